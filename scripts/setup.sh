@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# One-time set-up for a fresh Debian (bookworm) machine: installs every Debian package the
+# build, the demo and the tests need, then the npm test tooling. Idempotent: a package already
+# installed is not touched, and `apt-get update` runs at most once per invocation (and only
+# when something is missing).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+packages=(
+  # build
+  build-essential cmake ninja-build pkg-config ccache
+  # libraries
+  libboost1.74-dev libssl-dev zlib1g-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
+  libcli11-dev libyaml-cpp-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # third-party readers of our exported histograms
+  default-jdk-headless libhdrhistogram-java
+  # used by the demo/test scripts
+  curl procps
+)
+
+# Node.js + npm: Debian's, unless the machine already has a node/npm (e.g. a NodeSource build,
+# which conflicts with Debian's npm package).
+if ! command -v npm >/dev/null 2>&1; then packages+=(nodejs npm); fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+  echo "setup: all Debian packages present"
+fi
+
+# npm test tooling (hdr-histogram-js, the third-party decoder for our exported histograms).
+if [ -f "$here/tests/interop/js/package.json" ] && [ ! -d "$here/tests/interop/js/node_modules/hdr-histogram-js" ]; then
+  echo "setup: installing npm test tooling"
+  (cd "$here/tests/interop/js" && npm ci --no-audit --no-fund --loglevel=error)
+fi
