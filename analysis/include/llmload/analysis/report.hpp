@@ -1,0 +1,32 @@
+#pragma once
+// Writers for a run's metrics: the result JSON (vLLM-compatible headline keys plus nested data),
+// the per-request JSONL record, the .hlog export, and the console summary.
+
+#include <ostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "llmload/analysis/request_record.hpp"
+#include "llmload/analysis/run_metrics.hpp"
+
+namespace llmload::analysis {
+
+/// Metrics as JSON: vLLM `bench serve` headline keys (completed, failed, duration,
+/// total_input_tokens, ..., mean_/median_/std_/p90_/p95_/p99_{ttft,tpot,itl,e2el}_ms,
+/// request_goodput) at the top level, and nested `latency`, `response_time`, `schedule_lag`,
+/// `slo`, `window`, `errors`, `validity`.
+nlohmann::json metrics_json(const RunMetrics& m);
+
+/// One line of requests.jsonl (times in ms from run start; null when missing).
+nlohmann::json record_json(const RequestRecord& r);
+
+/// Writes the .hlog (format 1.3): one tagged interval per metric covering the window.
+/// `start_epoch_sec` is the wall-clock time of the run's start.
+void write_latency_hlog(std::ostream& out, const RunMetrics& m, double start_epoch_sec, const std::string& tool);
+
+/// The console summary: counts, throughput, goodput, verdict, and for each metric mean, p50,
+/// p90, p95, p99, p99.9, max.
+std::string console_report(const RunMetrics& m, const std::string& title);
+
+}  // namespace llmload::analysis

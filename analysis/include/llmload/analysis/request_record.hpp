@@ -1,0 +1,73 @@
+#pragma once
+// The per-request record: timestamps (METRICS.md), tokens and outcome of one request.
+// Plain data, produced by the load generator's recorder, consumed by analysis.
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace llmload::analysis {
+
+using Nanos = std::chrono::nanoseconds;
+
+/// Why a request did not succeed. Each class is counted separately in the results.
+enum class ErrorClass {
+  kNone,         // succeeded
+  kConnect,      // could not connect (refused, unreachable, DNS)
+  kHttpStatus,   // the server answered with a non-2xx status
+  kStreamError,  // the server sent {"error":...} inside a 200 stream
+  kProtocol,     // the response could not be understood (bad SSE/JSON, bad HTTP)
+  kTimeout,      // the whole request exceeded --timeout
+  kIdleTimeout,  // no bytes for longer than --idle-timeout
+  kIncomplete,   // the connection ended before the response was complete (no [DONE], reset)
+  kNoOutput,     // a complete response with no generated output at all
+  kCanceled      // canceled by the client (interrupted run)
+};
+std::string_view to_string(ErrorClass e);
+
+/// One request. All times are offsets from the run's start on the monotonic clock.
+struct RequestRecord {
+  std::uint64_t index = 0;
+  bool warmup = false;     // released during warmup: never in statistics
+  bool in_window = false;  // t_intended inside the measurement window
+
+  Nanos t_intended{0};               // when the schedule said it should start
+  std::optional<Nanos> t_send;       // request written to the socket
+  std::optional<Nanos> t_headers;    // status line and headers received
+  std::optional<Nanos> t_first;      // first event carrying output
+  std::optional<Nanos> t_last;       // last event carrying output
+  std::optional<Nanos> t_done;       // end of response or error
+
+  std::int64_t requested_input_tokens = 0;
+  std::int64_t requested_output_tokens = 0;
+  std::int64_t input_tokens = 0;     // n_in: from usage, else the requested count
+  std::int64_t output_tokens = 0;    // n_out: from usage, else counted from output events
+  bool tokens_from_usage = false;    // false: n_in/n_out are estimates
+  std::int64_t output_events = 0;    // events that carried output
+  std::optional<std::int64_t> cached_tokens;
+  std::optional<std::string> finish_reason;
+
+  int http_status = 0;  // 0 when no response was received
+  ErrorClass error = ErrorClass::kNone;
+  std::string error_message;
+
+  bool ok() const { return error == ErrorClass::kNone; }
+
+  // Derived latencies (nullopt when the moments they need are missing).
+  std::optional<Nanos> ttft() const;      // t_first - t_send
+  std::optional<Nanos> e2e() const;       // t_last - t_send
+  std::optional<Nanos> tpot() const;      // (E2E - TTFT) / (n_out - 1), n_out >= 2
+  std::optional<Nanos> ttft_rt() const;   // t_first - t_intended
+  std::optional<Nanos> e2e_rt() const;    // t_last - t_intended
+  std::optional<Nanos> schedule_lag() const;  // t_send - t_intended
+};
+
+/// An event that carried output: its arrival time and the tokens in it (n_k).
+struct ChunkArrival {
+  Nanos t;
+  std::int64_t tokens;
+};
+
+}  // namespace llmload::analysis

@@ -1,0 +1,143 @@
+#pragma once
+// Turns the requests of one run into its metrics (METRICS.md): latency histograms in both views,
+// throughput over the measurement window, SLO attainment, goodput and the p99 verdict.
+// Everything of a run is computed from that one run. No I/O, no clock.
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "llmload/analysis/hdr_histogram.hpp"
+#include "llmload/analysis/request_record.hpp"
+#include "llmload/analysis/slo.hpp"
+
+namespace llmload::analysis {
+
+/// The latency metrics kept in histograms (microseconds).
+enum class Metric { kTtft, kTpot, kItl, kItlEvent, kE2e, kTtftRt, kE2eRt, kScheduleLag };
+inline constexpr std::array<Metric, 8> kAllMetrics = {Metric::kTtft,  Metric::kTpot,   Metric::kItl,   Metric::kItlEvent,
+                                                      Metric::kE2e,   Metric::kTtftRt, Metric::kE2eRt, Metric::kScheduleLag};
+/// Short name used as .hlog tag and JSON key: ttft, tpot, itl, itl_event, e2e, ttft_rt, e2e_rt, schedule_lag.
+std::string_view metric_name(Metric m);
+
+/// The measurement window [start, end] (offsets from run start) and how it was chosen.
+struct Window {
+  Nanos start{0};
+  Nanos end{0};
+  std::string method;  // human-readable: how start and end were chosen
+  Nanos length() const { return end - start; }
+};
+
+/// Summary of one latency distribution. Values in microseconds.
+struct LatencyStats {
+  std::int64_t count = 0;
+  double mean_us = 0;   // exact (from the raw values), not from the histogram
+  double stddev_us = 0;  // exact, population standard deviation
+  std::int64_t min_us = 0;
+  std::int64_t max_us = 0;
+  // (percentile, value) pairs from the histogram: 50, 90, 95, 99, 99.9
+  std::vector<std::pair<double, std::int64_t>> percentiles;
+  bool p99_low_confidence = false;   // fewer than 1,000 samples
+  bool p999_low_confidence = false;  // fewer than 10,000 samples
+  std::optional<std::pair<std::int64_t, std::int64_t>> p99_ci_us;  // 95% order-statistic CI
+  std::int64_t percentile(double p) const;
+};
+
+enum class Verdict { kPass, kFail, kInconclusive, kNone };
+std::string_view to_string(Verdict v);
+
+/// The p99 (or other percentile) verdict for one bounded metric, MLPerf early-stopping style.
+struct MetricVerdict {
+  std::string metric;           // ttft, tpot, e2e
+  Nanos bound{0};
+  std::int64_t n = 0;           // requests in the window
+  std::int64_t exceedances = 0; // requests over the bound (failed requests count as over)
+  std::int64_t required = 0;    // requests needed to pass with this many exceedances
+  std::int64_t observed_us = 0; // observed percentile among successful requests
+  Verdict verdict = Verdict::kNone;
+  std::string explanation;
+};
+
+struct SloResult {
+  SloSpec spec;
+  LatencyView view = LatencyView::kService;
+  std::int64_t good = 0;       // requests in the window meeting every bound
+  double attainment = 0;       // good / requests in the window
+  double request_goodput = 0;  // good requests per second of the window
+  double token_goodput = 0;    // output tokens of good requests per second of the window
+  std::vector<MetricVerdict> metrics;
+  Verdict verdict = Verdict::kNone;
+};
+
+struct ErrorSummary {
+  std::int64_t count = 0;
+  std::string example;
+};
+
+struct RunMetrics {
+  Window window;
+  std::int64_t requests = 0;       // all requests issued (warmup included)
+  std::int64_t warmup = 0;
+  std::int64_t in_window = 0;      // requests whose t_intended is in the window
+  std::int64_t completed = 0;      // successful, in the window
+  std::int64_t failed = 0;         // failed, in the window
+  std::int64_t outside_window = 0; // measured-phase requests that fell outside the window
+  std::map<std::string, ErrorSummary> errors_by_class;  // in the window
+  std::map<int, ErrorSummary> errors_by_status;         // in the window, HTTP status errors
+  std::int64_t total_input_tokens = 0;   // successful in-window requests
+  std::int64_t total_output_tokens = 0;  // successful in-window requests
+  bool tokens_estimated = false;         // some successful request had no server usage
+  double output_tokens_in_window = 0;    // token arrivals inside [start, end] (all requests)
+  double request_throughput = 0;         // successful requests completing in the window / s
+  double output_throughput = 0;          // output tokens arriving in the window / s
+  double total_token_throughput = 0;     // (input tokens of completions + output) / s
+  std::map<Metric, LatencyStats> latency;
+  std::map<Metric, HdrHistogram> histograms;
+  // Schedule lag (open loop): requests starting more than 1 ms late.
+  std::int64_t late_over_1ms = 0;
+  double late_fraction = 0;
+  bool open_loop = false;
+  bool invalid = false;  // the client could not hold the offered load (METRICS.md)
+  std::string invalid_reason;
+  std::optional<SloResult> slo;
+};
+
+/// Collects finished requests. Threading: single-threaded; merge accumulators of several
+/// workers with merge().
+class MetricsAccumulator {
+ public:
+  MetricsAccumulator();
+
+  /// Adds a finished request with its output events in arrival order. Requests not in the window
+  /// only contribute their token arrivals (throughput counts tokens arriving in the window,
+  /// whoever requested them).
+  void add(const RequestRecord& r, std::span<const ChunkArrival> chunks);
+
+  /// Computes the metrics for the window. `open_loop` enables the schedule-lag validity check;
+  /// the SLO (if any) is judged in `view`.
+  RunMetrics finalize(const Window& window, bool open_loop, const std::optional<SloSpec>& slo,
+                      LatencyView view, std::span<const RequestRecord> records) const;
+
+ private:
+  struct Moments {
+    std::int64_t n = 0;
+    double mean = 0;
+    double m2 = 0;
+    void add(double x);
+  };
+  void record(Metric m, Nanos v, std::int64_t count = 1);
+
+  std::map<Metric, HdrHistogram> hist_;
+  std::map<Metric, Moments> moments_;
+  std::vector<double> token_bins_;  // output tokens arriving per 1 ms bin, from run start
+  std::int64_t clamped_ = 0;
+};
+
+/// Bin width of the token-arrival series used for windowed throughput.
+inline constexpr Nanos kTokenBin = std::chrono::milliseconds(1);
+
+}  // namespace llmload::analysis

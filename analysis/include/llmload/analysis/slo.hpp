@@ -1,0 +1,45 @@
+#pragma once
+// Service-level objectives: bounds on per-request latencies plus the percentile they apply to.
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "llmload/analysis/request_record.hpp"
+
+namespace llmload::analysis {
+
+/// Thrown by parse_slo for a bad specification; the message names the part and the fix.
+class SloParseError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+/// Which measurement point latencies are taken from (METRICS.md "Response-time views").
+enum class LatencyView {
+  kService,   // from t_send (what the server did once it got the request)
+  kResponse   // from t_intended (what a user of an open-loop workload saw; CO-safe)
+};
+std::string_view to_string(LatencyView v);
+
+struct SloSpec {
+  std::optional<Nanos> ttft;
+  std::optional<Nanos> tpot;
+  std::optional<Nanos> e2e;
+  double percentile = 99.0;  // in (0, 100)
+
+  bool empty() const { return !ttft && !tpot && !e2e; }
+  /// Canonical text form, e.g. "ttft:2000ms,tpot:200ms,p99".
+  std::string to_string() const;
+};
+
+/// Parses "ttft:2000ms,tpot:200ms" (separators: comma or space; metrics: ttft, tpot, e2e
+/// (alias e2el); optional percentile item "p99", "p99.9" or "p:99"). Throws SloParseError.
+SloSpec parse_slo(std::string_view text);
+
+/// Per-request attainment: true iff the request succeeded and each bounded metric is within its
+/// bound in the given view. A request with fewer than 2 output tokens passes a TPOT bound.
+bool meets_slo(const RequestRecord& r, const SloSpec& slo, LatencyView view);
+
+}  // namespace llmload::analysis

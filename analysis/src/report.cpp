@@ -1,0 +1,221 @@
+#include "llmload/analysis/report.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "llmload/analysis/hdr_log.hpp"
+
+namespace llmload::analysis {
+namespace {
+
+using nlohmann::json;
+
+double ms(std::int64_t us) { return static_cast<double>(us) / 1e3; }
+double ms(Nanos d) { return static_cast<double>(d.count()) / 1e6; }
+double secs(Nanos d) { return static_cast<double>(d.count()) / 1e9; }
+
+json stats_json(const LatencyStats& s) {
+  json j;
+  j["count"] = s.count;
+  j["mean_ms"] = s.mean_us / 1e3;
+  j["std_ms"] = s.stddev_us / 1e3;
+  j["min_ms"] = ms(s.min_us);
+  j["max_ms"] = ms(s.max_us);
+  for (const auto& [p, v] : s.percentiles) j[fmt::format("p{:g}_ms", p)] = ms(v);
+  j["p99_low_confidence"] = s.p99_low_confidence;
+  j["p99.9_low_confidence"] = s.p999_low_confidence;
+  if (s.p99_ci_us) {
+    j["p99_ci95_ms"] = {ms(s.p99_ci_us->first), ms(s.p99_ci_us->second)};
+  } else {
+    j["p99_ci95_ms"] = nullptr;
+  }
+  return j;
+}
+
+json opt_ms(const std::optional<Nanos>& v) { return v ? json(ms(*v)) : json(nullptr); }
+
+}  // namespace
+
+json metrics_json(const RunMetrics& m) {
+  json j;
+  const double duration = secs(m.window.length());
+  // vLLM `bench serve` compatible headline keys.
+  j["completed"] = m.completed;
+  j["failed"] = m.failed;
+  j["duration"] = duration;
+  j["total_input_tokens"] = m.total_input_tokens;
+  j["total_output_tokens"] = m.total_output_tokens;
+  j["request_throughput"] = m.request_throughput;
+  j["output_throughput"] = m.output_throughput;
+  j["total_token_throughput"] = m.total_token_throughput;
+  j["request_goodput"] = m.slo ? json(m.slo->request_goodput) : json(nullptr);
+  const std::pair<Metric, const char*> vllm_names[] = {
+      {Metric::kTtft, "ttft"}, {Metric::kTpot, "tpot"}, {Metric::kItl, "itl"}, {Metric::kE2e, "e2el"}};
+  for (const auto& [metric, name] : vllm_names) {
+    const auto& s = m.latency.at(metric);
+    j[fmt::format("mean_{}_ms", name)] = s.mean_us / 1e3;
+    j[fmt::format("median_{}_ms", name)] = ms(s.percentile(50));
+    j[fmt::format("std_{}_ms", name)] = s.stddev_us / 1e3;
+    j[fmt::format("p90_{}_ms", name)] = ms(s.percentile(90));
+    j[fmt::format("p95_{}_ms", name)] = ms(s.percentile(95));
+    j[fmt::format("p99_{}_ms", name)] = ms(s.percentile(99));
+  }
+
+  // Richer nested data.
+  j["window"] = {{"start_s", secs(m.window.start)}, {"end_s", secs(m.window.end)}, {"length_s", duration},
+                 {"method", m.window.method}};
+  j["requests"] = {{"issued", m.requests},       {"warmup", m.warmup},   {"in_window", m.in_window},
+                   {"completed", m.completed},  {"failed", m.failed},  {"outside_window", m.outside_window}};
+  j["tokens"] = {{"total_input_tokens", m.total_input_tokens},
+                 {"total_output_tokens", m.total_output_tokens},
+                 {"output_tokens_arriving_in_window", m.output_tokens_in_window},
+                 {"source", m.tokens_estimated ? "estimated (some responses had no usage)" : "server usage"}};
+  json latency = json::object();
+  for (Metric metric : {Metric::kTtft, Metric::kTpot, Metric::kItl, Metric::kItlEvent, Metric::kE2e}) {
+    latency[std::string(metric_name(metric))] = stats_json(m.latency.at(metric));
+  }
+  latency["measured_from"] = "t_send";
+  j["latency"] = latency;
+  j["response_time"] = {{"measured_from", "t_intended"},
+                        {"ttft", stats_json(m.latency.at(Metric::kTtftRt))},
+                        {"e2e", stats_json(m.latency.at(Metric::kE2eRt))}};
+  j["schedule_lag"] = stats_json(m.latency.at(Metric::kScheduleLag));
+  j["schedule_lag"]["late_over_1ms"] = m.late_over_1ms;
+  j["schedule_lag"]["late_fraction"] = m.late_fraction;
+  j["validity"] = {{"valid", !m.invalid}, {"reason", m.invalid ? json(m.invalid_reason) : json(nullptr)},
+                   {"checked", m.open_loop}};
+  json errors = json::object();
+  for (const auto& [cls, e] : m.errors_by_class) errors[cls] = {{"count", e.count}, {"example", e.example}};
+  json statuses = json::object();
+  for (const auto& [st, e] : m.errors_by_status) statuses[std::to_string(st)] = {{"count", e.count}, {"example", e.example}};
+  j["errors"] = {{"by_class", errors}, {"by_http_status", statuses}};
+  if (m.slo) {
+    const auto& s = *m.slo;
+    json metrics = json::array();
+    for (const auto& v : s.metrics) {
+      metrics.push_back({{"metric", v.metric},
+                         {"bound_ms", ms(v.bound)},
+                         {"requests", v.n},
+                         {"exceedances", v.exceedances},
+                         {"required_requests", v.required},
+                         {"observed_ms", ms(v.observed_us)},
+                         {"verdict", to_string(v.verdict)},
+                         {"explanation", v.explanation}});
+    }
+    j["slo"] = {{"spec", s.spec.to_string()},
+                {"percentile", s.spec.percentile},
+                {"view", to_string(s.view)},
+                {"bounds_ms", {{"ttft", opt_ms(s.spec.ttft)}, {"tpot", opt_ms(s.spec.tpot)}, {"e2e", opt_ms(s.spec.e2e)}}},
+                {"good_requests", s.good},
+                {"attainment", s.attainment},
+                {"request_goodput", s.request_goodput},
+                {"token_goodput", s.token_goodput},
+                {"metrics", metrics},
+                {"verdict", to_string(s.verdict)},
+                {"method", "per metric: PASS iff n >= h(t) + t, MLPerf early stopping (one-sided 99%); failed "
+                           "requests count as exceedances"}};
+  } else {
+    j["slo"] = nullptr;
+  }
+  return j;
+}
+
+json record_json(const RequestRecord& r) {
+  json j;
+  j["index"] = r.index;
+  j["warmup"] = r.warmup;
+  j["in_window"] = r.in_window;
+  j["ok"] = r.ok();
+  j["t_intended_ms"] = ms(r.t_intended);
+  j["t_send_ms"] = opt_ms(r.t_send);
+  j["t_headers_ms"] = opt_ms(r.t_headers);
+  j["t_first_ms"] = opt_ms(r.t_first);
+  j["t_last_ms"] = opt_ms(r.t_last);
+  j["t_done_ms"] = opt_ms(r.t_done);
+  j["ttft_ms"] = opt_ms(r.ttft());
+  j["tpot_ms"] = opt_ms(r.tpot());
+  j["e2e_ms"] = opt_ms(r.e2e());
+  j["ttft_rt_ms"] = opt_ms(r.ttft_rt());
+  j["e2e_rt_ms"] = opt_ms(r.e2e_rt());
+  j["schedule_lag_ms"] = opt_ms(r.schedule_lag());
+  j["requested_input_tokens"] = r.requested_input_tokens;
+  j["requested_output_tokens"] = r.requested_output_tokens;
+  j["input_tokens"] = r.input_tokens;
+  j["output_tokens"] = r.output_tokens;
+  j["tokens_from_usage"] = r.tokens_from_usage;
+  j["output_events"] = r.output_events;
+  j["cached_tokens"] = r.cached_tokens ? json(*r.cached_tokens) : json(nullptr);
+  j["finish_reason"] = r.finish_reason ? json(*r.finish_reason) : json(nullptr);
+  j["http_status"] = r.http_status;
+  j["error_class"] = to_string(r.error);
+  j["error"] = r.error_message.empty() ? json(nullptr) : json(r.error_message);
+  return j;
+}
+
+void write_latency_hlog(std::ostream& out, const RunMetrics& m, double start_epoch_sec, const std::string& tool) {
+  HlogWriter w(out);
+  w.write_header(tool, start_epoch_sec);
+  w.write_base_time(start_epoch_sec);
+  w.write_legend();
+  for (Metric metric : kAllMetrics) {
+    auto h = m.histograms.at(metric);
+    w.write_interval(h, secs(m.window.start), secs(m.window.length()), metric_name(metric));
+  }
+}
+
+std::string console_report(const RunMetrics& m, const std::string& title) {
+  std::string o;
+  auto line = [&](const std::string& text) {
+    o += text;
+    o += '\n';
+  };
+  const std::string rule(78, '=');
+  line(fmt::format("{}", rule));
+  line(fmt::format("{:^78}", title));
+  line(fmt::format("{}", rule));
+  line(fmt::format("{:<40}{:>12}", "Requests in window (completed/failed):", fmt::format("{}/{}", m.completed, m.failed)));
+  line(fmt::format("{:<40}{:>12}", "Warmup requests (discarded):", m.warmup));
+  line(fmt::format("{:<40}{:>12.3f}", "Measurement window (s):", secs(m.window.length())));
+  line(fmt::format("{:<40}{:>12}", "Total input tokens:", m.total_input_tokens));
+  line(fmt::format("{:<40}{:>12}", "Total output tokens:", m.total_output_tokens));
+  line(fmt::format("{:<40}{:>12.2f}", "Request throughput (req/s):", m.request_throughput));
+  line(fmt::format("{:<40}{:>12.2f}", "Output token throughput (tok/s):", m.output_throughput));
+  line(fmt::format("{:<40}{:>12.2f}", "Total token throughput (tok/s):", m.total_token_throughput));
+  if (m.tokens_estimated) line(fmt::format("  (token counts partly estimated: the server did not always send usage)"));
+  for (const auto& [cls, e] : m.errors_by_class) line(fmt::format("  errors [{}]: {}  e.g. {}", cls, e.count, e.example));
+  for (const auto& [st, e] : m.errors_by_status) line(fmt::format("  HTTP {}: {}", st, e.count));
+  if (m.slo) {
+    const auto& s = *m.slo;
+    line(fmt::format("{:-^78}", fmt::format(" SLO {} ({} view) ", s.spec.to_string(), to_string(s.view))));
+    line(fmt::format("{:<40}{:>12.2f}", "Request goodput (req/s):", s.request_goodput));
+    line(fmt::format("{:<40}{:>12.2f}", "Token goodput (tok/s):", s.token_goodput));
+    line(fmt::format("{:<40}{:>11.2f}%", "SLO attainment:", 100.0 * s.attainment));
+    for (const auto& v : s.metrics) line(fmt::format("  {:<6} {:<13} {}", v.metric, to_string(v.verdict), v.explanation));
+    line(fmt::format("{:<40}{:>12}", fmt::format("p{:g} verdict:", s.spec.percentile), to_string(s.verdict)));
+  }
+  if (m.invalid) line(fmt::format("RUN INVALID: {}", m.invalid_reason));
+  line(fmt::format("{:-^78}", " Latency (ms) "));
+  line(fmt::format("{:<16}{:>8}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}", "metric", "mean", "p50", "p90", "p95", "p99", "p99.9", "max"));
+  auto row = [&](const char* name, Metric metric) {
+    const auto& s = m.latency.at(metric);
+    if (s.count == 0) {
+      line(fmt::format("{:<16}{:>8}", name, "-"));
+      return;
+    }
+    line(fmt::format("{:<16}{:>8.2f}{:>9.2f}{:>9.2f}{:>9.2f}{:>9.2f}{:>9.2f}{:>9.2f}{}", name, s.mean_us / 1e3, ms(s.percentile(50)),
+         ms(s.percentile(90)), ms(s.percentile(95)), ms(s.percentile(99)), ms(s.percentile(99.9)), ms(s.max_us),
+         s.p99_low_confidence ? "  (n=" + std::to_string(s.count) + ": p99 low confidence)" : ""));
+  };
+  row("TTFT", Metric::kTtft);
+  row("TPOT", Metric::kTpot);
+  row("ITL", Metric::kItl);
+  row("E2E", Metric::kE2e);
+  row("TTFT (from sched)", Metric::kTtftRt);
+  row("E2E (from sched)", Metric::kE2eRt);
+  row("Schedule lag", Metric::kScheduleLag);
+  line(fmt::format("{}", rule));
+  return o;
+}
+
+}  // namespace llmload::analysis

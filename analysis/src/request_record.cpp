@@ -1,0 +1,51 @@
+#include "llmload/analysis/request_record.hpp"
+
+namespace llmload::analysis {
+
+std::string_view to_string(ErrorClass e) {
+  switch (e) {
+    case ErrorClass::kNone: return "none";
+    case ErrorClass::kConnect: return "connect";
+    case ErrorClass::kHttpStatus: return "http_status";
+    case ErrorClass::kStreamError: return "stream_error";
+    case ErrorClass::kProtocol: return "protocol";
+    case ErrorClass::kTimeout: return "timeout";
+    case ErrorClass::kIdleTimeout: return "idle_timeout";
+    case ErrorClass::kIncomplete: return "incomplete";
+    case ErrorClass::kNoOutput: return "no_output";
+    case ErrorClass::kCanceled: return "canceled";
+  }
+  return "unknown";
+}
+
+std::optional<Nanos> RequestRecord::ttft() const {
+  if (!t_first || !t_send) return std::nullopt;
+  return *t_first - *t_send;
+}
+
+std::optional<Nanos> RequestRecord::e2e() const {
+  if (!t_last || !t_send) return std::nullopt;
+  return *t_last - *t_send;
+}
+
+std::optional<Nanos> RequestRecord::tpot() const {
+  if (output_tokens < 2 || !t_first || !t_last) return std::nullopt;
+  return (*t_last - *t_first) / (output_tokens - 1);
+}
+
+std::optional<Nanos> RequestRecord::ttft_rt() const {
+  if (!t_first) return std::nullopt;
+  return *t_first - t_intended;
+}
+
+std::optional<Nanos> RequestRecord::e2e_rt() const {
+  if (!t_last) return std::nullopt;
+  return *t_last - t_intended;
+}
+
+std::optional<Nanos> RequestRecord::schedule_lag() const {
+  if (!t_send) return std::nullopt;
+  return *t_send - t_intended;
+}
+
+}  // namespace llmload::analysis

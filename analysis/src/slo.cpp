@@ -1,0 +1,97 @@
+#include "llmload/analysis/slo.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "llmload/common/duration.hpp"
+
+namespace llmload::analysis {
+
+std::string_view to_string(LatencyView v) { return v == LatencyView::kService ? "service" : "response"; }
+
+std::string SloSpec::to_string() const {
+  std::vector<std::string> parts;
+  auto ms = [](Nanos d) { return fmt::format("{:g}ms", static_cast<double>(d.count()) / 1e6); };
+  if (ttft) parts.push_back("ttft:" + ms(*ttft));
+  if (tpot) parts.push_back("tpot:" + ms(*tpot));
+  if (e2e) parts.push_back("e2e:" + ms(*e2e));
+  parts.push_back(fmt::format("p{:g}", percentile));
+  return fmt::format("{}", fmt::join(parts, ","));
+}
+
+SloSpec parse_slo(std::string_view text) {
+  SloSpec slo;
+  const std::string hint = "expected e.g. 'ttft:2000ms,tpot:200ms' or 'ttft:500ms,tpot:50ms,e2e:10s,p99'";
+  std::vector<std::string_view> items;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && (text[i] == ',' || text[i] == ' ')) ++i;
+    std::size_t j = i;
+    while (j < text.size() && text[j] != ',' && text[j] != ' ') ++j;
+    if (j > i) items.push_back(text.substr(i, j - i));
+    i = j;
+  }
+  if (items.empty()) throw SloParseError("empty SLO: " + hint);
+  bool any_bound = false;
+  for (auto item : items) {
+    auto colon = item.find(':');
+    std::string_view key = item.substr(0, colon);
+    std::string_view value = colon == std::string_view::npos ? std::string_view{} : item.substr(colon + 1);
+    if (colon == std::string_view::npos && !key.empty() && key.front() == 'p') {
+      value = key.substr(1);
+      key = "p";
+    }
+    if (key == "p" || key == "percentile") {
+      double p = 0;
+      auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), p);
+      if (ec != std::errc() || ptr != value.data() + value.size() || !(p > 0 && p < 100)) {
+        throw SloParseError(fmt::format("bad SLO percentile '{}': give a number between 0 and 100, e.g. p99", item));
+      }
+      slo.percentile = p;
+      continue;
+    }
+    if (value.empty()) throw SloParseError(fmt::format("SLO item '{}' has no bound: {}", item, hint));
+    Nanos bound;
+    try {
+      bound = parse_duration(value, "ms");
+    } catch (const DurationParseError&) {
+      throw SloParseError(fmt::format("bad bound '{}' in SLO item '{}': give a duration such as 200ms or 2s", value, item));
+    }
+    if (bound.count() <= 0) throw SloParseError(fmt::format("SLO bound in '{}' must be positive", item));
+    if (key == "ttft") {
+      slo.ttft = bound;
+    } else if (key == "tpot") {
+      slo.tpot = bound;
+    } else if (key == "e2e" || key == "e2el") {
+      slo.e2e = bound;
+    } else {
+      throw SloParseError(fmt::format("unknown SLO metric '{}': use ttft, tpot or e2e ({})", key, hint));
+    }
+    any_bound = true;
+  }
+  if (!any_bound) throw SloParseError("SLO has a percentile but no bound: " + hint);
+  return slo;
+}
+
+bool meets_slo(const RequestRecord& r, const SloSpec& slo, LatencyView view) {
+  if (!r.ok()) return false;
+  const bool rt = view == LatencyView::kResponse;
+  if (slo.ttft) {
+    auto v = rt ? r.ttft_rt() : r.ttft();
+    if (!v || *v > *slo.ttft) return false;
+  }
+  if (slo.tpot) {
+    auto v = r.tpot();
+    if (v && *v > *slo.tpot) return false;
+  }
+  if (slo.e2e) {
+    auto v = rt ? r.e2e_rt() : r.e2e();
+    if (!v || *v > *slo.e2e) return false;
+  }
+  return true;
+}
+
+}  // namespace llmload::analysis

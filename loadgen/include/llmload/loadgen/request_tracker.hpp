@@ -1,0 +1,48 @@
+#pragma once
+// The recorder for one request: turns transport callbacks (bytes with arrival times) into the
+// request's RequestRecord and its list of output events.
+
+#include <string>
+#include <vector>
+
+#include "llmload/analysis/request_record.hpp"
+#include "llmload/loadgen/sse_parser.hpp"
+#include "llmload/loadgen/stream_decoder.hpp"
+#include "llmload/loadgen/transport.hpp"
+
+namespace llmload {
+
+class RequestTracker final : public ResponseObserver {
+ public:
+  /// `run_start` is the origin of the record's time offsets.
+  RequestTracker(analysis::RequestRecord record, TimePoint run_start, ApiKind api, bool stream);
+
+  void on_sent(TimePoint t) override;
+  void on_headers(TimePoint t, int status, std::string_view content_type) override;
+  bool on_body(TimePoint t, std::string_view bytes) override;
+  void on_complete(TimePoint t, const TransportError& error) override;
+
+  bool complete() const { return complete_; }
+  const analysis::RequestRecord& record() const { return record_; }
+  const std::vector<analysis::ChunkArrival>& chunks() const { return chunks_; }
+
+ private:
+  analysis::Nanos offset(TimePoint t) const { return t - run_start_; }
+  void on_event(TimePoint t, SseEvent&& ev);
+  void fail(analysis::ErrorClass cls, std::string message);
+
+  analysis::RequestRecord record_;
+  TimePoint run_start_;
+  ApiKind api_;
+  bool stream_;
+  bool sse_ = false;         // response is text/event-stream
+  bool done_seen_ = false;   // "data: [DONE]" arrived
+  bool complete_ = false;
+  SseParser parser_;
+  OpenAiStreamDecoder decoder_;
+  std::optional<Usage> usage_;
+  std::string body_;  // non-streamed or error bodies (capped)
+  std::vector<analysis::ChunkArrival> chunks_;
+};
+
+}  // namespace llmload

@@ -1,0 +1,68 @@
+#pragma once
+// What load to offer: the settings of one run, from flags or a scenario file.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "llmload/analysis/slo.hpp"
+#include "llmload/loadgen/clock.hpp"
+#include "llmload/loadgen/stream_decoder.hpp"
+
+namespace llmload {
+
+/// The MLPerf scenarios plus closed-loop concurrency.
+enum class ScenarioKind {
+  kSingleStream,  // one request at a time; the next is sent when the previous completes
+  kServer,        // open loop: Poisson arrivals at request_rate
+  kOffline,       // open loop: every request released at start (optionally capped in flight)
+  kConcurrency    // closed loop: `concurrency` requests always in flight
+};
+std::string_view to_string(ScenarioKind k);
+/// Parses "single-stream", "server", "offline", "concurrency" (underscores accepted). Throws ConfigError.
+ScenarioKind parse_scenario_kind(std::string_view s);
+
+/// Warmup: none, the first N requests, or the first T of the run. Warmup requests are sent
+/// and recorded in requests.jsonl, but never enter statistics.
+struct WarmupSpec {
+  std::int64_t requests = 0;
+  Nanos duration{0};
+  bool by_time() const { return duration.count() > 0; }
+  bool none() const { return requests == 0 && duration.count() == 0; }
+};
+/// Parses "20" (requests) or "5s" (time). Throws ConfigError.
+WarmupSpec parse_warmup(std::string_view s);
+
+struct ScenarioConfig {
+  ScenarioKind kind = ScenarioKind::kConcurrency;
+  std::string base_url = "http://127.0.0.1:8000";
+  ApiKind endpoint = ApiKind::kCompletions;
+  std::string model;    // empty: the first model of GET /v1/models
+  std::string api_key;  // never written anywhere
+  bool stream = true;
+  std::int64_t input_tokens = 128;
+  std::int64_t output_tokens = 128;
+  std::uint64_t seed = 0;
+  std::optional<std::int64_t> num_requests;  // measured requests (warmup not included)
+  std::optional<Nanos> duration;             // length of the measurement window
+  WarmupSpec warmup;
+  std::optional<analysis::SloSpec> slo;
+  double request_rate = 0;                   // server: requests per second
+  std::optional<std::int64_t> max_inflight;  // offline: cap on requests in flight
+  std::int64_t concurrency = 1;              // concurrency: requests in flight
+  Nanos timeout = std::chrono::minutes(10);  // whole request
+  Nanos idle_timeout = std::chrono::seconds(60);  // silence between bytes of a response
+  std::string output_dir;                    // empty: no files, console only
+
+  bool open_loop() const { return kind == ScenarioKind::kServer || kind == ScenarioKind::kOffline; }
+  /// Checks the combination of settings; throws ConfigError naming the field and the fix.
+  /// Fills the default (num_requests = 100) when neither num_requests nor duration is set.
+  void validate();
+};
+
+/// Seeds derived from the base seed, separate for arrivals and for data (prompts).
+std::uint64_t arrival_seed(std::uint64_t base);
+std::uint64_t data_seed(std::uint64_t base);
+
+}  // namespace llmload

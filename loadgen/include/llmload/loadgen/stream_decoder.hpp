@@ -1,0 +1,68 @@
+#pragma once
+// Interprets the JSON payloads of an OpenAI-compatible response (SSE events or a whole body):
+// which events carry generated output, how many tokens, usage, in-stream errors, the end marker.
+// Pure logic: no I/O, no clock.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "llmload/loadgen/sse_parser.hpp"
+
+namespace llmload {
+
+enum class ApiKind { kCompletions, kChat };
+
+struct Usage {
+  std::int64_t prompt_tokens = 0;
+  std::int64_t completion_tokens = 0;
+  std::optional<std::int64_t> cached_tokens;
+};
+
+/// What one SSE event means for the request.
+struct StreamUpdate {
+  enum class Kind {
+    kNoOutput,  // a valid chunk without generated output (role-only, empty, usage-only)
+    kOutput,    // carries generated output: `tokens` tokens
+    kDone,      // "data: [DONE]"
+    kError,     // {"error": {...}} sent inside the stream (HTTP status was 200)
+    kMalformed  // not JSON, or JSON of an unexpected shape
+  };
+  Kind kind = Kind::kNoOutput;
+  std::int64_t tokens = 0;            // for kOutput: tokens in this event (n_k, at least 1)
+  std::optional<Usage> usage;         // usage carried by this event, if any
+  std::optional<std::string> finish_reason;
+  std::string message;                // for kError/kMalformed: what was wrong
+};
+
+/// Stateful decoder for one streamed response. Threading: one per stream.
+class OpenAiStreamDecoder {
+ public:
+  explicit OpenAiStreamDecoder(ApiKind api) : api_(api) {}
+
+  /// Interprets one SSE event. The token count of an output event is the growth of
+  /// `usage.completion_tokens` when the server sends per-chunk usage, else 1.
+  StreamUpdate decode(const SseEvent& event);
+
+ private:
+  ApiKind api_;
+  std::int64_t last_completion_tokens_ = 0;
+  bool have_running_usage_ = false;
+};
+
+/// Result of a non-streamed response body (200 OK).
+struct WholeResponse {
+  bool ok = false;
+  bool has_output = false;
+  std::optional<Usage> usage;
+  std::optional<std::string> finish_reason;
+  std::string message;  // when !ok: what was wrong
+};
+WholeResponse decode_whole_response(std::string_view body, ApiKind api);
+
+/// Extracts `error.message` from an OpenAI-style error body, or a short excerpt of the body
+/// (at most `max_len` bytes, non-printable bytes escaped) when it is not one.
+std::string error_message_from_body(std::string_view body, std::size_t max_len = 300);
+
+}  // namespace llmload

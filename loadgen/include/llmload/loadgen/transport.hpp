@@ -1,0 +1,53 @@
+#pragma once
+// The transport seam: sends one HTTP request and reports the response as it arrives.
+// The real one is Boost.Beast over TCP (net/); tests script a fake one on a manual clock.
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "llmload/analysis/request_record.hpp"
+#include "llmload/loadgen/clock.hpp"
+
+namespace llmload {
+
+struct HttpRequest {
+  std::string method = "POST";
+  std::string target;  // path and query, e.g. "/v1/completions"
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+};
+
+/// An I/O-level failure: its class and a message naming the operation ("connect: refused").
+struct TransportError {
+  analysis::ErrorClass cls = analysis::ErrorClass::kNone;
+  std::string message;
+  bool ok() const { return cls == analysis::ErrorClass::kNone; }
+};
+
+/// Receives the progress of one request. Calls arrive in this order: on_sent (at most once),
+/// on_headers (at most once), on_body (any number), on_complete (exactly once, last).
+/// Each carries the monotonic time at which the transport observed it.
+class ResponseObserver {
+ public:
+  virtual ~ResponseObserver() = default;
+  virtual void on_sent(TimePoint t) = 0;
+  virtual void on_headers(TimePoint t, int status, std::string_view content_type) = 0;
+  /// Body bytes (de-chunked). Return false to abort the request (the observer has seen enough,
+  /// e.g. an oversized event); the transport then completes with kCanceled.
+  virtual bool on_body(TimePoint t, std::string_view bytes) = 0;
+  virtual void on_complete(TimePoint t, const TransportError& error) = 0;
+};
+
+/// Contract: start() returns at once; the observer must outlive the request (until
+/// on_complete). Threading: all calls, and all observer callbacks, happen on the driver thread.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual void start(const HttpRequest& request, ResponseObserver& observer) = 0;
+  /// Aborts every request in flight; each completes with kCanceled.
+  virtual void cancel_all() = 0;
+};
+
+}  // namespace llmload

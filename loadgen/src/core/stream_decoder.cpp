@@ -1,0 +1,160 @@
+#include "llmload/loadgen/stream_decoder.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace llmload {
+namespace {
+
+using nlohmann::json;
+
+std::optional<Usage> read_usage(const json& j) {
+  auto it = j.find("usage");
+  if (it == j.end() || !it->is_object()) return std::nullopt;
+  Usage u;
+  auto get = [&](const char* key) -> std::optional<std::int64_t> {
+    auto f = it->find(key);
+    if (f != it->end() && f->is_number_integer()) return f->get<std::int64_t>();
+    return std::nullopt;
+  };
+  u.prompt_tokens = get("prompt_tokens").value_or(0);
+  u.completion_tokens = get("completion_tokens").value_or(0);
+  if (auto d = it->find("prompt_tokens_details"); d != it->end() && d->is_object()) {
+    if (auto c = d->find("cached_tokens"); c != d->end() && c->is_number_integer()) u.cached_tokens = c->get<std::int64_t>();
+  }
+  return u;
+}
+
+bool nonempty_string(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() && !it->get_ref<const std::string&>().empty();
+}
+
+// True when a choice carries generated output for this API.
+bool choice_has_output(const json& choice, ApiKind api) {
+  if (!choice.is_object()) return false;
+  if (api == ApiKind::kCompletions) return nonempty_string(choice, "text");
+  auto d = choice.find("delta");
+  if (d == choice.end() || !d->is_object()) {
+    d = choice.find("message");  // tolerate servers that stream "message"
+    if (d == choice.end() || !d->is_object()) return false;
+  }
+  return nonempty_string(*d, "content") || nonempty_string(*d, "reasoning_content") || nonempty_string(*d, "reasoning");
+}
+
+std::optional<std::string> finish_reason_of(const json& choices) {
+  for (const auto& c : choices) {
+    if (!c.is_object()) continue;
+    auto f = c.find("finish_reason");
+    if (f != c.end() && f->is_string()) return f->get<std::string>();
+  }
+  return std::nullopt;
+}
+
+std::string error_text(const json& err) {
+  if (err.is_object()) {
+    auto m = err.find("message");
+    if (m != err.end() && m->is_string()) return m->get<std::string>();
+    return err.dump(-1, ' ', true, json::error_handler_t::replace);
+  }
+  if (err.is_string()) return err.get<std::string>();
+  return err.dump(-1, ' ', true, json::error_handler_t::replace);
+}
+
+std::string excerpt(std::string_view s, std::size_t max_len) {
+  std::string out;
+  for (char ch : s.substr(0, max_len)) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c == '\n' || c == '\r' || c == '\t') {
+      out.push_back(' ');
+    } else if (c < 0x20 || c == 0x7f) {
+      out += "?";
+    } else {
+      out.push_back(ch);
+    }
+  }
+  if (s.size() > max_len) out += "...";
+  return out;
+}
+
+}  // namespace
+
+StreamUpdate OpenAiStreamDecoder::decode(const SseEvent& event) {
+  StreamUpdate u;
+  std::string_view data = event.data;
+  while (!data.empty() && (data.back() == ' ' || data.back() == '\t')) data.remove_suffix(1);
+  if (data == "[DONE]") {
+    u.kind = StreamUpdate::Kind::kDone;
+    return u;
+  }
+  json j = json::parse(data, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    u.kind = StreamUpdate::Kind::kMalformed;
+    u.message = "SSE event is not a JSON object: " + excerpt(data, 120);
+    return u;
+  }
+  if (auto e = j.find("error"); e != j.end()) {
+    u.kind = StreamUpdate::Kind::kError;
+    u.message = error_text(*e);
+    return u;
+  }
+  u.usage = read_usage(j);
+  auto choices = j.find("choices");
+  if (choices == j.end() || !choices->is_array()) {
+    if (u.usage) return u;  // a usage-only chunk without "choices" at all: tolerate
+    u.kind = StreamUpdate::Kind::kMalformed;
+    u.message = "SSE event has no \"choices\" array: " + excerpt(data, 120);
+    return u;
+  }
+  bool output = false;
+  for (const auto& c : *choices) output = output || choice_has_output(c, api_);
+  u.finish_reason = finish_reason_of(*choices);
+  if (output) {
+    u.kind = StreamUpdate::Kind::kOutput;
+    u.tokens = 1;
+    if (u.usage) {
+      // Per-chunk usage (continuous usage stats): the growth of completion_tokens is n_k.
+      const std::int64_t growth = u.usage->completion_tokens - last_completion_tokens_;
+      if (have_running_usage_ || u.usage->completion_tokens > 0) u.tokens = std::max<std::int64_t>(1, growth);
+    }
+  }
+  if (u.usage) {
+    last_completion_tokens_ = u.usage->completion_tokens;
+    have_running_usage_ = true;
+  }
+  return u;
+}
+
+WholeResponse decode_whole_response(std::string_view body, ApiKind api) {
+  WholeResponse r;
+  json j = json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    r.message = "response body is not a JSON object: " + excerpt(body, 120);
+    return r;
+  }
+  if (auto e = j.find("error"); e != j.end()) {
+    r.message = error_text(*e);
+    return r;
+  }
+  auto choices = j.find("choices");
+  if (choices == j.end() || !choices->is_array()) {
+    r.message = "response has no \"choices\" array: " + excerpt(body, 120);
+    return r;
+  }
+  r.ok = true;
+  r.usage = read_usage(j);
+  r.finish_reason = finish_reason_of(*choices);
+  for (const auto& c : *choices) r.has_output = r.has_output || choice_has_output(c, api);
+  return r;
+}
+
+std::string error_message_from_body(std::string_view body, std::size_t max_len) {
+  json j = json::parse(body, nullptr, false);
+  if (!j.is_discarded() && j.is_object()) {
+    if (auto e = j.find("error"); e != j.end()) return excerpt(error_text(*e), max_len);
+    if (auto m = j.find("message"); m != j.end() && m->is_string()) return excerpt(m->get<std::string>(), max_len);
+    if (auto d = j.find("detail"); d != j.end() && d->is_string()) return excerpt(d->get<std::string>(), max_len);
+  }
+  return excerpt(body, max_len);
+}
+
+}  // namespace llmload

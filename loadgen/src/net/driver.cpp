@@ -1,0 +1,151 @@
+#include <utility>  // before Asio (Boost 1.74 + C++20)
+
+#include "llmload/loadgen/net/driver.hpp"
+
+#include <csignal>
+#include <functional>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "llmload/loadgen/config_error.hpp"
+#include "llmload/loadgen/stream_decoder.hpp"
+
+namespace llmload::net {
+
+namespace asio = boost::asio;
+
+void drive(asio::io_context& ioc, RunController& controller, const DriveOptions& options) {
+  asio::steady_timer timer(ioc);
+  asio::steady_timer drain_timer(ioc);
+  asio::signal_set signals(ioc);
+  int signals_seen = 0;
+  bool stopped = false;
+
+  std::function<void()> pump;
+  auto stop_all = [&] {
+    if (stopped) return;
+    stopped = true;
+    timer.cancel();
+    drain_timer.cancel();
+    signals.cancel();
+  };
+  pump = [&] {
+    if (stopped) return;
+    controller.poll();
+    if (controller.finished()) return stop_all();
+    if (auto wake = controller.wake_time()) {
+      timer.expires_at(*wake);
+      timer.async_wait([&](boost::system::error_code ec) {
+        if (!ec) pump();
+      });
+    } else {
+      timer.cancel();
+    }
+  };
+  controller.on_progress = [&] { pump(); };
+
+  std::function<void()> arm_signals = [&] {
+    signals.async_wait([&](boost::system::error_code ec, int sig) {
+      if (ec) return;
+      ++signals_seen;
+      if (signals_seen == 1) {
+        fmt::print(stderr, "\nllmload: {} received: stopping; waiting up to {:.0f} s for {} requests in flight "
+                   "(press Ctrl-C again to stop at once)\n",
+                   sig == SIGINT ? "SIGINT" : "SIGTERM", std::chrono::duration<double>(options.drain_timeout).count(),
+                   controller.in_flight());
+        controller.interrupt();
+        drain_timer.expires_after(options.drain_timeout);
+        drain_timer.async_wait([&](boost::system::error_code e) {
+          if (!e) controller.abort();
+        });
+        pump();
+        arm_signals();
+      } else {
+        fmt::print(stderr, "llmload: second signal: aborting {} requests in flight\n", controller.in_flight());
+        controller.abort();
+      }
+    });
+  };
+  if (options.handle_signals) {
+    signals.add(SIGINT);
+    signals.add(SIGTERM);
+    arm_signals();
+  }
+  asio::post(ioc, [&] {
+    controller.begin();
+    pump();
+  });
+  ioc.restart();
+  ioc.run();
+  controller.on_progress = nullptr;
+}
+
+namespace {
+
+// Collects a whole (small) response.
+class Collector final : public ResponseObserver {
+ public:
+  void on_sent(TimePoint) override {}
+  void on_headers(TimePoint, int s, std::string_view) override { status = s; }
+  bool on_body(TimePoint, std::string_view bytes) override {
+    if (body.size() < (4u << 20)) body.append(bytes);
+    return true;
+  }
+  void on_complete(TimePoint, const TransportError& e) override {
+    error = e;
+    done = true;
+  }
+  int status = 0;
+  std::string body;
+  TransportError error;
+  bool done = false;
+};
+
+}  // namespace
+
+ModelsInfo probe_models(asio::io_context& ioc, Transport& transport, const std::string& base_url,
+                        const std::string& base_path, const std::string& host_header, const std::string& api_key) {
+  HttpRequest req;
+  req.method = "GET";
+  req.target = base_path + "/v1/models";
+  req.headers.emplace_back("Host", host_header);
+  req.headers.emplace_back("Accept", "application/json");
+  if (!api_key.empty()) req.headers.emplace_back("Authorization", "Bearer " + api_key);
+  Collector c;
+  transport.start(req, c);
+  ioc.restart();
+  ioc.run();
+  const std::string tried = fmt::format("GET {}{}", base_url, "/v1/models");
+  if (!c.done || !c.error.ok()) {
+    throw ConfigError(fmt::format("cannot reach the endpoint ({}): {}. Is the server running, and is --base-url right?",
+                                  tried, c.done ? c.error.message : "no answer"));
+  }
+  if (c.status == 401 || c.status == 403) {
+    throw ConfigError(fmt::format("the endpoint refused the API key ({} returned HTTP {}: {}): set --api-key or "
+                                  "OPENAI_API_KEY",
+                                  tried, c.status, error_message_from_body(c.body)));
+  }
+  if (c.status != 200) {
+    throw ConfigError(fmt::format("not an OpenAI-compatible endpoint: {} returned HTTP {}: {}", tried, c.status,
+                                  error_message_from_body(c.body)));
+  }
+  auto j = nlohmann::json::parse(c.body, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("data") || !j["data"].is_array()) {
+    throw ConfigError(fmt::format("not an OpenAI-compatible endpoint: {} did not return a model list "
+                                  "({{\"data\": [...]}}): {}",
+                                  tried, error_message_from_body(c.body, 120)));
+  }
+  ModelsInfo info;
+  info.raw = c.body;
+  for (const auto& m : j["data"]) {
+    if (m.is_object() && m.contains("id") && m["id"].is_string()) info.ids.push_back(m["id"].get<std::string>());
+  }
+  return info;
+}
+
+}  // namespace llmload::net

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# README command 1: set up a fresh Debian machine, build, start the bundled llmload-server on a
+# free loopback port, run the demo scenario against it and print the report.
+# Results are written to out/demo/ (result.json, requests.jsonl, latency.hlog).
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+"$here/scripts/setup.sh"
+"$here/scripts/build.sh"
+bin="${LLMLOAD_BUILD_DIR:-$here/build}/bin"
+
+log="$(mktemp)"
+"$bin/llmload-server" --host 127.0.0.1 --port 0 --latency-model fixed --ttft 50ms --itl 10ms --jitter 0.2 >"$log" 2>&1 &
+server_pid=$!
+trap 'kill $server_pid 2>/dev/null || true; wait $server_pid 2>/dev/null || true; rm -f "$log"' EXIT
+url=""
+for _ in $(seq 1 100); do
+  url="$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$log" | head -1 || true)"
+  [ -n "$url" ] && break
+  kill -0 $server_pid 2>/dev/null || { cat "$log"; echo "demo: llmload-server failed to start" >&2; exit 1; }
+  sleep 0.1
+done
+[ -n "$url" ] || { echo "demo: llmload-server did not report its address" >&2; exit 1; }
+echo "demo: llmload-server listening on $url"
+
+"$bin/llmload" run --scenario-file "$here/scenarios/demo.yaml" --base-url "$url" --output "$here/out/demo" "$@"

@@ -1,0 +1,289 @@
+// The real binaries over loopback: llmload against llmload-server (fixed latency model).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "subprocess.hpp"
+
+namespace llmload::testing {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+struct RunOutput {
+  RunResult proc;
+  json result;
+  std::vector<json> records;
+};
+
+RunOutput run_llmload(const TempDir& dir, std::vector<std::string> args, std::vector<std::string> env = {}) {
+  std::vector<std::string> argv = {binary_path("llmload"), "run", "--output", dir.path()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  RunOutput out;
+  out.proc = run(argv, 180s, env);
+  const std::string result_path = dir.file("result.json");
+  if (std::filesystem::exists(result_path)) out.result = json::parse(read_file(result_path));
+  if (std::filesystem::exists(dir.file("requests.jsonl"))) {
+    std::istringstream in(read_file(dir.file("requests.jsonl")));
+    std::string line;
+    while (std::getline(in, line)) out.records.push_back(json::parse(line));
+  }
+  return out;
+}
+
+class Fixture : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    server_ = new ServerHandle(start_server({"--latency-model", "fixed", "--ttft", "50ms", "--itl", "10ms"}));
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  static ServerHandle* server_;
+};
+ServerHandle* Fixture::server_ = nullptr;
+
+struct ScenarioCase {
+  std::string name;
+  std::vector<std::string> args;
+  int requests;
+};
+
+class EachScenario : public Fixture, public ::testing::WithParamInterface<ScenarioCase> {};
+
+TEST_P(EachScenario, MeasuresTheConfiguredLatenciesAndExactTokenCounts) {
+  const auto& c = GetParam();
+  TempDir dir;
+  std::vector<std::string> args = {"--base-url", server_->base_url, "--input-tokens", "32", "--output-tokens", "8",
+                                   "--seed", "5"};
+  args.insert(args.end(), c.args.begin(), c.args.end());
+  auto out = run_llmload(dir, args);
+  ASSERT_EQ(out.proc.exit_code, 0) << out.proc.err;
+  const json& r = out.result;
+  EXPECT_EQ(r["completed"], c.requests) << out.proc.out;
+  EXPECT_EQ(r["failed"], 0);
+  // Token counts exact: the server counts one token per prompt word and emits max_tokens tokens.
+  EXPECT_EQ(r["total_input_tokens"], c.requests * 32);
+  EXPECT_EQ(r["total_output_tokens"], c.requests * 8);
+  EXPECT_EQ(r["tokens"]["source"], "server usage");
+  // Latencies: configured TTFT 50 ms and ITL 10 ms. The lower bounds are hard (the server never
+  // answers early); the upper bounds leave room for a busy 2-core machine.
+  const double ttft = r["median_ttft_ms"];
+  const double tpot = r["median_tpot_ms"];
+  const double itl = r["median_itl_ms"];
+  EXPECT_GE(ttft, 49.0);
+  EXPECT_LE(ttft, 50.0 + 60.0);
+  EXPECT_GE(tpot, 9.5);
+  EXPECT_LE(tpot, 10.0 + 15.0);
+  EXPECT_GE(itl, 9.0);
+  EXPECT_LE(itl, 10.0 + 15.0);
+  EXPECT_GE(r["median_e2el_ms"].get<double>(), 49.0 + 7 * 9.5);
+  ASSERT_EQ(out.records.size(), static_cast<std::size_t>(r["requests"]["issued"].get<int>()));
+  for (const auto& rec : out.records) {
+    EXPECT_EQ(rec["error_class"], "none");
+    EXPECT_EQ(rec["output_tokens"], 8);
+  }
+  EXPECT_EQ(r["conditions"]["scenario"]["scenario"], c.name);
+  EXPECT_EQ(r["conditions"]["model"], "llmload-mock");
+  EXPECT_TRUE(std::filesystem::exists(dir.file("latency.hlog")));
+  if (c.name == "single-stream") {
+    EXPECT_EQ(r["max_in_flight"], 1);
+  }
+  if (c.name == "offline") {
+    EXPECT_LE(r["max_in_flight"].get<int>(), 4);
+  }
+  if (c.name == "server") {
+    EXPECT_TRUE(r["validity"]["checked"].get<bool>());
+    EXPECT_EQ(r["slo"]["view"], "response");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Scenarios, EachScenario,
+    ::testing::Values(ScenarioCase{"single-stream", {"--scenario", "single-stream", "--num-requests", "8"}, 8},
+                      ScenarioCase{"server",
+                                   {"--scenario", "server", "--request-rate", "40", "--num-requests", "60", "--warmup",
+                                    "5", "--slo", "ttft:1s"},
+                                   60},
+                      ScenarioCase{"offline", {"--scenario", "offline", "--num-requests", "20", "--max-inflight", "4"}, 20},
+                      ScenarioCase{"concurrency",
+                                   {"--scenario", "concurrency", "--concurrency", "6", "--num-requests", "36",
+                                    "--endpoint", "chat"},
+                                   36}),
+    [](const auto& info) {
+      std::string n = info.param.name;
+      std::replace(n.begin(), n.end(), '-', '_');
+      return n;
+    });
+
+TEST(LoadgenPartialSlo, AttainmentAndGoodputMatchThePerRequestRecords) {
+  // TTFT uniform in [20, 180] ms: about half the requests meet a 100 ms bound.
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "100ms", "--itl", "5ms", "--jitter", "0.8",
+                              "--seed", "11"});
+  TempDir dir;
+  auto out = run_llmload(dir, {"--base-url", server.base_url, "--scenario", "concurrency", "--concurrency", "8",
+                               "--num-requests", "120", "--input-tokens", "16", "--output-tokens", "4", "--slo",
+                               "ttft:100ms,tpot:1s"});
+  ASSERT_EQ(out.proc.exit_code, 0) << out.proc.err;
+  const json& slo = out.result["slo"];
+  int good = 0;
+  int in_window = 0;
+  for (const auto& rec : out.records) {
+    if (!rec["in_window"].get<bool>()) continue;
+    ++in_window;
+    if (rec["ok"].get<bool>() && rec["ttft_ms"].get<double>() <= 100.0) ++good;
+  }
+  EXPECT_EQ(in_window, 120);
+  EXPECT_EQ(slo["good_requests"], good);
+  EXPECT_DOUBLE_EQ(slo["attainment"].get<double>(), good / 120.0);
+  EXPECT_GT(good, 120 * 0.15);
+  EXPECT_LT(good, 120 * 0.85);
+  const double duration = out.result["duration"];
+  EXPECT_NEAR(slo["request_goodput"].get<double>(), good / duration, 1e-9);
+  EXPECT_EQ(out.result["request_goodput"], slo["request_goodput"]);
+  // Far more than 1% miss the bound: the p99 verdict is FAIL.
+  EXPECT_EQ(slo["verdict"], "FAIL");
+}
+
+TEST_F(Fixture, HlogIsReadByHdrHistogramJavaWithTheSameP99) {
+  TempDir dir;
+  auto out = run_llmload(dir, {"--base-url", server_->base_url, "--scenario", "concurrency", "--concurrency", "4",
+                               "--num-requests", "40", "--input-tokens", "8", "--output-tokens", "6"});
+  ASSERT_EQ(out.proc.exit_code, 0) << out.proc.err;
+  auto java = run({"/usr/bin/java", "-cp", "/usr/share/java/hdrhistogram.jar",
+                   std::string(LLMLOAD_TEST_SOURCE_DIR) + "/HlogPercentiles.java", dir.file("latency.hlog"), "99"},
+                  120s);
+  ASSERT_EQ(java.exit_code, 0) << "java failed (run scripts/setup.sh to install default-jdk-headless and "
+                                  "libhdrhistogram-java): "
+                               << java.err;
+  std::istringstream in(java.out);
+  std::string tag;
+  long long count = 0;
+  long long value = 0;
+  std::map<std::string, std::pair<long long, long long>> by_tag;
+  while (in >> tag >> count >> value) by_tag[tag] = {count, value};
+  ASSERT_TRUE(by_tag.count("ttft")) << java.out;
+  EXPECT_EQ(by_tag["ttft"].first, 40);
+  // result.json p99 is in ms; the histogram in microseconds.
+  EXPECT_DOUBLE_EQ(by_tag["ttft"].second / 1000.0, out.result["p99_ttft_ms"].get<double>());
+  EXPECT_DOUBLE_EQ(by_tag["e2e"].second / 1000.0, out.result["p99_e2el_ms"].get<double>());
+  EXPECT_DOUBLE_EQ(by_tag["tpot"].second / 1000.0, out.result["p99_tpot_ms"].get<double>());
+  EXPECT_EQ(by_tag["itl"].first, 40 * 5);
+}
+
+TEST_F(Fixture, NonStreamingTtftEqualsE2e) {
+  TempDir dir;
+  auto out = run_llmload(dir, {"--base-url", server_->base_url, "--no-stream", "--num-requests", "5",
+                               "--output-tokens", "4", "--input-tokens", "4"});
+  ASSERT_EQ(out.proc.exit_code, 0) << out.proc.err;
+  EXPECT_EQ(out.result["completed"], 5);
+  EXPECT_EQ(out.result["total_output_tokens"], 20);
+  EXPECT_DOUBLE_EQ(out.result["median_ttft_ms"].get<double>(), out.result["median_e2el_ms"].get<double>());
+  EXPECT_GE(out.result["median_ttft_ms"].get<double>(), 49.0 + 3 * 9.5);
+  EXPECT_FALSE(out.result["non_streaming_note"].is_null());
+}
+
+TEST(LoadgenBadInput, UnreachableEndpointFailsFastSayingWhatWasTried) {
+  // A port with nothing listening: bind one, note it, close it.
+  auto server = start_server({});
+  const std::string url = server.base_url;
+  server.proc->signal(SIGTERM);
+  server.proc->wait();
+  TempDir dir;
+  auto out = run_llmload(dir, {"--base-url", url, "--num-requests", "3"});
+  EXPECT_EQ(out.proc.exit_code, 2);
+  EXPECT_NE(out.proc.err.find("cannot reach"), std::string::npos) << out.proc.err;
+  EXPECT_NE(out.proc.err.find("GET " + url + "/v1/models"), std::string::npos) << out.proc.err;
+}
+
+TEST_F(Fixture, NonOpenAiEndpointIsRejectedBeforeTheRun) {
+  TempDir dir;
+  auto out = run_llmload(dir, {"--base-url", server_->base_url + "/not-an-api", "--num-requests", "3"});
+  EXPECT_EQ(out.proc.exit_code, 2);
+  EXPECT_NE(out.proc.err.find("not an OpenAI-compatible endpoint"), std::string::npos) << out.proc.err;
+  EXPECT_NE(out.proc.err.find("/not-an-api/v1/models"), std::string::npos) << out.proc.err;
+}
+
+TEST_F(Fixture, HttpErrorsDuringTheRunAreCountedAndOutputsStillWritten) {
+  TempDir dir;
+  auto out = run_llmload(dir, {"--base-url", server_->base_url, "--model", "no-such-model", "--num-requests", "4"});
+  EXPECT_EQ(out.proc.exit_code, 0) << out.proc.err;
+  EXPECT_EQ(out.result["completed"], 0);
+  EXPECT_EQ(out.result["failed"], 4);
+  const auto& e = out.result["errors"]["by_http_status"]["404"];
+  EXPECT_EQ(e["count"], 4);
+  EXPECT_NE(e["example"].get<std::string>().find("does not exist"), std::string::npos) << e.dump();
+  EXPECT_EQ(out.records.size(), 4u);
+  EXPECT_NE(out.proc.out.find("HTTP 404: 4"), std::string::npos) << out.proc.out;
+}
+
+TEST_F(Fixture, BadFlagsAndScenarioFilesNameTheFieldAndTheFix) {
+  TempDir dir;
+  auto a = run_llmload(dir, {"--base-url", server_->base_url, "--scenario", "bursty"});
+  EXPECT_EQ(a.proc.exit_code, 2);
+  EXPECT_NE(a.proc.err.find("unknown scenario 'bursty'"), std::string::npos) << a.proc.err;
+  auto b = run_llmload(dir, {"--base-url", server_->base_url, "--input-tokens", "many"});
+  EXPECT_EQ(b.proc.exit_code, 2);
+  EXPECT_NE(b.proc.err.find("--input-tokens"), std::string::npos) << b.proc.err;
+  auto c = run_llmload(dir, {"--base-url", server_->base_url, "--scenario", "server"});
+  EXPECT_EQ(c.proc.exit_code, 2);
+  EXPECT_NE(c.proc.err.find("--request-rate"), std::string::npos) << c.proc.err;
+  {
+    std::ofstream f(dir.file("bad.yaml"));
+    f << "scenario: server\nrequest_rate: 5\nimput_tokens: 10\n";
+  }
+  auto d = run_llmload(dir, {"--scenario-file", dir.file("bad.yaml"), "--base-url", server_->base_url});
+  EXPECT_EQ(d.proc.exit_code, 2);
+  EXPECT_NE(d.proc.err.find("imput_tokens"), std::string::npos) << d.proc.err;
+  EXPECT_NE(d.proc.err.find("line 3"), std::string::npos) << d.proc.err;
+  {
+    std::ofstream f(dir.file("broken.json"));
+    f << "{\"scenario\": \"server\", \"request_rate\": [1,2}";
+  }
+  auto e = run_llmload(dir, {"--scenario-file", dir.file("broken.json")});
+  EXPECT_EQ(e.proc.exit_code, 2);
+  EXPECT_NE(e.proc.err.find("broken.json"), std::string::npos) << e.proc.err;
+  auto f = run_llmload(dir, {"--base-url", server_->base_url, "--slo", "latency:5ms"});
+  EXPECT_EQ(f.proc.exit_code, 2);
+  EXPECT_NE(f.proc.err.find("use ttft, tpot or e2e"), std::string::npos) << f.proc.err;
+}
+
+TEST_F(Fixture, ScenarioFilesShippedInTheRepositoryRun) {
+  // Each shipped scenario, shortened with flags (flags override the file).
+  for (const std::string name : {"single_stream", "server", "offline", "concurrency"}) {
+    TempDir dir;
+    std::vector<std::string> args = {"--scenario-file", std::string(LLMLOAD_SCENARIO_DIR) + "/" + name + ".yaml",
+                                     "--base-url", server_->base_url, "--num-requests", "6", "--output-tokens", "3",
+                                     "--warmup", "0"};
+    if (name == "server") {
+      args.insert(args.end(), {"--duration", "1s"});
+    }
+    auto out = run_llmload(dir, args);
+    ASSERT_EQ(out.proc.exit_code, 0) << name << ": " << out.proc.err;
+    EXPECT_GE(out.result["completed"].get<int>(), 1) << name;
+    EXPECT_EQ(out.result["failed"], 0) << name;
+  }
+}
+
+TEST_F(Fixture, ApiKeyNeverAppearsInAnyOutput) {
+  TempDir dir;
+  const std::string secret = "sk-test-SECRET-4242";
+  auto out = run_llmload(dir, {"--base-url", server_->base_url, "--num-requests", "2", "--api-key", secret,
+                               "--output-tokens", "2"});
+  ASSERT_EQ(out.proc.exit_code, 0) << out.proc.err;
+  EXPECT_EQ(out.proc.out.find(secret), std::string::npos);
+  EXPECT_EQ(out.proc.err.find(secret), std::string::npos);
+  for (const char* f : {"result.json", "requests.jsonl", "latency.hlog"}) {
+    EXPECT_EQ(read_file(dir.file(f)).find(secret), std::string::npos) << f;
+  }
+  EXPECT_EQ(out.result["conditions"]["endpoint"]["api_key"], "set (redacted)");
+}
+
+}  // namespace
+}  // namespace llmload::testing

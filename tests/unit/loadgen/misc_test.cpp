@@ -1,0 +1,59 @@
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "llmload/common/duration.hpp"
+#include "llmload/loadgen/clock.hpp"
+#include "llmload/loadgen/config_error.hpp"
+#include "llmload/loadgen/prompt.hpp"
+#include "llmload/loadgen/url.hpp"
+
+namespace llmload {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(Duration, ParsesUnitsAndRejectsGarbage) {
+  EXPECT_EQ(parse_duration("50ms"), Nanos(50ms));
+  EXPECT_EQ(parse_duration("1.5s"), Nanos(1500ms));
+  EXPECT_EQ(parse_duration("2m"), Nanos(120s));
+  EXPECT_EQ(parse_duration("250us"), Nanos(250us));
+  EXPECT_EQ(parse_duration("10"), Nanos(10s));
+  EXPECT_EQ(parse_duration("10", "ms"), Nanos(10ms));
+  for (const char* bad : {"", "ms", "-1s", "5 parsecs", "1e400s", "nan s"}) {
+    EXPECT_THROW(parse_duration(bad), DurationParseError) << bad;
+  }
+  EXPECT_THROW(parse_duration("10", ""), DurationParseError);
+}
+
+TEST(Url, ParsesBaseUrls) {
+  auto u = parse_base_url("http://127.0.0.1:8000");
+  EXPECT_EQ(u.host, "127.0.0.1");
+  EXPECT_EQ(u.port, "8000");
+  EXPECT_EQ(u.path, "");
+  EXPECT_EQ(parse_base_url("http://localhost:8000/v1/").path, "");
+  EXPECT_EQ(parse_base_url("http://h/proxy/v1").path, "/proxy");
+  EXPECT_EQ(parse_base_url("http://h").port, "80");
+  EXPECT_EQ(parse_base_url("http://h").host_header(), "h");
+  EXPECT_EQ(parse_base_url("http://[::1]:9000").host, "::1");
+  for (const char* bad : {"127.0.0.1:8000", "ftp://h", "http://", "http://h:99999", "http://h:abc", "http://u:p@h",
+                          "https://h"}) {
+    EXPECT_THROW(parse_base_url(bad), ConfigError) << bad;
+  }
+}
+
+TEST(Prompt, ExactWordCountAndDeterministic) {
+  for (std::int64_t n : {1, 2, 17, 1000}) {
+    auto p = synthesize_prompt(n, 5);
+    std::istringstream in(p);
+    std::int64_t words = 0;
+    std::string w;
+    while (in >> w) ++words;
+    EXPECT_EQ(words, n);
+  }
+  EXPECT_EQ(synthesize_prompt(50, 1), synthesize_prompt(50, 1));
+  EXPECT_NE(synthesize_prompt(50, 1), synthesize_prompt(50, 2));
+}
+
+}  // namespace
+}  // namespace llmload

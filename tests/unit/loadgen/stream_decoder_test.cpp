@@ -1,0 +1,77 @@
+#include "llmload/loadgen/stream_decoder.hpp"
+
+#include <gtest/gtest.h>
+
+namespace llmload {
+namespace {
+
+using K = StreamUpdate::Kind;
+
+StreamUpdate dec(OpenAiStreamDecoder& d, const std::string& data) { return d.decode(SseEvent{"", data, ""}); }
+
+TEST(StreamDecoder, ChatRoleOnlyChunkIsNotOutput) {
+  OpenAiStreamDecoder d(ApiKind::kChat);
+  EXPECT_EQ(dec(d, R"({"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]})").kind, K::kNoOutput);
+  auto u = dec(d, R"({"choices":[{"index":0,"delta":{"content":" hi"},"finish_reason":null}]})");
+  EXPECT_EQ(u.kind, K::kOutput);
+  EXPECT_EQ(u.tokens, 1);
+  auto last = dec(d, R"({"choices":[{"index":0,"delta":{"content":"!"},"finish_reason":"length"}]})");
+  EXPECT_EQ(last.finish_reason, "length");
+}
+
+TEST(StreamDecoder, ReasoningContentCountsAsOutput) {
+  OpenAiStreamDecoder d(ApiKind::kChat);
+  EXPECT_EQ(dec(d, R"({"choices":[{"delta":{"reasoning_content":"think"}}]})").kind, K::kOutput);
+}
+
+TEST(StreamDecoder, CompletionsText) {
+  OpenAiStreamDecoder d(ApiKind::kCompletions);
+  EXPECT_EQ(dec(d, R"({"choices":[{"text":""}]})").kind, K::kNoOutput);
+  EXPECT_EQ(dec(d, R"({"choices":[{"text":" a"}]})").kind, K::kOutput);
+}
+
+TEST(StreamDecoder, UsageChunkDoneErrorMalformed) {
+  OpenAiStreamDecoder d(ApiKind::kCompletions);
+  auto u = dec(d, R"({"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":9,"prompt_tokens_details":{"cached_tokens":2}}})");
+  EXPECT_EQ(u.kind, K::kNoOutput);
+  ASSERT_TRUE(u.usage);
+  EXPECT_EQ(u.usage->prompt_tokens, 5);
+  EXPECT_EQ(u.usage->completion_tokens, 9);
+  EXPECT_EQ(u.usage->cached_tokens, 2);
+  EXPECT_EQ(dec(d, "[DONE]").kind, K::kDone);
+  auto e = dec(d, R"({"error":{"message":"boom","type":"InternalServerError","code":500}})");
+  EXPECT_EQ(e.kind, K::kError);
+  EXPECT_EQ(e.message, "boom");
+  EXPECT_EQ(dec(d, "{not json").kind, K::kMalformed);
+  EXPECT_EQ(dec(d, "[1,2]").kind, K::kMalformed);
+  EXPECT_EQ(dec(d, R"({"id":"x"})").kind, K::kMalformed);
+  EXPECT_EQ(dec(d, "\xff\xfe").kind, K::kMalformed);
+}
+
+TEST(StreamDecoder, PerChunkUsageGivesTokensPerEvent) {
+  OpenAiStreamDecoder d(ApiKind::kCompletions);
+  EXPECT_EQ(dec(d, R"({"choices":[{"text":"ab"}],"usage":{"prompt_tokens":5,"completion_tokens":2}})").tokens, 2);
+  EXPECT_EQ(dec(d, R"({"choices":[{"text":"c"}],"usage":{"prompt_tokens":5,"completion_tokens":3}})").tokens, 1);
+  EXPECT_EQ(dec(d, R"({"choices":[{"text":"defg"}],"usage":{"prompt_tokens":5,"completion_tokens":7}})").tokens, 4);
+}
+
+TEST(StreamDecoder, WholeResponse) {
+  auto r = decode_whole_response(
+      R"({"choices":[{"message":{"role":"assistant","content":"hi there"},"finish_reason":"length"}],"usage":{"prompt_tokens":3,"completion_tokens":2}})",
+      ApiKind::kChat);
+  EXPECT_TRUE(r.ok);
+  EXPECT_TRUE(r.has_output);
+  EXPECT_EQ(r.usage->completion_tokens, 2);
+  EXPECT_FALSE(decode_whole_response("<html>", ApiKind::kChat).ok);
+}
+
+TEST(StreamDecoder, ErrorMessageFromBody) {
+  EXPECT_EQ(error_message_from_body(R"({"error":{"message":"The model `x` does not exist.","code":404}})"),
+            "The model `x` does not exist.");
+  EXPECT_EQ(error_message_from_body(R"({"detail":"Not Found"})"), "Not Found");
+  EXPECT_EQ(error_message_from_body("plain\ntext"), "plain text");
+  EXPECT_EQ(error_message_from_body(std::string(500, 'a'), 10), "aaaaaaaaaa...");
+}
+
+}  // namespace
+}  // namespace llmload
