@@ -196,16 +196,16 @@ std::string console_report(const RunMetrics& m, const std::string& title) {
   }
   if (m.invalid) line(fmt::format("RUN INVALID: {}", m.invalid_reason));
   line(fmt::format("{:-^78}", " Latency (ms) "));
-  line(fmt::format("{:<16}{:>8}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}", "metric", "mean", "p50", "p90", "p95", "p99", "p99.9", "max"));
+  line(fmt::format("{:<18}{:>8}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}", "metric", "mean", "p50", "p90", "p95", "p99", "p99.9", "max"));
   auto row = [&](const char* name, Metric metric) {
     const auto& s = m.latency.at(metric);
     if (s.count == 0) {
-      line(fmt::format("{:<16}{:>8}", name, "-"));
+      line(fmt::format("{:<18}{:>8}", name, "-"));
       return;
     }
-    line(fmt::format("{:<16}{:>8.2f}{:>9.2f}{:>9.2f}{:>9.2f}{:>9.2f}{:>9.2f}{:>9.2f}{}", name, s.mean_us / 1e3, ms(s.percentile(50)),
+    line(fmt::format("{:<18}{:>8.2f}{:>9.2f}{:>9.2f}{:>9.2f}{:>9.2f}{:>9.2f}{:>9.2f}{}", name, s.mean_us / 1e3, ms(s.percentile(50)),
          ms(s.percentile(90)), ms(s.percentile(95)), ms(s.percentile(99)), ms(s.percentile(99.9)), ms(s.max_us),
-         s.p99_low_confidence ? "  (n=" + std::to_string(s.count) + ": p99 low confidence)" : ""));
+         s.p99_low_confidence ? " (n=" + std::to_string(s.count) + ", p99 low conf.)" : ""));
   };
   row("TTFT", Metric::kTtft);
   row("TPOT", Metric::kTpot);
