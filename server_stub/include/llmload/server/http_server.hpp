@@ -1,0 +1,44 @@
+#pragma once
+// The HTTP/1.1 front end (Boost.Beast on Boost.Asio, C++20 coroutines). Asio stays out of this
+// header (pimpl) so that only http_server.cpp pays for it.
+//
+// Threading: listen() and run() are called from one thread (the owner); run() blocks, running
+// the io_context on config.io_threads threads (the caller's included). stop() may be called
+// from any thread. Each connection is one coroutine on its own strand.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "llmload/server/latency_model.hpp"
+#include "llmload/server/server_config.hpp"
+
+namespace llmload::server {
+
+class HttpServer {
+ public:
+  HttpServer(ServerConfig config, std::unique_ptr<LatencyModel> model);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  /// Resolves and binds config.host:config.port and starts listening; returns the bound port.
+  /// With `handle_signals`, SIGINT and SIGTERM (from here on) make run() return.
+  /// Throws std::runtime_error (the message names the address) when it cannot listen.
+  std::uint16_t listen(bool handle_signals);
+
+  /// "http://HOST:PORT" of the bound socket (after listen()).
+  std::string url() const;
+
+  /// Serves until stop() or a handled signal. Open connections are closed when it returns.
+  void run();
+
+  /// Makes run() return soon: stops accepting and stops the io threads. Thread-safe.
+  void stop();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace llmload::server

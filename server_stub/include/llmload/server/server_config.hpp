@@ -1,0 +1,37 @@
+#pragma once
+// Settings of one llmload-server instance: filled from the command line (cli.hpp) or by tests.
+// A plain value; copied into the server at start-up and read-only afterwards.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace llmload::server {
+
+/// How long tokens take. `model` names a LatencyModel (latency_model.hpp); the other fields are
+/// that model's parameters.
+struct LatencyConfig {
+  std::string model = "fixed";
+  std::chrono::nanoseconds ttft = std::chrono::milliseconds(50);  ///< arrival -> first token
+  std::chrono::nanoseconds itl = std::chrono::milliseconds(10);   ///< token k-1 -> token k
+  double jitter = 0.0;     ///< each TTFT/ITL is scaled by a factor uniform in [1-jitter, 1+jitter]
+  std::uint64_t seed = 0;  ///< seeds the per-request jitter streams
+};
+
+struct ServerConfig {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 8000;  ///< 0: the OS picks a free port
+  std::vector<std::string> models = {"llmload-mock"};  ///< served model ids; the first is the default
+  std::int64_t max_model_len = 8192;                   ///< context length (prompt + output tokens)
+  LatencyConfig latency;
+  int io_threads = 1;
+  std::string log_level = "info";
+  std::size_t body_limit = std::size_t{16} * 1024 * 1024;  ///< larger request bodies get 413
+  std::size_t header_limit = std::size_t{64} * 1024;       ///< larger request headers get 431
+  /// A keep-alive connection with no request arriving for this long is closed.
+  std::chrono::nanoseconds idle_timeout = std::chrono::seconds(120);
+};
+
+}  // namespace llmload::server

@@ -1,0 +1,41 @@
+#include "llmload/server/api_error.hpp"
+
+#include "llmload/server/json.hpp"
+
+namespace llmload::server {
+
+std::string_view error_type_for_status(int status) {
+  switch (status) {
+    case 400: return "BadRequestError";
+    case 401: return "AuthenticationError";
+    case 403: return "PermissionDeniedError";
+    case 404: return "NotFoundError";
+    case 405: return "MethodNotAllowedError";
+    case 408: return "RequestTimeoutError";
+    case 409: return "ConflictError";
+    case 413: return "RequestEntityTooLargeError";
+    case 422: return "UnprocessableEntityError";
+    case 429: return "RateLimitError";
+    case 431: return "RequestHeaderFieldsTooLargeError";
+    default: break;
+  }
+  return status >= 500 ? "InternalServerError" : "BadRequestError";
+}
+
+std::string error_body(const ApiError& error) {
+  nlohmann::ordered_json inner;
+  inner["message"] = error.message;
+  inner["type"] = error_type_for_status(error.status);
+  inner["param"] = error.param ? nlohmann::ordered_json(*error.param) : nlohmann::ordered_json(nullptr);
+  inner["code"] = error.status;
+  nlohmann::ordered_json body;
+  body["error"] = std::move(inner);
+  // `replace`: a message that echoes client bytes must not make dump() throw.
+  return body.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+void throw_bad_request(std::string message, std::optional<std::string> param) {
+  throw ApiException(ApiError{400, std::move(message), std::move(param)});
+}
+
+}  // namespace llmload::server

@@ -1,0 +1,272 @@
+#include "llmload/server/generation_request.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+
+#include <fmt/format.h>
+#include "llmload/server/json.hpp"
+
+#include "llmload/server/api_error.hpp"
+#include "llmload/server/mock_tokenizer.hpp"
+
+namespace llmload::server {
+namespace {
+
+using nlohmann::json;
+
+// JSON type names as a client would write them, for messages.
+std::string_view type_name(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return "boolean";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned: return "integer";
+    case json::value_t::number_float: return "number";
+    case json::value_t::string: return "string";
+    case json::value_t::array: return "array";
+    case json::value_t::object: return "object";
+    default: return "value";
+  }
+}
+
+/// The field, or nullptr when absent or null (null means "unset", as in vLLM's models).
+const json* field(const json& obj, const char* name) {
+  auto it = obj.find(name);
+  if (it == obj.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+[[noreturn]] void wrong_type(const char* name, std::string_view expected, const json& got) {
+  throw_bad_request(fmt::format("`{}` must be {}, got {}", name, expected, type_name(got)), name);
+}
+
+std::optional<bool> get_bool(const json& obj, const char* name) {
+  const json* v = field(obj, name);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_boolean()) wrong_type(name, "a boolean", *v);
+  return v->get<bool>();
+}
+
+/// Integers only (no "10", no 10.5). Values beyond int64 saturate (they fail range checks later).
+std::optional<std::int64_t> get_int(const json& obj, const char* name) {
+  const json* v = field(obj, name);
+  if (v == nullptr) return std::nullopt;
+  if (v->is_number_unsigned()) {
+    const auto u = v->get<std::uint64_t>();
+    return u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
+               ? std::numeric_limits<std::int64_t>::max()
+               : static_cast<std::int64_t>(u);
+  }
+  if (v->is_number_integer()) return v->get<std::int64_t>();
+  wrong_type(name, "an integer", *v);
+}
+
+void check_number(const json& obj, const char* name) {
+  const json* v = field(obj, name);
+  if (v != nullptr && !v->is_number()) wrong_type(name, "a number", *v);
+}
+
+// Sampling knobs the mock accepts and ignores; only their types are checked.
+void check_ignored_fields(const json& body) {
+  for (const char* name : {"temperature", "top_p", "min_p", "frequency_penalty", "presence_penalty",
+                           "repetition_penalty", "length_penalty"}) {
+    check_number(body, name);
+  }
+  for (const char* name : {"seed", "top_k"}) (void)get_int(body, name);
+  if (auto n = get_int(body, "n"); n && *n != 1) {
+    throw_bad_request(fmt::format("`n` must be 1: the mock generates one choice per request, got {}", *n), "n");
+  }
+}
+
+/// A requested output length: >= 1, as vLLM's SamplingParams require.
+std::optional<std::int64_t> get_max_tokens(const json& body, const char* name) {
+  auto v = get_int(body, name);
+  if (v && *v < 1) throw_bad_request(fmt::format("{} must be at least 1, got {}.", name, *v), name);
+  return v;
+}
+
+/// Fields common to both endpoints that do not depend on the prompt.
+void parse_common(const json& body, GenerationRequest& req) {
+  if (!body.is_object()) {
+    throw_bad_request(fmt::format("The request body must be a JSON object, got {}", type_name(body)));
+  }
+  const json* model = field(body, "model");
+  if (model == nullptr) throw_bad_request("`model` is required", "model");
+  if (!model->is_string()) wrong_type("model", "a string", *model);
+  req.model = model->get<std::string>();
+
+  req.stream = get_bool(body, "stream").value_or(false);
+  if (const json* opts = field(body, "stream_options")) {
+    if (!opts->is_object()) wrong_type("stream_options", "an object", *opts);
+    if (!req.stream) throw_bad_request("Stream options can only be defined when `stream=True`.", "stream_options");
+    auto flag = [&](const char* name) {
+      const json* v = field(*opts, name);
+      if (v == nullptr) return false;
+      if (!v->is_boolean()) {
+        throw_bad_request(fmt::format("`stream_options.{}` must be a boolean, got {}", name, type_name(*v)),
+                          "stream_options");
+      }
+      return v->get<bool>();
+    };
+    req.include_usage = flag("include_usage");
+    // As in vLLM: per-chunk usage only when the final usage chunk is asked for too.
+    req.continuous_usage = flag("continuous_usage_stats") && req.include_usage;
+  }
+  req.ignore_eos = get_bool(body, "ignore_eos").value_or(false);
+  req.min_tokens = get_int(body, "min_tokens").value_or(0);
+  if (req.min_tokens < 0) {
+    throw_bad_request(fmt::format("min_tokens must be greater than or equal to 0, got {}.", req.min_tokens),
+                      "min_tokens");
+  }
+  check_ignored_fields(body);
+}
+
+/// Context-length and min_tokens checks once the prompt size and output length are known.
+/// `max_field` is the field the output length came from (for messages and `param`).
+void check_lengths(GenerationRequest& req, std::int64_t max_model_len, const char* prompt_field,
+                   const char* max_field) {
+  if (req.prompt_tokens >= max_model_len) {
+    throw_bad_request(fmt::format("This model's maximum context length is {} tokens. However, your request has {} "
+                                  "input tokens. Please reduce the length of the input messages.",
+                                  max_model_len, req.prompt_tokens),
+                      prompt_field);
+  }
+  const std::int64_t room = max_model_len - req.prompt_tokens;  // > 0 here; no overflow below
+  if (req.max_tokens > room) {
+    throw_bad_request(fmt::format("'max_tokens' or 'max_completion_tokens' is too large: {}. This model's maximum "
+                                  "context length is {} tokens and your request has {} input tokens ({} > {} - {}).",
+                                  req.max_tokens, max_model_len, req.prompt_tokens, req.max_tokens, max_model_len,
+                                  req.prompt_tokens),
+                      max_field);
+  }
+  if (req.min_tokens > req.max_tokens) {
+    throw_bad_request(fmt::format("min_tokens must be less than or equal to max_tokens={}, got {}.", req.max_tokens,
+                                  req.min_tokens),
+                      "min_tokens");
+  }
+}
+
+}  // namespace
+
+std::vector<std::string_view> prompt_texts(const json& prompt) {
+  if (prompt.is_string()) return {prompt.get_ref<const std::string&>()};
+  if (prompt.is_array() && prompt.size() == 1 && prompt[0].is_string()) {
+    return {prompt[0].get_ref<const std::string&>()};
+  }
+  if (prompt.is_array() && prompt.size() > 1) {
+    throw_bad_request("`prompt` must be a string or an array of exactly one string: batched prompts are not "
+                      "supported by the mock yet",
+                      "prompt");
+  }
+  throw_bad_request(
+      fmt::format("`prompt` must be a string or an array of exactly one string, got {}",
+                  prompt.is_array() ? (prompt.empty() ? std::string_view("an empty array") : "an array of non-strings")
+                                    : type_name(prompt)),
+      "prompt");
+}
+
+std::vector<std::string_view> message_texts(const json& messages) {
+  if (!messages.is_array() || messages.empty()) {
+    throw_bad_request(fmt::format("`messages` must be a non-empty array of messages, got {}",
+                                  messages.is_array() ? std::string_view("an empty array") : type_name(messages)),
+                      "messages");
+  }
+  std::vector<std::string_view> texts;
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const json& m = messages[i];
+    if (!m.is_object()) {
+      throw_bad_request(fmt::format("messages[{}] must be an object, got {}", i, type_name(m)), "messages");
+    }
+    auto role = m.find("role");
+    if (role == m.end() || !role->is_string()) {
+      throw_bad_request(fmt::format("messages[{}].role must be a string", i), "messages");
+    }
+    auto content = m.find("content");
+    if (content == m.end() || content->is_null()) continue;
+    if (content->is_string()) {
+      texts.push_back(content->get_ref<const std::string&>());
+      continue;
+    }
+    if (!content->is_array()) {
+      throw_bad_request(fmt::format("messages[{}].content must be a string or an array of content parts, got {}", i,
+                                    type_name(*content)),
+                        "messages");
+    }
+    for (std::size_t j = 0; j < content->size(); ++j) {
+      const json& part = (*content)[j];
+      auto type = part.is_object() ? part.find("type") : part.end();
+      if (!part.is_object() || type == part.end() || !type->is_string()) {
+        throw_bad_request(fmt::format("messages[{}].content[{}] must be an object with a string `type`", i, j),
+                          "messages");
+      }
+      if (type->get_ref<const std::string&>() != "text") {
+        throw_bad_request(fmt::format("messages[{}].content[{}]: content part type `{}` is not supported by the mock "
+                                      "(text only)",
+                                      i, j, type->get_ref<const std::string&>()),
+                          "messages");
+      }
+      auto text = part.find("text");
+      if (text == part.end() || !text->is_string()) {
+        throw_bad_request(fmt::format("messages[{}].content[{}].text must be a string", i, j), "messages");
+      }
+      texts.push_back(text->get_ref<const std::string&>());
+    }
+  }
+  return texts;
+}
+
+std::int64_t count_prompt_tokens(const std::vector<std::string_view>& texts) {
+  std::int64_t n = 0;
+  for (auto t : texts) n += count_words(t);
+  return n;
+}
+
+void check_model_served(std::string_view model, const ServerConfig& config) {
+  if (std::find(config.models.begin(), config.models.end(), model) == config.models.end()) {
+    throw ApiException(ApiError{404, fmt::format("The model `{}` does not exist.", model), "model"});
+  }
+}
+
+GenerationRequest parse_completion_request(const json& body, const ServerConfig& config) {
+  GenerationRequest req;
+  req.endpoint = Endpoint::kCompletions;
+  parse_common(body, req);
+  req.max_tokens = get_max_tokens(body, "max_tokens").value_or(16);
+  if (get_bool(body, "echo").value_or(false)) {
+    throw_bad_request("`echo` is not supported by the mock", "echo");
+  }
+  const json* prompt = field(body, "prompt");
+  if (prompt == nullptr) throw_bad_request("`prompt` is required", "prompt");
+  const auto texts = prompt_texts(*prompt);
+  check_model_served(req.model, config);
+  req.prompt_tokens = count_prompt_tokens(texts);
+  check_lengths(req, config.max_model_len, "prompt", "max_tokens");
+  return req;
+}
+
+GenerationRequest parse_chat_request(const json& body, const ServerConfig& config) {
+  GenerationRequest req;
+  req.endpoint = Endpoint::kChat;
+  parse_common(body, req);
+  const auto max_completion = get_max_tokens(body, "max_completion_tokens");
+  const auto max_tokens = get_max_tokens(body, "max_tokens");
+  const char* max_field = max_completion ? "max_completion_tokens" : "max_tokens";
+  const json* messages = field(body, "messages");
+  if (messages == nullptr) throw_bad_request("`messages` is required", "messages");
+  const auto texts = message_texts(*messages);
+  check_model_served(req.model, config);
+  req.prompt_tokens = count_prompt_tokens(texts);
+  if (max_completion) {
+    req.max_tokens = *max_completion;
+  } else if (max_tokens) {
+    req.max_tokens = *max_tokens;
+  } else {
+    // vLLM's default: whatever room the context leaves (check_lengths rejects a full prompt).
+    req.max_tokens = std::max<std::int64_t>(1, config.max_model_len - req.prompt_tokens);
+  }
+  check_lengths(req, config.max_model_len, "messages", max_field);
+  return req;
+}
+
+}  // namespace llmload::server

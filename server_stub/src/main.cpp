@@ -1,0 +1,50 @@
+// llmload-server: the bundled mock OpenAI-compatible server. See docs/server.md.
+#include <csignal>
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "llmload/common/duration.hpp"
+#include "llmload/common/version.hpp"
+#include "llmload/server/cli.hpp"
+#include "llmload/server/http_server.hpp"
+#include "llmload/server/latency_model.hpp"
+
+int main(int argc, char** argv) {
+  using namespace llmload::server;
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  CliOutcome cli = parse_command_line(args);
+  std::fputs(cli.out.c_str(), stdout);
+  std::fputs(cli.err.c_str(), stderr);
+  if (!cli.config) return cli.exit_code;
+  const ServerConfig& config = *cli.config;
+
+  // stdout carries only the "listening on" line (scripts parse it); all logging goes to stderr.
+  auto logger = spdlog::stderr_color_mt("llmload-server");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::from_str(config.log_level));
+  // Peers that vanish must surface as write errors, not kill the process.
+  std::signal(SIGPIPE, SIG_IGN);
+
+  try {
+    HttpServer server(config, make_latency_model(config.latency));
+    server.listen(/*handle_signals=*/true);
+    std::printf("llmload-server listening on %s\n", server.url().c_str());
+    std::fflush(stdout);
+    spdlog::info("llmload-server {} serving {} (max_model_len {}) with latency model '{}': ttft {}, itl {}, jitter {}, "
+                 "{} io thread(s)",
+                 llmload::kVersion, fmt::join(config.models, ", "), config.max_model_len, config.latency.model,
+                 llmload::format_duration(config.latency.ttft), llmload::format_duration(config.latency.itl),
+                 config.latency.jitter, config.io_threads);
+    server.run();
+    spdlog::info("stopped");
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return 1;
+  }
+  return 0;
+}

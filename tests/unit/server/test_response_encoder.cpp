@@ -1,0 +1,233 @@
+#include "llmload/server/response_encoder.hpp"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "llmload/server/json.hpp"
+#include "llmload/server/mock_tokenizer.hpp"
+
+namespace llmload::server {
+namespace {
+
+using nlohmann::json;
+
+GenerationJob make_job(Endpoint endpoint, std::int64_t max_tokens, bool include_usage = false,
+                       bool continuous = false) {
+  GenerationJob job;
+  job.request.endpoint = endpoint;
+  job.request.model = "llmload-mock";
+  job.request.prompt_tokens = 4;
+  job.request.max_tokens = max_tokens;
+  job.request.stream = true;
+  job.request.include_usage = include_usage;
+  job.request.continuous_usage = continuous;
+  job.id = endpoint == Endpoint::kChat ? "chatcmpl-abc" : "cmpl-abc";
+  job.created_unix = 1700000000;
+  return job;
+}
+
+/// The data payloads of unframed SSE text; fails on anything that is not "data: ...\n\n".
+std::vector<std::string> payloads(const std::string& sse) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while (pos < sse.size()) {
+    const auto end = sse.find("\n\n", pos);
+    EXPECT_NE(end, std::string::npos) << "unterminated event";
+    if (end == std::string::npos) break;
+    const std::string event = sse.substr(pos, end - pos);
+    EXPECT_EQ(event.rfind("data: ", 0), 0u) << event;
+    out.push_back(event.substr(6));
+    pos = end + 2;
+  }
+  return out;
+}
+
+/// All events of a whole stream, token by token.
+std::vector<std::string> stream_payloads(const GenerationJob& job) {
+  const ResponseEncoder enc(job);
+  std::string sse;
+  for (std::int64_t k = 0; k < job.request.max_tokens; ++k) enc.append_token_events(k, sse, Framing::kNone);
+  return payloads(sse);
+}
+
+void expect_header_fields(const json& chunk, const std::string& object, const std::string& id) {
+  EXPECT_EQ(chunk.at("id"), id);
+  EXPECT_EQ(chunk.at("object"), object);
+  EXPECT_EQ(chunk.at("created"), 1700000000);
+  EXPECT_EQ(chunk.at("model"), "llmload-mock");
+}
+
+TEST(ResponseEncoder, CompletionStreamOneChunkPerTokenThenDone) {
+  const auto events = stream_payloads(make_job(Endpoint::kCompletions, 3));
+  ASSERT_EQ(events.size(), 4u);
+  for (std::int64_t k = 0; k < 3; ++k) {
+    const json c = json::parse(events[static_cast<std::size_t>(k)]);
+    expect_header_fields(c, "text_completion", "cmpl-abc");
+    ASSERT_EQ(c.at("choices").size(), 1u);
+    const json& choice = c["choices"][0];
+    EXPECT_EQ(choice.at("index"), 0);
+    EXPECT_EQ(choice.at("text"), std::string(generated_token(k)));
+    EXPECT_TRUE(choice.at("logprobs").is_null());
+    EXPECT_TRUE(choice.at("stop_reason").is_null());
+    if (k < 2) {
+      EXPECT_TRUE(choice.at("finish_reason").is_null());
+    } else {
+      EXPECT_EQ(choice.at("finish_reason"), "length");
+    }
+    EXPECT_FALSE(c.contains("usage"));
+  }
+  EXPECT_EQ(events[3], "[DONE]");
+}
+
+TEST(ResponseEncoder, CompletionUsageChunkHasEmptyChoices) {
+  const auto events = stream_payloads(make_job(Endpoint::kCompletions, 2, /*include_usage=*/true));
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_FALSE(json::parse(events[0]).contains("usage"));
+  const json usage_chunk = json::parse(events[2]);
+  expect_header_fields(usage_chunk, "text_completion", "cmpl-abc");
+  EXPECT_EQ(usage_chunk.at("choices"), json::array());
+  EXPECT_EQ(usage_chunk.at("usage"), json::parse(R"({"prompt_tokens":4,"completion_tokens":2,"total_tokens":6})"));
+  EXPECT_EQ(events[3], "[DONE]");
+}
+
+TEST(ResponseEncoder, ContinuousUsageOnEveryChunk) {
+  const auto events = stream_payloads(make_job(Endpoint::kCompletions, 3, true, true));
+  ASSERT_EQ(events.size(), 5u);
+  for (std::int64_t k = 0; k < 3; ++k) {
+    const json u = json::parse(events[static_cast<std::size_t>(k)]).at("usage");
+    EXPECT_EQ(u.at("prompt_tokens"), 4);
+    EXPECT_EQ(u.at("completion_tokens"), k + 1);
+    EXPECT_EQ(u.at("total_tokens"), 4 + k + 1);
+  }
+  EXPECT_EQ(json::parse(events[3]).at("usage").at("completion_tokens"), 3);
+}
+
+TEST(ResponseEncoder, ChatFirstTokenCarriesTheRoleChunk) {
+  const GenerationJob job = make_job(Endpoint::kChat, 3);
+  const ResponseEncoder enc(job);
+  std::string first;
+  enc.append_token_events(0, first, Framing::kNone);
+  const auto events = payloads(first);
+  ASSERT_EQ(events.size(), 2u) << "role chunk and first content chunk travel together";
+  const json role = json::parse(events[0]);
+  expect_header_fields(role, "chat.completion.chunk", "chatcmpl-abc");
+  EXPECT_EQ(role["choices"][0].at("delta"), json::parse(R"({"role":"assistant","content":""})"));
+  EXPECT_TRUE(role["choices"][0].at("finish_reason").is_null());
+  EXPECT_TRUE(role["choices"][0].at("logprobs").is_null());
+  EXPECT_FALSE(role["choices"][0].contains("stop_reason")) << "unset fields are omitted";
+  const json content = json::parse(events[1]);
+  EXPECT_EQ(content["choices"][0].at("delta"), json::parse(R"({"content":" the"})"));
+}
+
+TEST(ResponseEncoder, ChatStreamExactlyMaxTokensContentDeltasLastHasLength) {
+  const auto events = stream_payloads(make_job(Endpoint::kChat, 5));
+  ASSERT_EQ(events.size(), 1u + 5u + 1u);
+  int content_deltas = 0;
+  std::string text;
+  for (std::size_t i = 1; i <= 5; ++i) {
+    const json c = json::parse(events[i]);
+    expect_header_fields(c, "chat.completion.chunk", "chatcmpl-abc");
+    const json& choice = c["choices"][0];
+    EXPECT_FALSE(choice.at("delta").contains("role"));
+    const std::string piece = choice.at("delta").at("content");
+    ASSERT_FALSE(piece.empty());
+    ++content_deltas;
+    text += piece;
+    if (i < 5) {
+      EXPECT_TRUE(choice.at("finish_reason").is_null());
+      EXPECT_FALSE(choice.contains("stop_reason"));
+    } else {
+      EXPECT_EQ(choice.at("finish_reason"), "length");
+      EXPECT_TRUE(choice.at("stop_reason").is_null());
+    }
+  }
+  EXPECT_EQ(content_deltas, 5);
+  EXPECT_EQ(count_words(text), 5);
+  EXPECT_EQ(events.back(), "[DONE]");
+}
+
+TEST(ResponseEncoder, ChatUsageChunkAndContinuousUsageStartAtZero) {
+  const auto events = stream_payloads(make_job(Endpoint::kChat, 2, true, true));
+  ASSERT_EQ(events.size(), 1u + 2u + 1u + 1u);
+  EXPECT_EQ(json::parse(events[0]).at("usage").at("completion_tokens"), 0);
+  EXPECT_EQ(json::parse(events[1]).at("usage").at("completion_tokens"), 1);
+  EXPECT_EQ(json::parse(events[2]).at("usage").at("completion_tokens"), 2);
+  const json usage_chunk = json::parse(events[3]);
+  EXPECT_EQ(usage_chunk.at("choices"), json::array());
+  EXPECT_EQ(usage_chunk.at("usage"), json::parse(R"({"prompt_tokens":4,"completion_tokens":2,"total_tokens":6})"));
+  EXPECT_EQ(events[4], "[DONE]");
+}
+
+TEST(ResponseEncoder, SingleTokenChatStream) {
+  const auto events = stream_payloads(make_job(Endpoint::kChat, 1, true));
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(json::parse(events[1])["choices"][0].at("finish_reason"), "length");
+  EXPECT_EQ(json::parse(events[2]).at("choices"), json::array());
+  EXPECT_EQ(events[3], "[DONE]");
+}
+
+TEST(ResponseEncoder, ChunkedFramingPutsEachEventInItsOwnChunk) {
+  const GenerationJob job = make_job(Endpoint::kChat, 1, true);
+  const ResponseEncoder enc(job);
+  std::string wire;
+  enc.append_token_events(0, wire, Framing::kChunked);
+  std::string unframed;
+  enc.append_token_events(0, unframed, Framing::kNone);
+  std::vector<std::string> chunks;
+  std::size_t pos = 0;
+  while (pos < wire.size()) {
+    const auto crlf = wire.find("\r\n", pos);
+    ASSERT_NE(crlf, std::string::npos);
+    const std::size_t size = std::stoul(wire.substr(pos, crlf - pos), nullptr, 16);
+    chunks.push_back(wire.substr(crlf + 2, size));
+    ASSERT_EQ(wire.substr(crlf + 2 + size, 2), "\r\n");
+    pos = crlf + 2 + size + 2;
+  }
+  ASSERT_EQ(chunks.size(), 4u);
+  std::string joined;
+  for (const auto& c : chunks) {
+    EXPECT_EQ(payloads(c).size(), 1u);
+    joined += c;
+  }
+  EXPECT_EQ(joined, unframed);
+}
+
+TEST(ResponseEncoder, EscapesModelAndIdInChunks) {
+  GenerationJob job = make_job(Endpoint::kCompletions, 1);
+  job.request.model = "we\"ird\\model\n\xc3\xa9";
+  const auto events = stream_payloads(job);
+  EXPECT_EQ(json::parse(events[0]).at("model"), job.request.model);
+}
+
+TEST(ResponseEncoder, NonStreamingCompletionBody) {
+  GenerationJob job = make_job(Endpoint::kCompletions, 7);
+  job.request.stream = false;
+  const json body = json::parse(ResponseEncoder(job).full_body());
+  EXPECT_EQ(body.at("id"), "cmpl-abc");
+  EXPECT_EQ(body.at("object"), "text_completion");
+  EXPECT_EQ(body.at("created"), 1700000000);
+  EXPECT_EQ(body.at("model"), "llmload-mock");
+  ASSERT_EQ(body.at("choices").size(), 1u);
+  const json& choice = body["choices"][0];
+  EXPECT_EQ(count_words(choice.at("text").get<std::string>()), 7);
+  EXPECT_EQ(choice.at("text").get<std::string>().rfind(" the of", 0), 0u);
+  EXPECT_EQ(choice.at("finish_reason"), "length");
+  EXPECT_TRUE(choice.at("logprobs").is_null());
+  EXPECT_EQ(body.at("usage"), json::parse(R"({"prompt_tokens":4,"completion_tokens":7,"total_tokens":11})"));
+}
+
+TEST(ResponseEncoder, NonStreamingChatBody) {
+  GenerationJob job = make_job(Endpoint::kChat, 3);
+  job.request.stream = false;
+  const json body = json::parse(ResponseEncoder(job).full_body());
+  EXPECT_EQ(body.at("object"), "chat.completion");
+  const json& choice = body["choices"][0];
+  EXPECT_EQ(choice.at("message"), json::parse(R"({"role":"assistant","content":" the of and"})"));
+  EXPECT_EQ(choice.at("finish_reason"), "length");
+  EXPECT_EQ(body.at("usage").at("total_tokens"), 7);
+}
+
+}  // namespace
+}  // namespace llmload::server
