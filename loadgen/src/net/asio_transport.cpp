@@ -3,6 +3,7 @@
 #include "llmload/loadgen/net/asio_transport.hpp"
 
 #include <array>
+#include <limits>
 #include <set>
 #include <vector>
 
@@ -115,7 +116,9 @@ struct Exchange : std::enable_shared_from_this<Exchange> {
 
   void write() {
     parser.emplace();
-    parser->body_limit(boost::none);  // streams may be long; the event size is capped by the SSE parser
+    // Streams may be long; the size of one event is capped by the SSE parser instead. (Not
+    // boost::none: Boost 1.74 compares Content-Length against the empty optional and fails.)
+    parser->body_limit(std::numeric_limits<std::uint64_t>::max());
     parser->header_limit(64 * 1024);
     conn->stream.expires_after(transport->options.idle_timeout);
     observer.on_sent(now());

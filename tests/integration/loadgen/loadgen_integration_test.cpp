@@ -55,6 +55,8 @@ struct ScenarioCase {
   int requests;
 };
 
+void PrintTo(const ScenarioCase& c, std::ostream* os) { *os << c.name; }
+
 class EachScenario : public Fixture, public ::testing::WithParamInterface<ScenarioCase> {};
 
 TEST_P(EachScenario, MeasuresTheConfiguredLatenciesAndExactTokenCounts) {
@@ -116,8 +118,8 @@ INSTANTIATE_TEST_SUITE_P(
                                    {"--scenario", "concurrency", "--concurrency", "6", "--num-requests", "36",
                                     "--endpoint", "chat"},
                                    36}),
-    [](const auto& info) {
-      std::string n = info.param.name;
+    [](const ::testing::TestParamInfo<ScenarioCase>& param_info) {
+      std::string n = param_info.param.name;
       std::replace(n.begin(), n.end(), '-', '_');
       return n;
     });

@@ -1,0 +1,72 @@
+// Benchmarks of the load generator's hot paths: parsing a streamed response and recording
+// latencies. Results and the command that reproduces them: docs/benchmarks.md.
+#include <benchmark/benchmark.h>
+
+#include <fmt/format.h>
+
+#include "llmload/analysis/hdr_histogram.hpp"
+#include "llmload/loadgen/sse_parser.hpp"
+#include "llmload/loadgen/stream_decoder.hpp"
+
+namespace {
+
+std::string chat_stream(int tokens) {
+  std::string s = "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,"
+                  "\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n";
+  for (int i = 0; i < tokens; ++i) {
+    s += fmt::format("data: {{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,"
+                     "\"model\":\"llmload-mock\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\" word{}\"}},"
+                     "\"finish_reason\":null}}]}}\n\n",
+                     i);
+  }
+  s += "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":256}}\n\ndata: [DONE]\n\n";
+  return s;
+}
+
+// SSE framing only, fed in 1 KiB reads.
+void BM_SseParse(benchmark::State& state) {
+  const std::string s = chat_stream(256);
+  std::size_t events = 0;
+  for (auto _ : state) {
+    llmload::SseParser p;
+    for (std::size_t i = 0; i < s.size(); i += 1024) {
+      p.feed(std::string_view(s).substr(i, 1024), [&](llmload::SseEvent&&) { ++events; });
+    }
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * s.size()));
+  state.counters["events/s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_SseParse);
+
+// SSE framing plus JSON decoding of every event (what the recorder does per response).
+void BM_SseParseAndDecode(benchmark::State& state) {
+  const std::string s = chat_stream(256);
+  std::size_t events = 0;
+  for (auto _ : state) {
+    llmload::SseParser p;
+    llmload::OpenAiStreamDecoder d(llmload::ApiKind::kChat);
+    for (std::size_t i = 0; i < s.size(); i += 1024) {
+      p.feed(std::string_view(s).substr(i, 1024), [&](llmload::SseEvent&& e) {
+        benchmark::DoNotOptimize(d.decode(e));
+        ++events;
+      });
+    }
+  }
+  state.counters["events/s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_SseParseAndDecode);
+
+void BM_HdrRecord(benchmark::State& state) {
+  llmload::analysis::HdrHistogram h(1, 3'600'000'000, 3);
+  std::int64_t v = 1;
+  for (auto _ : state) {
+    h.record(v);
+    v = (v * 1103515245 + 12345) & 0xFFFFFF;
+  }
+  benchmark::DoNotOptimize(h.total_count());
+}
+BENCHMARK(BM_HdrRecord);
+
+}  // namespace
+
+BENCHMARK_MAIN();
