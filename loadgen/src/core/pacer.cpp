@@ -5,11 +5,27 @@
 namespace llmload {
 namespace {
 
-class OpenLoopPacer final : public Pacer {
+// The measurement window shared by both pacers: it starts with the first measured release (or
+// at the end of a time warmup) and, for duration-bounded runs, lasts `window_duration_`.
+class WindowedPacer : public Pacer {
+ public:
+  explicit WindowedPacer(std::optional<Nanos> window_duration) : window_duration_(window_duration) {}
+  std::optional<TimePoint> window_start() const override { return window_start_; }
+  std::optional<TimePoint> window_end() const override {
+    if (!window_start_ || !window_duration_) return std::nullopt;
+    return *window_start_ + *window_duration_;
+  }
+
+ protected:
+  std::optional<Nanos> window_duration_;
+  std::optional<TimePoint> window_start_;
+};
+
+class OpenLoopPacer final : public WindowedPacer {
  public:
   OpenLoopPacer(Schedule schedule, std::optional<std::int64_t> max_inflight, std::optional<Nanos> window_duration,
                 WarmupSpec warmup)
-      : schedule_(std::move(schedule)), max_inflight_(max_inflight), window_duration_(window_duration), warmup_(warmup) {}
+      : WindowedPacer(window_duration), schedule_(std::move(schedule)), max_inflight_(max_inflight), warmup_(warmup) {}
 
   void begin(TimePoint start) override { start_ = start; }
 
@@ -37,29 +53,22 @@ class OpenLoopPacer final : public Pacer {
   }
   bool exhausted() const override { return stopped_ || next_ >= schedule_.arrivals.size(); }
   void stop() override { stopped_ = true; }
-  std::optional<TimePoint> window_start() const override { return window_start_; }
-  std::optional<TimePoint> window_end() const override {
-    if (!window_start_ || !window_duration_) return std::nullopt;
-    return *window_start_ + *window_duration_;
-  }
 
  private:
   Schedule schedule_;
   std::optional<std::int64_t> max_inflight_;
-  std::optional<Nanos> window_duration_;
   WarmupSpec warmup_;
   TimePoint start_{};
   std::size_t next_ = 0;
   std::int64_t in_flight_ = 0;
   bool stopped_ = false;
-  std::optional<TimePoint> window_start_;
 };
 
-class ClosedLoopPacer final : public Pacer {
+class ClosedLoopPacer final : public WindowedPacer {
  public:
   ClosedLoopPacer(std::int64_t concurrency, std::optional<std::int64_t> num_requests,
                   std::optional<Nanos> window_duration, WarmupSpec warmup)
-      : concurrency_(concurrency), num_requests_(num_requests), window_duration_(window_duration), warmup_(warmup) {}
+      : WindowedPacer(window_duration), concurrency_(concurrency), num_requests_(num_requests), warmup_(warmup) {}
 
   void begin(TimePoint start) override {
     start_ = start;
@@ -99,16 +108,10 @@ class ClosedLoopPacer final : public Pacer {
   }
   bool exhausted() const override { return stopped_ || done_; }
   void stop() override { stopped_ = true; }
-  std::optional<TimePoint> window_start() const override { return window_start_; }
-  std::optional<TimePoint> window_end() const override {
-    if (!window_start_ || !window_duration_) return std::nullopt;
-    return *window_start_ + *window_duration_;
-  }
 
  private:
   std::int64_t concurrency_;
   std::optional<std::int64_t> num_requests_;
-  std::optional<Nanos> window_duration_;
   WarmupSpec warmup_;
   TimePoint start_{};
   std::deque<TimePoint> free_since_;
@@ -116,7 +119,6 @@ class ClosedLoopPacer final : public Pacer {
   std::int64_t measured_ = 0;
   bool stopped_ = false;
   bool done_ = false;
-  std::optional<TimePoint> window_start_;
 };
 
 }  // namespace
