@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -141,11 +142,16 @@ void apply_setting(const std::string& raw_name, const std::string& value, const 
 }
 
 void apply_scenario_file(const std::string& path, ScenarioConfig& cfg) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(fmt::format("cannot read scenario file '{}': check the path", path));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  apply_scenario_text(text, path, cfg);
+}
+
+void apply_scenario_text(const std::string& text, const std::string& path, ScenarioConfig& cfg) {
   YAML::Node root;
   try {
-    root = YAML::Load(in);
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw ConfigError(fmt::format("scenario file '{}' is not valid YAML/JSON: line {}, column {}: {}", path,
                                   e.mark.line + 1, e.mark.column + 1, e.msg));
@@ -153,33 +159,46 @@ void apply_scenario_file(const std::string& path, ScenarioConfig& cfg) {
   if (!root.IsMap()) {
     throw ConfigError(fmt::format("scenario file '{}' must be a mapping of settings (e.g. 'scenario: server'), "
                                   "not a {}",
-                                  path, root.IsSequence() ? "list" : "scalar"));
+                                  path, root.IsSequence() ? "list" : (root.IsNull() ? "empty document" : "scalar")));
   }
-  for (const auto& kv : root) {
-    const std::string key = kv.first.as<std::string>();
-    const std::string origin = fmt::format("scenario file '{}', key '{}' (line {})", path, key, kv.first.Mark().line + 1);
-    const std::string name = normalize(key);
-    if (name == "api-key") {
-      throw ConfigError(fmt::format("{}: API keys do not belong in scenario files; set OPENAI_API_KEY or pass "
-                                    "--api-key",
-                                    origin));
-    }
-    const YAML::Node& v = kv.second;
-    if (name == "slo" && v.IsMap()) {
-      // slo: {ttft: 2000ms, tpot: 200ms, percentile: 99}
-      std::string spec;
-      for (const auto& b : v) {
-        const std::string k = b.first.as<std::string>();
-        if (!b.second.IsScalar()) throw ConfigError(fmt::format("{}: '{}' must be a single value", origin, k));
-        spec += (spec.empty() ? "" : ",") + (k == "percentile" ? "p" + b.second.as<std::string>() : k + ":" + b.second.as<std::string>());
+  try {
+    for (const auto& kv : root) {
+      if (!kv.first.IsScalar()) {
+        throw ConfigError(fmt::format("scenario file '{}' (line {}): keys must be plain names", path,
+                                      kv.first.Mark().line + 1));
       }
-      apply_setting(name, spec, origin, cfg);
-      continue;
+      const std::string key = kv.first.as<std::string>();
+      const std::string origin =
+          fmt::format("scenario file '{}', key '{}' (line {})", path, key, kv.first.Mark().line + 1);
+      const std::string name = normalize(key);
+      if (name == "api-key") {
+        throw ConfigError(fmt::format("{}: API keys do not belong in scenario files; set OPENAI_API_KEY or pass "
+                                      "--api-key-file",
+                                      origin));
+      }
+      const YAML::Node& v = kv.second;
+      if (name == "slo" && v.IsMap()) {
+        // slo: {ttft: 2000ms, tpot: 200ms, percentile: 99}
+        std::string spec;
+        for (const auto& b : v) {
+          if (!b.first.IsScalar() || !b.second.IsScalar()) {
+            throw ConfigError(fmt::format("{}: each SLO entry must be 'metric: bound'", origin));
+          }
+          const std::string k = b.first.as<std::string>();
+          spec += (spec.empty() ? "" : ",") +
+                  (k == "percentile" ? "p" + b.second.as<std::string>() : k + ":" + b.second.as<std::string>());
+        }
+        apply_setting(name, spec, origin, cfg);
+        continue;
+      }
+      if (!v.IsScalar()) {
+        throw ConfigError(fmt::format("{}: expected a single value, got {}", origin,
+                                      v.IsMap() ? "a mapping" : (v.IsSequence() ? "a list" : "nothing")));
+      }
+      apply_setting(name, v.as<std::string>(), origin, cfg);
     }
-    if (!v.IsScalar()) {
-      throw ConfigError(fmt::format("{}: expected a single value, got a {}", origin, v.IsMap() ? "mapping" : "list"));
-    }
-    apply_setting(name, v.as<std::string>(), origin, cfg);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(fmt::format("scenario file '{}': line {}: {}", path, e.mark.line + 1, e.msg));
   }
 }
 

@@ -13,6 +13,10 @@ namespace llmload::app {
 /// Throws ConfigError naming the file, the key and the fix.
 void apply_scenario_file(const std::string& path, ScenarioConfig& cfg);
 
+/// Applies scenario settings from YAML or JSON text; `origin` names it in error messages (e.g.
+/// the file's path). Throws ConfigError naming the key and the fix.
+void apply_scenario_text(const std::string& text, const std::string& origin, ScenarioConfig& cfg);
+
 /// Applies one setting given by its flag name (without "--"). `origin` names where it came from
 /// for error messages (e.g. "--input-tokens" or "scenario file s.yaml, key input_tokens").
 void apply_setting(const std::string& name, const std::string& value, const std::string& origin, ScenarioConfig& cfg);
