@@ -23,6 +23,7 @@
 #include "llmload/loadgen/net/driver.hpp"
 #include "llmload/loadgen/pacer.hpp"
 #include "llmload/loadgen/prompt.hpp"
+#include "llmload/loadgen/redact.hpp"
 #include "llmload/loadgen/request_builder.hpp"
 #include "llmload/loadgen/run_controller.hpp"
 #include "llmload/loadgen/url.hpp"
@@ -146,7 +147,12 @@ int run_command(const ScenarioConfig& cfg_in, const std::vector<std::string>& ar
   SteadyClock clock;
   net::TransportOptions topts{cfg.timeout, cfg.idle_timeout};
   net::AsioTransport transport(ioc, clock, url, topts);
-  net::ModelsInfo models = net::probe_models(ioc, transport, url.to_string(), url.path, url.host_header(), cfg.api_key);
+  net::ModelsInfo models;
+  try {
+    models = net::probe_models(ioc, transport, url.to_string(), url.path, url.host_header(), cfg.api_key);
+  } catch (const ConfigError& e) {
+    throw ConfigError(redact(e.what(), cfg.api_key));  // the server may echo the key back
+  }
   if (cfg.model.empty()) {
     if (models.ids.empty()) {
       throw ConfigError(fmt::format("GET {}/v1/models listed no models: pass --model", url.to_string()));
@@ -160,7 +166,9 @@ int run_command(const ScenarioConfig& cfg_in, const std::vector<std::string>& ar
   const auto wall_start = std::chrono::system_clock::now();
   fmt::print(stderr, "llmload {}: {} against {}{} model '{}'\n", kVersion, app::scenario_summary(cfg),
              url.to_string(), builder.path(), cfg.model);
-  net::drive(ioc, controller, net::DriveOptions{});
+  net::DriveOptions dopts;
+  dopts.drain_timeout = cfg.drain_timeout;
+  net::drive(ioc, controller, dopts);
 
   const analysis::RunMetrics metrics = controller.metrics();
   const std::string title = fmt::format("llmload {} | {}", to_string(cfg.kind), cfg.model);
@@ -180,12 +188,12 @@ int run_command(const ScenarioConfig& cfg_in, const std::vector<std::string>& ar
     bool ok = true;
     {
       std::ofstream f(dir / "result.json");
-      f << result.dump(2) << '\n';
+      f << result.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
       ok = ok && static_cast<bool>(f);
     }
     {
       std::ofstream f(dir / "requests.jsonl");
-      for (const auto& r : controller.records()) f << analysis::record_json(r).dump() << '\n';
+      for (const auto& r : controller.records()) f << analysis::record_json(r).dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
       ok = ok && static_cast<bool>(f);
     }
     {

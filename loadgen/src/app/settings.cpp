@@ -1,6 +1,7 @@
 #include "settings.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -75,6 +76,8 @@ const std::vector<SettingInfo>& settings() {
       {"timeout", "bound on each whole request (default 10m)"},
       {"idle-timeout", "bound on the silence between bytes of a response (default 60s)"},
       {"stream", "true: SSE streaming (default); false: non-streaming (then TTFT equals E2E)"},
+      {"drain-timeout", "after SIGINT/SIGTERM, how long requests in flight may finish (default 30s)"},
+      {"api-key-file", "read the API key from this file (first line); never written out"},
   };
   return kSettings;
 }
@@ -132,6 +135,18 @@ void apply_setting(const std::string& raw_name, const std::string& value, const 
     cfg.timeout = parse_dur(value, origin);
   } else if (name == "idle-timeout") {
     cfg.idle_timeout = parse_dur(value, origin);
+  } else if (name == "drain-timeout") {
+    cfg.drain_timeout = parse_dur(value, origin);
+  } else if (name == "api-key-file") {
+    std::ifstream f(value);
+    std::string key;
+    if (!f || !std::getline(f, key)) {
+      throw ConfigError(fmt::format("bad {}: cannot read an API key from '{}'", origin, value));
+    }
+    while (!key.empty() && std::isspace(static_cast<unsigned char>(key.back()))) key.pop_back();
+    while (!key.empty() && std::isspace(static_cast<unsigned char>(key.front()))) key.erase(key.begin());
+    if (key.empty()) throw ConfigError(fmt::format("bad {}: the file '{}' holds no API key", origin, value));
+    cfg.api_key = key;
   } else if (name == "stream") {
     cfg.stream = parse_bool(value, origin);
   } else {

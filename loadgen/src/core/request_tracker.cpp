@@ -22,6 +22,10 @@ void RequestTracker::fail(ErrorClass cls, std::string message) {
 
 void RequestTracker::on_sent(TimePoint t) { record_.t_send = offset(t); }
 
+void RequestTracker::on_header_field(std::string_view name, std::string_view value) {
+  if (name == "Retry-After") retry_after_.assign(value.substr(0, 64));
+}
+
 void RequestTracker::on_headers(TimePoint t, int status, std::string_view content_type) {
   record_.t_headers = offset(t);
   record_.http_status = status;
@@ -84,7 +88,9 @@ void RequestTracker::on_complete(TimePoint t, const TransportError& error) {
     if (!(done_seen_ && error.cls == ErrorClass::kIncomplete)) fail(error.cls, error.message);
   } else if (record_.http_status != 0 && !success_status) {
     fail(ErrorClass::kHttpStatus,
-         fmt::format("HTTP {}: {}", record_.http_status, error_message_from_body(body_)));
+         fmt::format("HTTP {}{}: {}", record_.http_status,
+                     retry_after_.empty() ? std::string() : " (Retry-After: " + retry_after_ + ")",
+                     error_message_from_body(body_)));
   } else if (stream_) {
     if (!sse_) {
       fail(ErrorClass::kProtocol, fmt::format("expected a text/event-stream response to a streaming request, got: {}",

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "llmload/loadgen/redact.hpp"
+
 namespace llmload {
 
 /// One request in flight: its tracker, and a hand-back to the controller on completion.
@@ -10,6 +12,9 @@ class RunController::Slot final : public ResponseObserver {
   Slot(RunController& owner, std::uint64_t index, RequestTracker tracker)
       : owner_(owner), index_(index), tracker_(std::move(tracker)) {}
   void on_sent(TimePoint t) override { tracker_.on_sent(t); }
+  void on_header_field(std::string_view name, std::string_view value) override {
+    tracker_.on_header_field(name, value);
+  }
   void on_headers(TimePoint t, int status, std::string_view ct) override { tracker_.on_headers(t, status, ct); }
   bool on_body(TimePoint t, std::string_view bytes) override { return tracker_.on_body(t, bytes); }
   void on_complete(TimePoint t, const TransportError& e) override {
@@ -72,14 +77,16 @@ void RunController::complete(std::uint64_t index, TimePoint t) {
   auto it = trackers_.find(index);
   if (it == trackers_.end()) return;
   const auto& tracker = it->second->tracker();
-  const auto& rec = tracker.record();
+  analysis::RequestRecord rec = tracker.record();
+  // A server may echo the API key back in an error: it never reaches any output.
+  rec.error_message = redact(std::move(rec.error_message), cfg_.api_key);
   acc_.add(rec, tracker.chunks());
   if (!rec.warmup) {
     const TimePoint done = start_ + rec.t_done.value_or(t - start_);
     if (!last_measured_done_ || done > *last_measured_done_) last_measured_done_ = done;
   }
   last_event_ = t;
-  records_.push_back(rec);
+  records_.push_back(std::move(rec));
   graveyard_.push_back(std::move(it->second));
   trackers_.erase(it);
   pacer_.on_complete(t);

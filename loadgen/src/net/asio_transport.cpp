@@ -2,7 +2,10 @@
 
 #include "llmload/loadgen/net/asio_transport.hpp"
 
+#include <sys/socket.h>
+
 #include <array>
+#include <cerrno>
 #include <limits>
 #include <set>
 #include <vector>
@@ -79,7 +82,6 @@ struct Exchange : std::enable_shared_from_this<Exchange> {
   bool timed_out = false;
   bool canceled = false;
   bool retried = false;
-  bool got_response_bytes = false;
 
   TimePoint now() const { return transport->clock.now(); }
 
@@ -94,11 +96,26 @@ struct Exchange : std::enable_shared_from_this<Exchange> {
     acquire();
   }
 
+  // True when an idle pooled connection is still usable: the server has not closed it (or
+  // reset it, or sent stray bytes) while it sat in the pool.
+  static bool still_open(Connection& c) {
+    if (c.buffer.size() > 0) return false;  // bytes after the last response: not HTTP we expect
+    char byte;
+    const ssize_t n = ::recv(c.stream.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  }
+
   void acquire() {
     auto& pool = transport->idle;
-    if (!pool.empty()) {
+    while (!pool.empty()) {
       conn = std::move(pool.back());
       pool.pop_back();
+      if (!still_open(*conn)) {
+        beast::error_code ignored;
+        conn->stream.socket().close(ignored);
+        conn.reset();
+        continue;
+      }
       conn->reused = true;
       write();
       return;
@@ -123,7 +140,7 @@ struct Exchange : std::enable_shared_from_this<Exchange> {
     conn->stream.expires_after(transport->options.idle_timeout);
     observer.on_sent(now());
     http::async_write(conn->stream, req, [self = shared_from_this()](beast::error_code ec, std::size_t) {
-      if (ec) return self->fail_or_retry("write request", ec);
+      if (ec) return self->fail_or_retry("write request", ec, true);
       self->read_header();
     });
   }
@@ -132,9 +149,12 @@ struct Exchange : std::enable_shared_from_this<Exchange> {
     conn->stream.expires_after(transport->options.idle_timeout);
     http::async_read_header(conn->stream, conn->buffer, *parser,
                             [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                              if (ec) return self->fail_or_retry("read response header", ec);
-                              self->got_response_bytes = true;
+                              if (ec) return self->fail_or_retry("read response header", ec, false);
                               const auto& h = self->parser->get();
+                              if (auto it = h.find(http::field::retry_after); it != h.end()) {
+                                const auto v = it->value();
+                                self->observer.on_header_field("Retry-After", std::string_view(v.data(), v.size()));
+                              }
                               const auto ct = h[http::field::content_type];
                               self->observer.on_headers(self->now(), static_cast<int>(h.result_int()),
                                                         std::string_view(ct.data(), ct.size()));
@@ -167,13 +187,18 @@ struct Exchange : std::enable_shared_from_this<Exchange> {
     finish(ErrorClass::kNone, {}, keep);
   }
 
-  // A reused keep-alive connection that the server closed between requests fails at once on
-  // write or on the first read; such a request never reached the server, so it is retried once
-  // on a fresh connection.
-  void fail_or_retry(const char* what, beast::error_code ec) {
-    const bool stale = conn && conn->reused && !got_response_bytes && !retried && !timed_out && !canceled &&
-                       (ec == http::error::end_of_stream || ec == asio::error::eof ||
-                        ec == asio::error::connection_reset || ec == asio::error::broken_pipe);
+  // Pooled connections are checked before reuse (still_open), which catches a server that closed
+  // a keep-alive connection between requests. What remains is the race where it closes just as
+  // the request goes out. As Go's net/http does, the request is retried once on a fresh
+  // connection when a reused connection fails on the write, or is closed cleanly (FIN, no byte
+  // of response): the server closed an idle connection and never took the request. A reset
+  // after the write, or any failure on a fresh connection, is an error (the server may have
+  // started generating).
+  void fail_or_retry(const char* what, beast::error_code ec, bool during_write) {
+    const bool write_failed =
+        during_write && (ec == asio::error::eof || ec == asio::error::connection_reset || ec == asio::error::broken_pipe);
+    const bool closed_idle = !during_write && ec == http::error::end_of_stream;
+    const bool stale = (write_failed || closed_idle) && conn && conn->reused && !retried && !timed_out && !canceled;
     if (stale) {
       retried = true;
       beast::error_code ignored;

@@ -18,6 +18,7 @@ class RequestTracker final : public ResponseObserver {
   RequestTracker(analysis::RequestRecord record, TimePoint run_start, ApiKind api, bool stream);
 
   void on_sent(TimePoint t) override;
+  void on_header_field(std::string_view name, std::string_view value) override;
   void on_headers(TimePoint t, int status, std::string_view content_type) override;
   bool on_body(TimePoint t, std::string_view bytes) override;
   void on_complete(TimePoint t, const TransportError& error) override;
@@ -42,6 +43,7 @@ class RequestTracker final : public ResponseObserver {
   OpenAiStreamDecoder decoder_;
   std::optional<Usage> usage_;
   std::string body_;  // non-streamed or error bodies (capped)
+  std::string retry_after_;  // Retry-After of an error response (429/503)
   std::vector<analysis::ChunkArrival> chunks_;
 };
 

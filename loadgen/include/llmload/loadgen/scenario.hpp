@@ -53,6 +53,7 @@ struct ScenarioConfig {
   std::int64_t concurrency = 1;              // concurrency: requests in flight
   Nanos timeout = std::chrono::minutes(10);  // whole request
   Nanos idle_timeout = std::chrono::seconds(60);  // silence between bytes of a response
+  Nanos drain_timeout = std::chrono::seconds(30);  // after a signal: how long in-flight requests may finish
   std::string output_dir;                    // empty: no files, console only
 
   bool open_loop() const { return kind == ScenarioKind::kServer || kind == ScenarioKind::kOffline; }

@@ -33,6 +33,12 @@ class ResponseObserver {
  public:
   virtual ~ResponseObserver() = default;
   virtual void on_sent(TimePoint t) = 0;
+  /// Response header fields the recorder may want, delivered before on_headers (today only
+  /// Retry-After). Default: ignored.
+  virtual void on_header_field(std::string_view name, std::string_view value) {
+    (void)name;
+    (void)value;
+  }
   virtual void on_headers(TimePoint t, int status, std::string_view content_type) = 0;
   /// Body bytes (de-chunked). Return false to abort the request (the observer has seen enough,
   /// e.g. an oversized event); the transport then completes with kCanceled.

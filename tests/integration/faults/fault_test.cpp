@@ -1,0 +1,277 @@
+// llmload against servers that misbehave: every fault ends as the right error class in
+// requests.jsonl, the run continues with the other requests, and the outputs are complete.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <fstream>
+#include <filesystem>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "fault_server.hpp"
+#include "subprocess.hpp"
+
+namespace llmload::testing {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+struct Outputs {
+  json result;
+  std::vector<json> records;
+};
+
+Outputs read_outputs(const TempDir& dir) {
+  Outputs o;
+  o.result = json::parse(read_file(dir.file("result.json")));
+  std::istringstream in(read_file(dir.file("requests.jsonl")));
+  std::string line;
+  while (std::getline(in, line)) o.records.push_back(json::parse(line));
+  return o;
+}
+
+std::vector<std::string> llmload_args(const std::string& url, const TempDir& dir, std::vector<std::string> extra) {
+  std::vector<std::string> a = {binary_path("llmload"), "run", "--base-url", url, "--output", dir.path(),
+                                "--input-tokens", "3", "--output-tokens", "4"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+TEST(Faults, EachFaultEndsAsTheRightErrorClassAndTheRunContinues) {
+  // One request at a time, so request i meets fault i.
+  const std::vector<std::pair<Fault, std::string>> cases = {
+      {Fault::kOk, "none"},
+      {Fault::kResetBefore, "incomplete"},
+      {Fault::kOk, "none"},
+      {Fault::kResetMid, "incomplete"},
+      {Fault::kHttp500Json, "http_status"},
+      {Fault::kHttp503Text, "http_status"},
+      {Fault::kHttp429, "http_status"},
+      {Fault::kMalformedSse, "protocol"},
+      {Fault::kTruncatedEvent, "incomplete"},
+      {Fault::kHugeEvent, "none"},
+      {Fault::kInvalidUtf8, "protocol"},
+      {Fault::kNoDone, "incomplete"},
+      {Fault::kStreamError, "stream_error"},
+      {Fault::kStallForever, "idle_timeout"},
+      {Fault::kOk, "none"},
+  };
+  std::vector<Fault> script;
+  for (const auto& c : cases) script.push_back(c.first);
+  FaultServer server(script);
+  TempDir dir;
+  auto r = run(llmload_args(server.base_url(), dir,
+                            {"--scenario", "single-stream", "--num-requests", std::to_string(cases.size()),
+                             "--idle-timeout", "1s", "--timeout", "30s"}),
+               120s);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto o = read_outputs(dir);
+  ASSERT_EQ(o.records.size(), cases.size());
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    EXPECT_EQ(o.records[i]["error_class"], cases[i].second)
+        << "request " << i << ": " << o.records[i].dump();
+  }
+  EXPECT_EQ(o.result["completed"], 4);
+  EXPECT_EQ(o.result["failed"], static_cast<int>(cases.size()) - 4);
+  // Messages say what happened.
+  EXPECT_NE(o.records[4]["error"].get<std::string>().find("HTTP 500: engine crashed"), std::string::npos);
+  EXPECT_NE(o.records[5]["error"].get<std::string>().find("upstream overloaded"), std::string::npos);
+  EXPECT_NE(o.records[6]["error"].get<std::string>().find("Retry-After: 2"), std::string::npos) << o.records[6];
+  EXPECT_NE(o.records[11]["error"].get<std::string>().find("[DONE]"), std::string::npos);
+  EXPECT_NE(o.records[12]["error"].get<std::string>().find("out of KV cache"), std::string::npos);
+  EXPECT_NE(o.records[13]["error"].get<std::string>().find("idle timeout"), std::string::npos);
+  // Counted by status with an example each.
+  EXPECT_EQ(o.result["errors"]["by_http_status"]["429"]["count"], 1);
+  EXPECT_EQ(o.result["errors"]["by_class"]["incomplete"]["count"], 4);
+  // The huge (5 MB) event was taken as the output it is.
+  EXPECT_EQ(o.records[9]["output_tokens"], 1);
+}
+
+TEST(Faults, ServerClosingKeepAliveBetweenRequestsCostsNothing) {
+  FaultServer server({Fault::kCloseAfter});
+  TempDir dir;
+  auto r = run(llmload_args(server.base_url(), dir, {"--scenario", "single-stream", "--num-requests", "10"}), 60s);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto o = read_outputs(dir);
+  EXPECT_EQ(o.result["completed"], 10) << o.result["errors"].dump();
+  EXPECT_EQ(server.posts(), 10);  // nothing was sent twice
+  EXPECT_GE(o.result["connections_opened"].get<int>(), 10);
+}
+
+TEST(Faults, WholeRequestTimeoutBoundsANeverEndingStream) {
+  FaultServer server({Fault::kTrickleForever});
+  TempDir dir;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = run(llmload_args(server.base_url(), dir,
+                            {"--num-requests", "2", "--concurrency", "2", "--timeout", "1s", "--idle-timeout", "10s"}),
+               60s);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 20s);
+  auto o = read_outputs(dir);
+  ASSERT_EQ(o.records.size(), 2u);
+  for (const auto& rec : o.records) {
+    EXPECT_EQ(rec["error_class"], "timeout");
+    EXPECT_NE(rec["error"].get<std::string>().find("total timeout"), std::string::npos);
+  }
+}
+
+TEST(Faults, ConnectionRefusedDuringTheRun) {
+  FaultServer server({Fault::kOk});
+  server.refuse_after_probe();
+  TempDir dir;
+  auto r = run(llmload_args(server.base_url(), dir, {"--num-requests", "3", "--concurrency", "1"}), 60s);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto o = read_outputs(dir);
+  ASSERT_EQ(o.records.size(), 3u);
+  for (const auto& rec : o.records) {
+    EXPECT_EQ(rec["error_class"], "connect") << rec.dump();
+    EXPECT_NE(rec["error"].get<std::string>().find("refused"), std::string::npos) << rec.dump();
+  }
+}
+
+TEST(Faults, HelpShowsTheTimeoutDefaults) {
+  auto r = run({binary_path("llmload"), "run", "--help"}, 30s);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("--timeout"), std::string::npos);
+  EXPECT_NE(r.out.find("default 10m"), std::string::npos);
+  EXPECT_NE(r.out.find("--idle-timeout"), std::string::npos);
+  EXPECT_NE(r.out.find("default 60s"), std::string::npos);
+}
+
+// ---- secrets ---------------------------------------------------------------------------
+
+TEST(Secrets, AKeyEchoedByTheServerNeverReachesAnyOutput) {
+  FaultServer server({Fault::kEchoAuth401, Fault::kOk});
+  TempDir dir;
+  const std::string secret = "sk-live-TOPSECRET-123456";
+  {
+    std::ofstream f(dir.file("key.txt"));
+    f << secret << "\n";
+  }
+  TempDir out;
+  auto r = run(llmload_args(server.base_url(), out,
+                            {"--scenario", "single-stream", "--num-requests", "4", "--api-key-file", dir.file("key.txt")}),
+               60s);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto o = read_outputs(out);
+  EXPECT_EQ(o.result["failed"], 2);
+  EXPECT_NE(o.records[0]["error"].get<std::string>().find("invalid key: Bearer ***"), std::string::npos)
+      << o.records[0].dump();
+  // Every output of the run: stdout, stderr, and every file written.
+  EXPECT_EQ(r.out.find(secret), std::string::npos);
+  EXPECT_EQ(r.err.find(secret), std::string::npos);
+  for (const auto& entry : std::filesystem::directory_iterator(out.path())) {
+    EXPECT_EQ(read_file(entry.path().string()).find(secret), std::string::npos) << entry.path();
+  }
+  // Also from the environment and on the command line (stored redacted).
+  TempDir out2;
+  auto r2 = run(llmload_args(server.base_url(), out2, {"--num-requests", "2", "--api-key", secret}), 60s,
+                {"OPENAI_API_KEY=" + secret});
+  ASSERT_EQ(r2.exit_code, 0) << r2.err;
+  for (const auto& entry : std::filesystem::directory_iterator(out2.path())) {
+    EXPECT_EQ(read_file(entry.path().string()).find(secret), std::string::npos) << entry.path();
+  }
+  auto o2 = read_outputs(out2);
+  EXPECT_NE(o2.result["conditions"]["command_line"].dump().find("***"), std::string::npos);
+}
+
+TEST(Secrets, ApiKeyInAScenarioFileIsRefused) {
+  TempDir dir;
+  {
+    std::ofstream f(dir.file("s.yaml"));
+    f << "scenario: concurrency\napi_key: sk-abc\n";
+  }
+  auto r = run({binary_path("llmload"), "run", "--scenario-file", dir.file("s.yaml")}, 30s);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("API keys do not belong in scenario files"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("sk-abc"), std::string::npos);
+}
+
+// ---- output directory problems are found before the run ---------------------------------
+
+TEST(OutputDir, UnwritableOrFullIsDetectedBeforeTheRun) {
+  FaultServer server({Fault::kOk});
+  TempDir dir;
+  auto a = run(llmload_args(server.base_url(), dir, {"--num-requests", "1"}), 30s);
+  ASSERT_EQ(a.exit_code, 0);
+  const int posts_before = server.posts();
+  // Not a directory that can be made.
+  auto b = run({binary_path("llmload"), "run", "--base-url", server.base_url(), "--output", "/dev/null/results",
+                "--num-requests", "1"},
+               30s);
+  EXPECT_EQ(b.exit_code, 2);
+  EXPECT_NE(b.err.find("cannot create --output directory"), std::string::npos) << b.err;
+  // A full disk: the write probe lands on /dev/full (ENOSPC).
+  TempDir full;
+  std::filesystem::create_symlink("/dev/full", full.file(".llmload-write-test"));
+  auto c = run({binary_path("llmload"), "run", "--base-url", server.base_url(), "--output", full.path(),
+                "--num-requests", "1"},
+               30s);
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_NE(c.err.find("not writable (or the disk is full)"), std::string::npos) << c.err;
+  EXPECT_EQ(server.posts(), posts_before);  // nothing was sent
+}
+
+// ---- signals -----------------------------------------------------------------------------
+
+TEST(Signals, SigintStopsIssuingDrainsAndWritesAnInterruptedArtifact) {
+  auto srv = start_server({"--latency-model", "fixed", "--ttft", "20ms", "--itl", "10ms"});
+  TempDir dir;
+  Subprocess p(llmload_args(srv.base_url, dir, {"--concurrency", "4", "--duration", "60s"}));
+  std::this_thread::sleep_for(1500ms);
+  p.signal(SIGINT);
+  const int code = p.wait(30s);
+  EXPECT_EQ(code, 130) << p.err();
+  auto o = read_outputs(dir);
+  EXPECT_TRUE(o.result["interrupted"].get<bool>());
+  EXPECT_GT(o.result["completed"].get<int>(), 10);
+  EXPECT_EQ(o.result["failed"], 0);  // the in-flight requests were drained, not cut
+  EXPECT_NE(o.result["window"]["method"].get<std::string>().find("interrupted"), std::string::npos);
+  EXPECT_NE(p.out().find("RUN INTERRUPTED"), std::string::npos);
+}
+
+TEST(Signals, SecondSignalStopsAtOnceAndStillWritesWhatItHas) {
+  // Two requests complete, then every request stalls forever: a drain would never end.
+  FaultServer server({Fault::kOk, Fault::kOk, Fault::kStallForever});
+  TempDir dir;
+  Subprocess p(llmload_args(server.base_url(), dir, {"--concurrency", "3", "--num-requests", "50", "--idle-timeout", "60s"}));
+  for (int i = 0; i < 100 && server.posts() < 5; ++i) std::this_thread::sleep_for(50ms);
+  std::this_thread::sleep_for(200ms);
+  const auto t0 = std::chrono::steady_clock::now();
+  p.signal(SIGINT);
+  std::this_thread::sleep_for(300ms);
+  p.signal(SIGTERM);
+  const int code = p.wait(30s);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 10s);
+  EXPECT_EQ(code, 130) << p.err();
+  auto o = read_outputs(dir);
+  EXPECT_TRUE(o.result["interrupted"].get<bool>());
+  int canceled = 0;
+  for (const auto& rec : o.records) canceled += rec["error_class"] == "canceled" ? 1 : 0;
+  EXPECT_GE(canceled, 1);
+  EXPECT_GE(o.result["completed"].get<int>(), 2);
+}
+
+TEST(Signals, DrainIsBoundedByDrainTimeout) {
+  FaultServer server({Fault::kStallForever});
+  TempDir dir;
+  Subprocess p(llmload_args(server.base_url(), dir,
+                            {"--concurrency", "2", "--num-requests", "10", "--idle-timeout", "60s", "--drain-timeout", "1s"}));
+  for (int i = 0; i < 100 && server.posts() < 2; ++i) std::this_thread::sleep_for(50ms);
+  const auto t0 = std::chrono::steady_clock::now();
+  p.signal(SIGTERM);
+  const int code = p.wait(30s);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(code, 130);
+  EXPECT_GE(took, 900ms);
+  EXPECT_LT(took, 15s);
+  auto o = read_outputs(dir);
+  ASSERT_EQ(o.records.size(), 2u);
+  for (const auto& rec : o.records) EXPECT_EQ(rec["error_class"], "canceled");
+}
+
+}  // namespace
+}  // namespace llmload::testing
