@@ -41,6 +41,20 @@ CLI::Validator duration_validator() {
       "DURATION");
 }
 
+/// A duration with a unit that is > 0 (a zero timeout would close every connection at once).
+CLI::Validator positive_duration_validator() {
+  return CLI::Validator(
+      [](std::string& value) -> std::string {
+        try {
+          if (parse_duration(value, "").count() <= 0) return "must be positive, e.g. 30s";
+          return {};
+        } catch (const DurationParseError& e) {
+          return e.what();
+        }
+      },
+      "DURATION");
+}
+
 }  // namespace
 
 CliOutcome parse_command_line(const std::vector<std::string>& args) {
@@ -53,8 +67,15 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
   std::string ttft = "50ms";
   std::string itl = "10ms";
   std::vector<std::string> models;
+  std::string header_timeout = "30s";
+  std::string body_timeout = "60s";
+  std::string keepalive_timeout = "120s";
 
-  app.add_option("--host", cfg.host, "Address to listen on")->capture_default_str();
+  app.add_option("--host", cfg.host,
+                 "Address to listen on. Other than loopback (127.0.0.0/8, ::1, localhost) it needs --allow-remote")
+      ->capture_default_str();
+  app.add_flag("--allow-remote", cfg.allow_remote,
+               "Allow listening on a non-loopback address (the server has no authentication)");
   app.add_option("--port", port, "TCP port to listen on; 0 picks a free one (printed on the listening line)")
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
@@ -78,6 +99,23 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--seed", cfg.latency.seed, "Seed of the jitter and of the response ids")->capture_default_str();
   app.add_option("--threads", cfg.io_threads, "Number of io threads")->capture_default_str()->check(CLI::Range(1, 256));
+  app.add_option("--header-timeout", header_timeout,
+                 "The request head must arrive within this from its first byte (from the accept on a new "
+                 "connection), however slowly bytes trickle in; else 408 and close")
+      ->capture_default_str()
+      ->check(positive_duration_validator());
+  app.add_option("--body-timeout", body_timeout,
+                 "The request body must arrive within this from the end of the head; else 408 and close")
+      ->capture_default_str()
+      ->check(positive_duration_validator());
+  app.add_option("--keepalive-timeout", keepalive_timeout,
+                 "Close a keep-alive connection when no next request starts within this")
+      ->capture_default_str()
+      ->check(positive_duration_validator());
+  app.add_option("--max-connections", cfg.max_connections,
+                 "Open connections beyond this get 503 and are closed at once (lowered to fit ulimit -n)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{10000000}));
   app.add_option("--log-level", cfg.log_level, "Logging to stderr (debug: one line per request)")
       ->capture_default_str()
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
@@ -109,6 +147,9 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
   // The validators above already accepted these.
   cfg.latency.ttft = parse_duration(ttft, "");
   cfg.latency.itl = parse_duration(itl, "");
+  cfg.header_timeout = parse_duration(header_timeout, "");
+  cfg.body_timeout = parse_duration(body_timeout, "");
+  cfg.keepalive_timeout = parse_duration(keepalive_timeout, "");
   outcome.config = std::move(cfg);
   return outcome;
 }

@@ -13,6 +13,7 @@
 #include "llmload/server/cli.hpp"
 #include "llmload/server/http_server.hpp"
 #include "llmload/server/latency_model.hpp"
+#include "llmload/server/process_limits.hpp"
 
 int main(int argc, char** argv) {
   using namespace llmload::server;
@@ -27,6 +28,13 @@ int main(int argc, char** argv) {
   auto logger = spdlog::stderr_color_mt("llmload-server");
   spdlog::set_default_logger(logger);
   spdlog::set_level(spdlog::level::from_str(config.log_level));
+  // Each connection holds a descriptor: allow as many as the hard limit does.
+  const OpenFileLimitChange nofile = raise_open_file_limit();
+  if (!nofile.error.empty()) {
+    spdlog::debug("open-file limit (RLIMIT_NOFILE) left at {}: {}", nofile.before, nofile.error);
+  } else {
+    spdlog::debug("open-file limit (RLIMIT_NOFILE): soft {} -> {} (hard {})", nofile.before, nofile.after, nofile.hard);
+  }
   // Peers that vanish must surface as write errors, not kill the process.
   std::signal(SIGPIPE, SIG_IGN);
 

@@ -177,6 +177,30 @@ bool HttpConnection::wait_closed(std::chrono::milliseconds timeout) {
   return false;
 }
 
+bool HttpConnection::readable(std::chrono::milliseconds timeout) {
+  if (pos_ < buffer_.size()) return true;
+  pollfd p{fd_, POLLIN, 0};
+  return ::poll(&p, 1, static_cast<int>(timeout.count())) > 0;
+}
+
+std::optional<std::string> HttpConnection::read_to_close(std::chrono::milliseconds timeout) {
+  std::string out = buffer_.substr(pos_);
+  buffer_.clear();
+  pos_ = 0;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+    if (left.count() <= 0) return std::nullopt;
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+    char buf[4096];
+    const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+    if (n <= 0) return out;  // EOF or reset
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
 HttpResponse http_request(int port, std::string_view method, std::string_view target, std::string_view body) {
   HttpConnection c(port);
   c.send_request(method, target, body);

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +51,11 @@ class HttpConnection {
   TimedChunk next_chunk();
   /// True when the server has closed the connection (waits up to `timeout`).
   bool wait_closed(std::chrono::milliseconds timeout);
+  /// True when a response byte is buffered or arrives within `timeout` (or the server closes).
+  bool readable(std::chrono::milliseconds timeout);
+  /// Everything the server sends until it closes (a reset counts as a close), or nullopt if it
+  /// has not closed within `timeout`.
+  std::optional<std::string> read_to_close(std::chrono::milliseconds timeout);
   void close();
 
  private:

@@ -129,9 +129,12 @@ TEST(ServerStreaming, TokensArriveOnSchedule) {
     if (chunk.data != "data: [DONE]\n\n") arrivals.push_back(chunk.arrived);
   }
   ASSERT_EQ(arrivals.size(), 6u);
-  EXPECT_GE(arrivals.front() - sent, milliseconds(45)) << "TTFT";
-  EXPECT_GE(arrivals.back() - arrivals.front(), milliseconds(5 * 20 - 10)) << "5 inter-token gaps";
-  for (std::size_t i = 1; i < arrivals.size(); ++i) EXPECT_GE(arrivals[i] - arrivals[i - 1], milliseconds(10));
+  // Token k is due 50 + 20k ms after the server read the request, which is after `sent`: it
+  // never arrives earlier. (Gaps between consecutive arrivals are not checked one by one: on a
+  // loaded machine a late token is followed by an on-time one, as the schedule is absolute.)
+  for (std::size_t k = 0; k < arrivals.size(); ++k) {
+    EXPECT_GE(arrivals[k] - sent, milliseconds(50 + 20 * static_cast<int>(k) - 2)) << "token " << k << " early";
+  }
   EXPECT_LT(arrivals.back() - sent, std::chrono::seconds(10));
 }
 

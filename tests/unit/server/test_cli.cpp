@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 namespace llmload::server {
 namespace {
 
@@ -22,6 +24,23 @@ TEST(ServerCli, Defaults) {
   EXPECT_EQ(c.latency.seed, 0u);
   EXPECT_EQ(c.io_threads, 1);
   EXPECT_EQ(c.log_level, "info");
+  EXPECT_EQ(c.header_timeout, std::chrono::seconds(30));
+  EXPECT_EQ(c.body_timeout, std::chrono::seconds(60));
+  EXPECT_EQ(c.keepalive_timeout, std::chrono::seconds(120));
+  EXPECT_EQ(c.max_connections, 10000);
+  EXPECT_FALSE(c.allow_remote);
+}
+
+TEST(ServerCli, LimitFlags) {
+  const CliOutcome o = parse_command_line({"--header-timeout", "1.5s", "--body-timeout", "250ms", "--keepalive-timeout",
+                                           "2m", "--max-connections", "7", "--allow-remote"});
+  ASSERT_TRUE(o.config) << o.err;
+  const ServerConfig& c = *o.config;
+  EXPECT_EQ(c.header_timeout, milliseconds(1500));
+  EXPECT_EQ(c.body_timeout, milliseconds(250));
+  EXPECT_EQ(c.keepalive_timeout, std::chrono::minutes(2));
+  EXPECT_EQ(c.max_connections, 7);
+  EXPECT_TRUE(c.allow_remote);
 }
 
 TEST(ServerCli, AllFlags) {
@@ -62,6 +81,10 @@ TEST(ServerCli, BadFlagsNameTheFlag) {
   expect_rejected({"--max-model-len", "0"}, "--max-model-len");
   expect_rejected({"--log-level", "loud"}, "--log-level");
   expect_rejected({"--model", ""}, "--model");
+  expect_rejected({"--header-timeout", "0s"}, "--header-timeout");
+  expect_rejected({"--body-timeout", "30"}, "--body-timeout");  // a unit is required
+  expect_rejected({"--keepalive-timeout", "-1s"}, "--keepalive-timeout");
+  expect_rejected({"--max-connections", "0"}, "--max-connections");
 }
 
 TEST(ServerCli, UnknownLatencyModelListsTheValidOnes) {
@@ -78,6 +101,17 @@ TEST(ServerCli, HelpDocumentsTheTokenRuleAndExitsZero) {
   EXPECT_EQ(o.exit_code, 0);
   EXPECT_NE(o.out.find("whitespace-separated word"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("--ttft"), std::string::npos);
+  // The limits show their defaults.
+  const std::pair<const char*, const char*> defaults[] = {
+      {"--header-timeout", "=30s"}, {"--body-timeout", "=60s"}, {"--keepalive-timeout", "=120s"},
+      {"--max-connections", "=10000"}};
+  for (const auto& [flag, value] : defaults) {
+    const auto at = o.out.find(flag);
+    ASSERT_NE(at, std::string::npos) << flag;
+    const std::string line = o.out.substr(at, o.out.find('\n', at) - at);
+    EXPECT_NE(line.find(value), std::string::npos) << line;
+  }
+  EXPECT_NE(o.out.find("--allow-remote"), std::string::npos);
 }
 
 TEST(ServerCli, Version) {

@@ -1,10 +1,16 @@
 #pragma once
 // The HTTP/1.1 front end (Boost.Beast on Boost.Asio, C++20 coroutines). Asio stays out of this
-// header (pimpl) so that only http_server.cpp pays for it.
+// header (pimpl) so that only http_server.cpp (listener) and connection.cpp (one connection) pay
+// for it.
 //
 // Threading: listen() and run() are called from one thread (the owner); run() blocks, running
 // the io_context on config.io_threads threads (the caller's included). stop() may be called
-// from any thread. Each connection is one coroutine on its own strand.
+// from any thread. Each connection is one coroutine; with io_threads > 1 it has its own strand.
+// What connections share (config, router, latency model, counters) is immutable or atomic.
+//
+// Limits (see docs/server.md): header/body/keep-alive deadlines per connection, at most
+// config.max_connections open connections (more get 503), heads up to config.header_limit bytes
+// and config.header_fields_limit fields, bodies up to config.body_limit bytes.
 
 #include <cstdint>
 #include <memory>
@@ -24,7 +30,9 @@ class HttpServer {
 
   /// Resolves and binds config.host:config.port and starts listening; returns the bound port.
   /// With `handle_signals`, SIGINT and SIGTERM (from here on) make run() return.
-  /// Throws std::runtime_error (the message names the address) when it cannot listen.
+  /// Throws std::runtime_error (the message names the address) when it cannot listen, and,
+  /// before binding anything, when the address is not loopback and !config.allow_remote (the
+  /// message names --allow-remote). Lowers max_connections to fit the current RLIMIT_NOFILE.
   std::uint16_t listen(bool handle_signals);
 
   /// "http://HOST:PORT" of the bound socket (after listen()).

@@ -29,9 +29,24 @@ struct ServerConfig {
   int io_threads = 1;
   std::string log_level = "info";
   std::size_t body_limit = std::size_t{16} * 1024 * 1024;  ///< larger request bodies get 413
-  std::size_t header_limit = std::size_t{64} * 1024;       ///< larger request headers get 431
-  /// A keep-alive connection with no request arriving for this long is closed.
-  std::chrono::nanoseconds idle_timeout = std::chrono::seconds(120);
+  std::size_t header_limit = std::size_t{64} * 1024;       ///< larger request heads (line + fields) get 431
+  std::size_t header_fields_limit = 256;                   ///< more header fields get 431
+
+  // Slow clients. Each is a deadline for a whole phase, not an inactivity timer: bytes that keep
+  // trickling in do not extend it.
+  /// The request head (request line + fields) must arrive within this, counted from its first
+  /// byte, or from the accept for a connection's first request. Else 408 and close.
+  std::chrono::nanoseconds header_timeout = std::chrono::seconds(30);
+  /// The request body must arrive within this, counted from the end of the head. Else 408 and close.
+  std::chrono::nanoseconds body_timeout = std::chrono::seconds(60);
+  /// A keep-alive connection with no byte of a next request for this long is closed (no answer).
+  std::chrono::nanoseconds keepalive_timeout = std::chrono::seconds(120);
+
+  /// Open connections beyond this are answered 503 and closed at once. The server lowers it to
+  /// what RLIMIT_NOFILE allows (see HttpServer::listen).
+  std::int64_t max_connections = 10000;
+  /// Listening on an address outside 127.0.0.0/8 and ::1 needs this (the server has no auth).
+  bool allow_remote = false;
 };
 
 }  // namespace llmload::server

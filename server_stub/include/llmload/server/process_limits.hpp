@@ -1,0 +1,25 @@
+#pragma once
+// The process's open-file limit (RLIMIT_NOFILE): each connection holds one descriptor, so
+// llmload-server raises its soft limit to the hard limit at start-up (main.cpp) and keeps its
+// --max-connections below what the limit allows (HttpServer::listen).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace llmload::server {
+
+struct OpenFileLimitChange {
+  std::uint64_t before = 0;  ///< the soft limit found
+  std::uint64_t after = 0;   ///< the soft limit now
+  std::uint64_t hard = 0;    ///< the hard limit (a "unlimited" hard limit reads as the kernel's nr_open)
+  std::string error;         ///< why raising failed; empty on success or when there was nothing to do
+};
+
+/// Raises the soft RLIMIT_NOFILE to the hard limit. Never throws.
+OpenFileLimitChange raise_open_file_limit();
+
+/// The current soft RLIMIT_NOFILE; nullopt when unlimited or unknown.
+std::optional<std::uint64_t> open_file_limit();
+
+}  // namespace llmload::server

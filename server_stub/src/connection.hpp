@@ -1,0 +1,51 @@
+#pragma once
+// Private to llmload-server's HTTP layer (http_server.cpp, connection.cpp): the state shared by
+// all connections, and the coroutine that serves one connection. Includes Asio; keep it out of
+// public headers.
+// <utility> first: Boost 1.74's awaitable.hpp needs it under C++20.
+#include <utility>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include "llmload/server/api_error.hpp"
+#include "llmload/server/latency_model.hpp"
+#include "llmload/server/router.hpp"
+#include "llmload/server/server_config.hpp"
+
+namespace llmload::server {
+
+/// What every connection of one server shares. It outlives every coroutine frame (the io_context
+/// that owns the frames is destroyed first).
+/// Threading: read from all io threads at once. Everything is immutable after construction
+/// except the atomics; Router::route and LatencyModel::start are const and thread-safe.
+struct SharedState {
+  SharedState(ServerConfig config_in, std::unique_ptr<LatencyModel> model_in, std::int64_t started_unix)
+      : config(std::move(config_in)), model(std::move(model_in)), router(config, started_unix) {}
+
+  const ServerConfig config;
+  const std::unique_ptr<const LatencyModel> model;
+  const Router router;
+  std::atomic<std::uint64_t> next_sequence{0};  ///< request sequence numbers (ids, jitter streams)
+  /// Connections being served. Incremented only by the accept loop (before it spawns the
+  /// connection), decremented by the connection when it ends, from any io thread.
+  std::atomic<std::int64_t> open_connections{0};
+};
+
+/// A whole HTTP/1.1 error response with the OpenAI body and `Connection: close`, as bytes.
+std::string error_response_bytes(const ApiError& error);
+
+/// Serves one accepted connection until it closes: reads requests under the header, body and
+/// keep-alive deadlines, answers them (streams included), answers malformed or timed-out requests
+/// with an OpenAI error and closes. Decrements shared.open_connections when it ends (the caller
+/// has counted it in). Never throws: unexpected exceptions are logged.
+/// Runs on the socket's executor, which must serialize the connection's handlers (a strand when
+/// several threads run the io_context). Takes the socket by value: it owns it.
+boost::asio::awaitable<void> serve_connection(boost::asio::ip::tcp::socket socket, SharedState& shared);
+
+}  // namespace llmload::server
