@@ -1,9 +1,52 @@
 #!/usr/bin/env bash
-# README command 2: set up a fresh Debian machine, build, and run every test (unit, integration
-# over loopback, interoperability with HdrHistogram's Java and JS implementations).
+# README command 2: set up a fresh Debian machine, build, and run every test:
+#   1. the release build (GCC): unit, integration over loopback, interop with HdrHistogram's
+#      Java and JS implementations;
+#   2. the same suite under AddressSanitizer + UndefinedBehaviorSanitizer (clang, -O1), with the
+#      libFuzzer targets built in the same tree, their seed corpora replayed, and each target
+#      fuzzed for a bounded time;
+#   3. the multi-threaded code (llmload-server with several io threads) under ThreadSanitizer.
+# Knobs: LLMLOAD_SANITIZERS=0 skips 2 and 3; LLMLOAD_FUZZ_SECONDS (default 20) per fuzz target.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+jobs="${LLMLOAD_JOBS:-$(nproc)}"
+test_jobs="${LLMLOAD_TEST_JOBS:-2}"
+fuzz_seconds="${LLMLOAD_FUZZ_SECONDS:-20}"
+stamp() { printf '\n=== [%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+
+stamp "set-up"
 "$here/scripts/setup.sh"
+
+stamp "release build (gcc)"
 "$here/scripts/build.sh"
 build="${LLMLOAD_BUILD_DIR:-$here/build}"
-ctest --test-dir "$build" --output-on-failure -j "${LLMLOAD_TEST_JOBS:-2}" --timeout 600
+stamp "tests: release build"
+ctest --test-dir "$build" --output-on-failure -j "$test_jobs" --timeout 600
+
+if [ "${LLMLOAD_SANITIZERS:-1}" = "0" ]; then
+  echo "test.sh: sanitizer and fuzzing stages skipped (LLMLOAD_SANITIZERS=0)"
+  exit 0
+fi
+
+san_flags=(-G Ninja -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" -DLLMLOAD_ENABLE_CUDA=OFF
+           -DLLMLOAD_BUILD_BENCH=OFF)
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+
+stamp "ASan+UBSan build with fuzz targets (clang)"
+CC=clang CXX=clang++ cmake -S "$here" -B "$here/build-asan" "${san_flags[@]}" \
+  -DLLMLOAD_SANITIZE=address,undefined -DLLMLOAD_FUZZ=ON >/dev/null
+cmake --build "$here/build-asan" -j "$jobs"
+stamp "tests: ASan+UBSan (including fuzz corpus replays)"
+ctest --test-dir "$here/build-asan" --output-on-failure -j "$test_jobs" --timeout 900
+
+stamp "fuzzing: ${fuzz_seconds}s per target"
+"$here/scripts/fuzz.sh" "$here/build-asan" "$fuzz_seconds"
+
+stamp "TSan build of the multi-threaded server (clang)"
+CC=clang CXX=clang++ cmake -S "$here" -B "$here/build-tsan" "${san_flags[@]}" -DLLMLOAD_SANITIZE=thread >/dev/null
+cmake --build "$here/build-tsan" -j "$jobs" --target llmload-server llmload_server_integration_tests
+stamp "tests: TSan (server)"
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1${LLMLOAD_TSAN_SUPPRESSIONS:+:suppressions=$LLMLOAD_TSAN_SUPPRESSIONS}"
+"$here/build-tsan/bin/llmload_server_integration_tests"
+stamp "all tests passed"
