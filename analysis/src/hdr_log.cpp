@@ -20,6 +20,9 @@ void require_finite(double v, const char* what) {
 
 // Java's Date.toString() layout ("EEE MMM dd HH:mm:ss zzz yyyy"), in UTC.
 std::string java_date_utc(double sec_since_epoch) {
+  // Beyond this (about 30 million years) the cast to time_t could overflow (undefined) and
+  // gmtime_r's year would not fit an int anyway.
+  if (!(std::fabs(sec_since_epoch) < 1e15)) return "unknown date";
   const auto t = static_cast<std::time_t>(std::floor(sec_since_epoch));
   std::tm tm{};
   if (gmtime_r(&t, &tm) == nullptr) return "unknown date";

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstddef>
 #include <cmath>
 #include <fstream>
 #include <iterator>
@@ -86,7 +87,11 @@ void apply_setting(const std::string& raw_name, const std::string& value, const 
                    ScenarioConfig& cfg) {
   const std::string name = normalize(raw_name);
   if (name == "scenario") {
-    cfg.kind = parse_scenario_kind(value);
+    try {
+      cfg.kind = parse_scenario_kind(value);
+    } catch (const ConfigError& e) {
+      throw ConfigError(fmt::format("bad {}: {}", origin, e.what()));
+    }
   } else if (name == "base-url") {
     cfg.base_url = value;
   } else if (name == "endpoint") {
@@ -164,6 +169,12 @@ void apply_scenario_file(const std::string& path, ScenarioConfig& cfg) {
 }
 
 void apply_scenario_text(const std::string& text, const std::string& path, ScenarioConfig& cfg) {
+  // A NUL would cut every message that echoes a key or value (what() is a C string), and means
+  // this is not a text file anyway.
+  if (const auto nul = text.find('\0'); nul != std::string::npos) {
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(nul), '\n');
+    throw ConfigError(fmt::format("scenario file '{}' is not a text file: it contains a NUL byte (line {})", path, line));
+  }
   YAML::Node root;
   try {
     root = YAML::Load(text);

@@ -20,6 +20,14 @@ SseParser::Status SseParser::feed(std::string_view bytes, const std::function<vo
       bom_checked_ = true;
     } else {
       bom_checked_ = true;
+      // The bytes held back in line_ while waiting for a possible BOM are ordinary content:
+      // feed them through the normal path so they count toward the event size cap exactly as
+      // when they arrive in one piece with what follows.
+      if (!line_.empty()) {
+        const std::string held = std::move(line_);
+        line_.clear();
+        if (feed(held, on_event) != Status::kOk) return Status::kEventTooLarge;
+      }
     }
   }
   while (i < bytes.size()) {

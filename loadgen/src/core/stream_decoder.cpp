@@ -7,20 +7,67 @@ namespace {
 
 using nlohmann::json;
 
+// OpenAI payloads nest a handful of levels. Deeper JSON is rejected before parsing: nlohmann's
+// parser is iterative, but dump() (used for error values) recurses once per level, so a server
+// sending {"error":[[[[...]]]]} a few hundred thousand levels deep would overflow the stack.
+constexpr int kMaxJsonDepth = 64;
+
+bool nested_too_deep(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) return true;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return false;
+}
+
+// Parses a JSON payload; discarded (as on a syntax error) when nested too deep.
+json parse_payload(std::string_view text) {
+  if (nested_too_deep(text)) return json(json::value_t::discarded);
+  return json::parse(text, nullptr, /*allow_exceptions=*/false);
+}
+
+// Largest token count believed (2^40): a count outside [0, kMaxUsageCount] (negative, a huge
+// unsigned, or absurd) is not a token count, and would overflow the token arithmetic downstream.
+constexpr std::int64_t kMaxUsageCount = std::int64_t{1} << 40;
+
+// A usage object with an invalid count is ignored as a whole (tokens are then counted from events).
 std::optional<Usage> read_usage(const json& j) {
   auto it = j.find("usage");
   if (it == j.end() || !it->is_object()) return std::nullopt;
-  Usage u;
-  auto get = [&](const char* key) -> std::optional<std::int64_t> {
-    auto f = it->find(key);
-    if (f != it->end() && f->is_number_integer()) return f->get<std::int64_t>();
-    return std::nullopt;
+  bool valid = true;
+  auto get = [&](const json& obj, const char* key) -> std::optional<std::int64_t> {
+    auto f = obj.find(key);
+    if (f == obj.end() || !f->is_number_integer()) return std::nullopt;
+    if (f->is_number_unsigned() ? f->get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxUsageCount)
+                                : (f->get<std::int64_t>() < 0 || f->get<std::int64_t>() > kMaxUsageCount)) {
+      valid = false;
+      return std::nullopt;
+    }
+    return f->get<std::int64_t>();
   };
-  u.prompt_tokens = get("prompt_tokens").value_or(0);
-  u.completion_tokens = get("completion_tokens").value_or(0);
+  Usage u;
+  u.prompt_tokens = get(*it, "prompt_tokens").value_or(0);
+  u.completion_tokens = get(*it, "completion_tokens").value_or(0);
   if (auto d = it->find("prompt_tokens_details"); d != it->end() && d->is_object()) {
-    if (auto c = d->find("cached_tokens"); c != d->end() && c->is_number_integer()) u.cached_tokens = c->get<std::int64_t>();
+    u.cached_tokens = get(*d, "cached_tokens");
   }
+  if (!valid) return std::nullopt;
   return u;
 }
 
@@ -86,7 +133,7 @@ StreamUpdate OpenAiStreamDecoder::decode(const SseEvent& event) {
     u.kind = StreamUpdate::Kind::kDone;
     return u;
   }
-  json j = json::parse(data, nullptr, /*allow_exceptions=*/false);
+  json j = parse_payload(data);
   if (j.is_discarded() || !j.is_object()) {
     u.kind = StreamUpdate::Kind::kMalformed;
     u.message = "SSE event is not a JSON object: " + excerpt(data, 120);
@@ -126,7 +173,7 @@ StreamUpdate OpenAiStreamDecoder::decode(const SseEvent& event) {
 
 WholeResponse decode_whole_response(std::string_view body, ApiKind api) {
   WholeResponse r;
-  json j = json::parse(body, nullptr, false);
+  json j = parse_payload(body);
   if (j.is_discarded() || !j.is_object()) {
     r.message = "response body is not a JSON object: " + excerpt(body, 120);
     return r;
@@ -148,7 +195,7 @@ WholeResponse decode_whole_response(std::string_view body, ApiKind api) {
 }
 
 std::string error_message_from_body(std::string_view body, std::size_t max_len) {
-  json j = json::parse(body, nullptr, false);
+  json j = parse_payload(body);
   if (!j.is_discarded() && j.is_object()) {
     if (auto e = j.find("error"); e != j.end()) return excerpt(error_text(*e), max_len);
     if (auto m = j.find("message"); m != j.end() && m->is_string()) return excerpt(m->get<std::string>(), max_len);
