@@ -60,8 +60,11 @@ void ScenarioConfig::validate() {
   };
   need(base_url.rfind("http://", 0) == 0 || base_url.rfind("https://", 0) == 0,
        fmt::format("bad --base-url '{}': give an http:// URL, e.g. http://127.0.0.1:8000", base_url));
-  need(input_tokens >= 1, fmt::format("bad --input-tokens {}: must be at least 1", input_tokens));
-  need(output_tokens >= 1, fmt::format("bad --output-tokens {}: must be at least 1", output_tokens));
+  constexpr std::int64_t kMaxTokens = 10'000'000;  // far beyond any context length; bounds prompt memory
+  need(input_tokens >= 1 && input_tokens <= kMaxTokens,
+       fmt::format("bad --input-tokens {}: must be between 1 and {}", input_tokens, kMaxTokens));
+  need(output_tokens >= 1 && output_tokens <= kMaxTokens,
+       fmt::format("bad --output-tokens {}: must be between 1 and {}", output_tokens, kMaxTokens));
   if (num_requests) need(*num_requests >= 1, fmt::format("bad --num-requests {}: must be at least 1", *num_requests));
   if (duration) need(duration->count() > 0, "bad --duration: must be positive, e.g. 30s");
   need(timeout.count() > 0, "bad --timeout: must be positive, e.g. 10m");

@@ -57,3 +57,48 @@ TEST(Prompt, ExactWordCountAndDeterministic) {
 
 }  // namespace
 }  // namespace llmload
+
+#include "settings.hpp"
+
+namespace llmload {
+namespace {
+
+TEST(ScenarioText, YamlAndJsonGiveTheSameSettings) {
+  ScenarioConfig a;
+  ScenarioConfig b;
+  app::apply_scenario_text("scenario: server\nrequest_rate: 12.5\ninput-tokens: 64\nslo:\n  ttft: 1s\n  percentile: 90\n",
+                           "a.yaml", a);
+  app::apply_scenario_text(R"({"scenario": "server", "request_rate": 12.5, "input_tokens": 64, "slo": "ttft:1s,p90"})",
+                           "b.json", b);
+  EXPECT_EQ(a.kind, ScenarioKind::kServer);
+  EXPECT_EQ(a.request_rate, b.request_rate);
+  EXPECT_EQ(a.input_tokens, 64);
+  EXPECT_EQ(b.input_tokens, 64);
+  ASSERT_TRUE(a.slo && b.slo);
+  EXPECT_EQ(a.slo->to_string(), b.slo->to_string());
+}
+
+TEST(ScenarioText, ErrorsNameTheFileTheKeyAndTheFix) {
+  ScenarioConfig c;
+  try {
+    app::apply_scenario_text("scenario: server\nrequest_rate: fast\n", "s.yaml", c);
+    FAIL();
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("s.yaml"), std::string::npos) << m;
+    EXPECT_NE(m.find("request_rate"), std::string::npos) << m;
+    EXPECT_NE(m.find("line 2"), std::string::npos) << m;
+  }
+  // Found by fuzzing: a NUL byte cut every message short; now it is refused up front.
+  try {
+    app::apply_scenario_text(std::string("scenario: ser\0ver\n", 18), "n.yaml", c);
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("NUL"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(app::apply_scenario_text("- a\n- b\n", "l.yaml", c), ConfigError);
+  EXPECT_THROW(app::apply_scenario_text("concurrency: [1, 2]\n", "m.yaml", c), ConfigError);
+}
+
+}  // namespace
+}  // namespace llmload

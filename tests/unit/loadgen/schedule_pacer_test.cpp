@@ -166,6 +166,9 @@ TEST(Scenario, ValidationNamesTheFieldAndTheFix) {
     EXPECT_NE(std::string(e.what()).find("--request-rate"), std::string::npos);
   }
   EXPECT_THROW(parse_scenario_kind("bogus"), ConfigError);
+  ScenarioConfig huge;
+  huge.input_tokens = 1'000'000'000'000;
+  EXPECT_THROW(huge.validate(), ConfigError);
   EXPECT_THROW(parse_warmup("ten"), ConfigError);
   EXPECT_EQ(parse_warmup("5s").duration, Nanos(5s));
   EXPECT_EQ(parse_warmup("12").requests, 12);

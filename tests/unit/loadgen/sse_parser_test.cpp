@@ -78,6 +78,19 @@ TEST(SseParser, BomAtStartIsSkippedEvenWhenSplit) {
   }
 }
 
+TEST(SseParser, SizeCapIsTheSameHoweverTheStreamIsSplitAroundTheBomCheck) {
+  // Found by fuzzing: bytes held back while checking for a BOM escaped the event-size cap.
+  const std::string s = "da" "ta: " + std::string(40, 'x') + "\n\n";
+  for (std::size_t i = 0; i <= 3; ++i) {
+    SseParser p(32);
+    int n = 0;
+    auto a = p.feed(s.substr(0, i), [&](SseEvent&&) { ++n; });
+    auto b = a == SseParser::Status::kOk ? p.feed(s.substr(i), [&](SseEvent&&) { ++n; }) : a;
+    EXPECT_EQ(b, SseParser::Status::kEventTooLarge) << "split at " << i;
+    EXPECT_EQ(n, 0);
+  }
+}
+
 TEST(SseParser, EventWithoutDataIsNotDispatched) {
   auto ev = parse_all({"event: ping\n\n: comment\n\nretry: 10\n\n"});
   EXPECT_TRUE(ev.empty());

@@ -55,6 +55,26 @@ TEST(StreamDecoder, PerChunkUsageGivesTokensPerEvent) {
   EXPECT_EQ(dec(d, R"({"choices":[{"text":"defg"}],"usage":{"prompt_tokens":5,"completion_tokens":7}})").tokens, 4);
 }
 
+TEST(StreamDecoder, OutOfRangeUsageIsIgnoredNotTrusted) {
+  // Found by fuzzing: negative or absurd counts made n_out negative and overflowed n_k.
+  OpenAiStreamDecoder d(ApiKind::kCompletions);
+  auto neg = dec(d, R"({"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":-3}})");
+  EXPECT_FALSE(neg.usage);
+  auto huge = dec(d, R"({"choices":[{"text":"a"}],"usage":{"prompt_tokens":1,"completion_tokens":9223372036854775807}})");
+  EXPECT_FALSE(huge.usage);
+  EXPECT_EQ(huge.tokens, 1);
+}
+
+TEST(StreamDecoder, DeeplyNestedJsonIsMalformedNotAStackOverflow) {
+  // Found by fuzzing: {"error": [[[[...]]]]} made the error-message dump recurse 20k levels.
+  OpenAiStreamDecoder d(ApiKind::kChat);
+  const std::string deep = R"({"error":)" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  EXPECT_EQ(dec(d, deep).kind, K::kMalformed);
+  const std::string ok = R"({"choices":[{"delta":{"content":"x"}}],"x":)" + std::string(10, '[') + std::string(10, ']') + "}";
+  EXPECT_EQ(dec(d, ok).kind, K::kOutput);
+  EXPECT_FALSE(decode_whole_response(deep, ApiKind::kChat).ok);
+}
+
 TEST(StreamDecoder, WholeResponse) {
   auto r = decode_whole_response(
       R"({"choices":[{"message":{"role":"assistant","content":"hi there"},"finish_reason":"length"}],"usage":{"prompt_tokens":3,"completion_tokens":2}})",
