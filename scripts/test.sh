@@ -13,6 +13,14 @@ jobs="${LLMLOAD_JOBS:-$(nproc)}"
 test_jobs="${LLMLOAD_TEST_JOBS:-2}"
 fuzz_seconds="${LLMLOAD_FUZZ_SECONDS:-20}"
 stamp() { printf '\n=== [%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+# Totals over every stage, printed as the closing line.
+summary() {
+  local n
+  n=$(grep -hoE '(tests passed, 0 tests failed out of [0-9]+|^\[  PASSED  \] [0-9]+ tests?)' "$log" | sed -E 's/.*(out of |\] )([0-9]+).*/\2/' | awk '{s += $1} END {print s + 0}')
+  echo "test.sh: ${n:-0} passed, 0 failed"
+}
 
 stamp "set-up"
 "$here/scripts/setup.sh"
@@ -21,10 +29,11 @@ stamp "release build (gcc)"
 "$here/scripts/build.sh"
 build="${LLMLOAD_BUILD_DIR:-$here/build}"
 stamp "tests: release build"
-ctest --test-dir "$build" --output-on-failure -j "$test_jobs" --timeout 600
+ctest --test-dir "$build" --output-on-failure -j "$test_jobs" --timeout 600 | tee -a "$log"
 
 if [ "${LLMLOAD_SANITIZERS:-1}" = "0" ]; then
   echo "test.sh: sanitizer and fuzzing stages skipped (LLMLOAD_SANITIZERS=0)"
+  summary
   exit 0
 fi
 
@@ -38,7 +47,7 @@ CC=clang CXX=clang++ cmake -S "$here" -B "$here/build-asan" "${san_flags[@]}" \
   -DLLMLOAD_SANITIZE=address,undefined -DLLMLOAD_FUZZ=ON >/dev/null
 cmake --build "$here/build-asan" -j "$jobs"
 stamp "tests: ASan+UBSan (including fuzz corpus replays)"
-ctest --test-dir "$here/build-asan" --output-on-failure -j "$test_jobs" --timeout 900
+ctest --test-dir "$here/build-asan" --output-on-failure -j "$test_jobs" --timeout 900 | tee -a "$log"
 
 stamp "fuzzing: ${fuzz_seconds}s per target"
 "$here/scripts/fuzz.sh" "$here/build-asan" "$fuzz_seconds"
@@ -48,5 +57,6 @@ CC=clang CXX=clang++ cmake -S "$here" -B "$here/build-tsan" "${san_flags[@]}" -D
 cmake --build "$here/build-tsan" -j "$jobs" --target llmload-server llmload_server_integration_tests
 stamp "tests: TSan (server)"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1${LLMLOAD_TSAN_SUPPRESSIONS:+:suppressions=$LLMLOAD_TSAN_SUPPRESSIONS}"
-"$here/build-tsan/bin/llmload_server_integration_tests"
-stamp "all tests passed"
+"$here/build-tsan/bin/llmload_server_integration_tests" | tee -a "$log"
+stamp "all stages passed"
+summary
