@@ -33,6 +33,7 @@
 #include <boost/beast/http/read.hpp>
 
 #include "fuzz_check.hpp"
+#include "llmload/loadgen/net/io_error.hpp"
 #include "llmload/loadgen/request_tracker.hpp"
 #include "tracker_checks.hpp"
 
@@ -41,24 +42,13 @@ namespace {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
+using llmload::fuzz::fnv1a;
+using llmload::fuzz::splitmix;
 using llmload::ApiKind;
 using llmload::RequestTracker;
 using llmload::TimePoint;
 using llmload::TransportError;
 using llmload::analysis::ErrorClass;
-
-std::uint64_t fnv1a(std::string_view s) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-  return h;
-}
-
-std::uint64_t splitmix(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 // A SyncReadStream over a byte string: each read_some returns the next piece, then EOF.
 class PieceStream {
@@ -103,18 +93,9 @@ class PieceStream {
   TimePoint& now_;
 };
 
-// The transport's Exchange::fail() error classification.
+// The transport's error classification (the same function Exchange::fail() uses).
 TransportError transport_error(ErrorClass cls, const char* what, beast::error_code ec) {
-  if (cls == ErrorClass::kProtocol) {
-    if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset ||
-        ec == asio::error::broken_pipe) {
-      cls = ErrorClass::kIncomplete;
-    }
-  } else if (cls == ErrorClass::kIncomplete && ec.category() == beast::error_code(http::error::end_of_stream).category() &&
-             ec != http::error::end_of_stream && ec != http::error::partial_message) {
-    cls = ErrorClass::kProtocol;
-  }
-  return TransportError{cls, std::string(what) + ": " + ec.message()};
+  return TransportError{llmload::net::classify_io_error(cls, ec), std::string(what) + ": " + ec.message()};
 }
 
 }  // namespace

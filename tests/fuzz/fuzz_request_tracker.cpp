@@ -24,6 +24,8 @@
 
 namespace {
 
+using llmload::fuzz::fnv1a;
+using llmload::fuzz::splitmix;
 using llmload::ApiKind;
 using llmload::RequestTracker;
 using llmload::TimePoint;
@@ -37,19 +39,6 @@ constexpr std::array<std::string_view, 8> kContentTypes = {
 constexpr std::array<ErrorClass, 8> kOutcomes = {ErrorClass::kNone,     ErrorClass::kNone,    ErrorClass::kNone,
                                                  ErrorClass::kIncomplete, ErrorClass::kTimeout, ErrorClass::kIdleTimeout,
                                                  ErrorClass::kProtocol, ErrorClass::kCanceled};
-
-std::uint64_t fnv1a(std::string_view s) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-  return h;
-}
-
-std::uint64_t splitmix(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 }  // namespace
 

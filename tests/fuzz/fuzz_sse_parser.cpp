@@ -17,6 +17,8 @@
 
 namespace {
 
+using llmload::fuzz::fnv1a;
+using llmload::fuzz::splitmix;
 using llmload::SseEvent;
 using llmload::SseParser;
 
@@ -26,19 +28,6 @@ struct Outcome {
   bool partial = false;
   std::size_t count = 0;
 };
-
-std::uint64_t fnv1a(std::string_view s) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-  return h;
-}
-
-std::uint64_t splitmix(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
 
 // Feeds `input` in pieces of the given sizes (cycled; the last piece takes the rest).
 Outcome run(std::string_view input, std::size_t cap, const std::vector<std::size_t>& sizes) {

@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "llmload/loadgen/config_error.hpp"
+#include "llmload/loadgen/net/io_error.hpp"
 
 namespace llmload::net {
 
@@ -225,16 +226,7 @@ struct Exchange : std::enable_shared_from_this<Exchange> {
                                 std::chrono::duration<double>(transport->options.idle_timeout).count()),
                     false);
     }
-    if (cls == ErrorClass::kProtocol) {
-      // Connection-level failures while waiting for the response are "incomplete", parse errors "protocol".
-      if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset ||
-          ec == asio::error::broken_pipe) {
-        cls = ErrorClass::kIncomplete;
-      }
-    } else if (cls == ErrorClass::kIncomplete && ec.category() == beast::error_code(http::error::end_of_stream).category() &&
-               ec != http::error::end_of_stream && ec != http::error::partial_message) {
-      cls = ErrorClass::kProtocol;  // a malformed HTTP body (bad chunk encoding, ...)
-    }
+    cls = classify_io_error(cls, ec);
     const std::string target = cls == ErrorClass::kConnect ? " " + transport->url.host_header() : "";
     finish(cls, fmt::format("{}{}: {}", what, target, ec.message()), false);
   }
@@ -264,6 +256,20 @@ struct Exchange : std::enable_shared_from_this<Exchange> {
     if (conn) conn->stream.socket().close(ignored);
   }
 };
+
+ErrorClass classify_io_error(ErrorClass stage, const boost::system::error_code& ec) {
+  if (stage == ErrorClass::kProtocol) {
+    // Connection-level failures while waiting for the response are "incomplete", parse errors "protocol".
+    if (ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset ||
+        ec == asio::error::broken_pipe) {
+      return ErrorClass::kIncomplete;
+    }
+  } else if (stage == ErrorClass::kIncomplete && ec.category() == beast::error_code(http::error::end_of_stream).category() &&
+             ec != http::error::end_of_stream && ec != http::error::partial_message) {
+    return ErrorClass::kProtocol;  // a malformed HTTP body (bad chunk encoding, ...)
+  }
+  return stage;
+}
 
 AsioTransport::AsioTransport(asio::io_context& ioc, const Clock& clock, BaseUrl url, TransportOptions options)
     : impl_(std::make_shared<Impl>(ioc, clock, std::move(url), options)) {
