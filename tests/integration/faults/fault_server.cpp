@@ -168,11 +168,15 @@ void FaultServer::serve(int fd) {
     buf.erase(0, head_end + 4 + content_length);
 
     if (head.rfind("GET /v1/models", 0) == 0) {
-      send_all(fd, json_response(200, "OK", R"({"object":"list","data":[{"id":"fault-model","object":"model"}]})"));
+      const std::string models = R"({"object":"list","data":[{"id":"fault-model","object":"model"}]})";
       if (refuse_after_probe_) {
+        // Stop listening before answering, and do not offer the connection for reuse: every
+        // request of the run then meets a refused connection, whatever the timing.
         close_listener();
+        send_all(fd, json_response(200, "OK", models, "Connection: close\r\n"));
         return;
       }
+      send_all(fd, json_response(200, "OK", models));
       continue;
     }
     const int n = posts_++;
