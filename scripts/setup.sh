@@ -13,8 +13,9 @@ packages=(
   # libraries
   libboost1.74-dev libssl-dev zlib1g-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libcli11-dev libyaml-cpp-dev
-  # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev
+  # tests and benchmarks; clang with its sanitizer and libFuzzer runtimes for the ASan/UBSan,
+  # TSan and fuzzing stages
+  libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
   # third-party readers of our exported histograms
   default-jdk-headless libhdrhistogram-java
   # used by the demo/test scripts
