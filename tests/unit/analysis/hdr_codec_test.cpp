@@ -2,6 +2,7 @@
 // header fields, and rejection of malformed input with HdrCodecError.
 
 #include "llmload/analysis/hdr_codec.hpp"
+#include "hdr_test_vectors.hpp"
 
 #include <gtest/gtest.h>
 #include <zlib.h>
@@ -25,14 +26,7 @@ using llmload::analysis::HdrHistogram;
 using llmload::analysis::to_base64;
 using Bytes = std::vector<std::uint8_t>;
 
-HdrHistogram mixed() {
-  HdrHistogram h;
-  h.record(0);
-  h.record(5, 2);
-  h.record(123'456'789);
-  h.record(2'500'000'000, 300);
-  return h;
-}
+using llmload::analysis::testing::mixed;
 
 void put_be(Bytes& out, std::uint64_t v, int bytes) {
   for (int i = bytes - 1; i >= 0; --i) out.push_back(static_cast<std::uint8_t>(v >> (8 * i)));

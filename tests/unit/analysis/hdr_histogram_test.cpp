@@ -2,6 +2,7 @@
 // HdrHistogram Java 2.1.11 (Debian libhdrhistogram-java) for the same inputs.
 
 #include "llmload/analysis/hdr_histogram.hpp"
+#include "hdr_test_vectors.hpp"
 
 #include <gtest/gtest.h>
 
@@ -27,15 +28,7 @@ HdrHistogram java_sample() {
   return h;
 }
 
-// The reference's "mixed" vector: payload 02 07 04 a99d02 02 9745 d804.
-HdrHistogram mixed() {
-  HdrHistogram h;
-  h.record(0);
-  h.record(5, 2);
-  h.record(123'456'789);
-  h.record(2'500'000'000, 300);
-  return h;
-}
+using llmload::analysis::testing::mixed;
 
 std::string what_of(auto&& f) {
   try {

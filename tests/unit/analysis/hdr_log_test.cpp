@@ -1,6 +1,7 @@
 // .hlog writer (Java HistogramLogWriter's exact text) and strict reader.
 
 #include "llmload/analysis/hdr_log.hpp"
+#include "hdr_test_vectors.hpp"
 
 #include <gtest/gtest.h>
 
@@ -21,14 +22,7 @@ using llmload::analysis::read_hlog;
 
 constexpr const char* kMixedBase64 = "HISTFAAAACt42pNpmSzMwMDAzQABzFCaEURcm7yEwf4DRICJnWXlXCam6a43WACTkweh";
 
-HdrHistogram mixed() {
-  HdrHistogram h;
-  h.record(0);
-  h.record(5, 2);
-  h.record(123'456'789);
-  h.record(2'500'000'000, 300);
-  return h;
-}
+using llmload::analysis::testing::mixed;
 
 std::string read_error(const std::string& text) {
   std::istringstream in(text);
