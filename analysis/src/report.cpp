@@ -83,6 +83,9 @@ json metrics_json(const RunMetrics& m) {
   j["schedule_lag"] = stats_json(m.latency.at(Metric::kScheduleLag));
   j["schedule_lag"]["late_over_1ms"] = m.late_over_1ms;
   j["schedule_lag"]["late_fraction"] = m.late_fraction;
+  j["load"] = {{"achieved_send_rate", m.achieved_send_rate},
+               {"realized_interarrival_cv", m.realized_interarrival_cv},
+               {"measured_from", "t_send of the measured requests"}};
   j["validity"] = {{"valid", !m.invalid}, {"reason", m.invalid ? json(m.invalid_reason) : json(nullptr)},
                    {"checked", m.open_loop}};
   json errors = json::object();

@@ -197,6 +197,27 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
     }
   }
 
+  {
+    std::vector<Nanos> sends;
+    for (const auto& r : records) {
+      if (!r.warmup && r.in_window && r.t_send) sends.push_back(*r.t_send);
+    }
+    std::sort(sends.begin(), sends.end());
+    if (secs > 0) m.achieved_send_rate = static_cast<double>(sends.size()) / secs;
+    if (sends.size() >= 3) {
+      double mean = 0;
+      double m2 = 0;
+      for (std::size_t i = 1; i < sends.size(); ++i) {
+        const double gap = static_cast<double>((sends[i] - sends[i - 1]).count());
+        const double d = gap - mean;
+        mean += d / static_cast<double>(i);
+        m2 += d * (gap - mean);
+      }
+      const double var = m2 / static_cast<double>(sends.size() - 2);
+      if (mean > 0) m.realized_interarrival_cv = std::sqrt(var) / mean;
+    }
+  }
+
   // Output tokens whose arrival falls in the window (1 ms bins: bins overlapping the window).
   if (!token_bins_.empty() && window.end > window.start) {
     const auto first = static_cast<std::size_t>(std::max<std::int64_t>(0, window.start / kTokenBin));

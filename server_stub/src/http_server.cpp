@@ -29,7 +29,7 @@
 
 #include "connection.hpp"
 #include "llmload/server/listen_policy.hpp"
-#include "llmload/server/process_limits.hpp"
+#include "llmload/common/process_limits.hpp"
 
 namespace llmload::server {
 namespace {

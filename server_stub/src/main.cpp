@@ -13,10 +13,12 @@
 #include "llmload/server/cli.hpp"
 #include "llmload/server/http_server.hpp"
 #include "llmload/server/latency_model.hpp"
-#include "llmload/server/process_limits.hpp"
+#include "llmload/common/process_limits.hpp"
 
 int main(int argc, char** argv) {
   using namespace llmload::server;
+  using llmload::OpenFileLimitChange;
+  using llmload::raise_open_file_limit;
   const std::vector<std::string> args(argv + 1, argv + argc);
   CliOutcome cli = parse_command_line(args);
   std::fputs(cli.out.c_str(), stdout);

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "llmload/analysis/report.hpp"
+#include "llmload/common/process_limits.hpp"
 #include "llmload/common/version.hpp"
 #include "llmload/loadgen/config_error.hpp"
 #include "llmload/loadgen/net/asio_transport.hpp"
@@ -142,6 +143,17 @@ int run_command(const ScenarioConfig& cfg_in, const std::vector<std::string>& ar
   cfg.validate();
   const BaseUrl url = parse_base_url(cfg.base_url);
   prepare_output_dir(cfg.output_dir);
+  // Each request in flight holds a connection (a descriptor): raise the soft limit, and refuse a
+  // closed-loop concurrency the limit cannot hold instead of failing requests with EMFILE.
+  raise_open_file_limit();
+  const std::int64_t needed = cfg.kind == ScenarioKind::kConcurrency ? cfg.concurrency
+                              : cfg.kind == ScenarioKind::kOffline  ? cfg.max_inflight.value_or(0)
+                                                                    : 0;
+  if (auto limit = open_file_limit(); limit && needed > 0 && static_cast<std::uint64_t>(needed) + 64 > *limit) {
+    throw ConfigError(fmt::format("{} requests in flight need {} connections, but the open-file limit is {}: lower "
+                                  "--concurrency/--max-inflight or raise the limit (ulimit -n)",
+                                  needed, needed, *limit));
+  }
 
   boost::asio::io_context ioc;
   SteadyClock clock;
@@ -181,6 +193,11 @@ int run_command(const ScenarioConfig& cfg_in, const std::vector<std::string>& ar
     const std::filesystem::path dir(cfg.output_dir);
     json result = analysis::metrics_json(metrics);
     result["conditions"] = conditions_json(cfg, url, builder.path(), models, argv, iso8601_utc(wall_start));
+    result["load"]["offered_rate"] = cfg.kind == ScenarioKind::kServer ? json(cfg.request_rate) : json(nullptr);
+    result["load"]["offered_concurrency"] =
+        cfg.kind == ScenarioKind::kConcurrency || cfg.kind == ScenarioKind::kSingleStream
+            ? json(cfg.kind == ScenarioKind::kSingleStream ? 1 : cfg.concurrency)
+            : json(nullptr);
     result["interrupted"] = controller.interrupted();
     result["max_in_flight"] = controller.max_in_flight();
     result["connections_opened"] = transport.connections_opened();

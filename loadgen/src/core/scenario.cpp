@@ -91,6 +91,12 @@ void ScenarioConfig::validate() {
     throw ConfigError(fmt::format("--request-rate applies only to --scenario server (this run is '{}')", to_string(kind)));
   }
   if (!num_requests && !duration) num_requests = 100;
+  // Every request of a run is kept in memory (its record), so the count is bounded.
+  constexpr std::int64_t kMaxRequests = 50'000'000;
+  if (warmup.requests > kMaxRequests || (num_requests && *num_requests > kMaxRequests - warmup.requests)) {
+    throw ConfigError(fmt::format("--num-requests plus --warmup requests must stay below {}: split the run",
+                                  kMaxRequests));
+  }
   if (kind == ScenarioKind::kOffline && warmup.by_time()) {
     throw ConfigError("scenario 'offline' releases everything at once: give --warmup as a number of requests, not a time");
   }

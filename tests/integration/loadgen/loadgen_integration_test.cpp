@@ -103,6 +103,9 @@ TEST_P(EachScenario, MeasuresTheConfiguredLatenciesAndExactTokenCounts) {
   if (c.name == "server") {
     EXPECT_TRUE(r["validity"]["checked"].get<bool>());
     EXPECT_EQ(r["slo"]["view"], "response");
+    EXPECT_EQ(r["load"]["offered_rate"], 40.0);
+    EXPECT_GT(r["load"]["achieved_send_rate"].get<double>(), 10.0);
+    EXPECT_GT(r["load"]["realized_interarrival_cv"].get<double>(), 0.3);
   }
 }
 

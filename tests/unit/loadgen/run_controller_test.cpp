@@ -71,6 +71,7 @@ TEST(RunController, LatenciesComputedFromScriptedEvents) {
   EXPECT_EQ(m.window.length(), 450ms);
   EXPECT_NEAR(m.request_throughput, 10 / 0.45, 1e-6);
   EXPECT_NEAR(m.output_throughput, 50 / 0.45, 1e-6);
+  EXPECT_NEAR(m.achieved_send_rate, 10 / 0.45, 1e-6);
 }
 
 TEST(RunController, MultiTokenEventsAreTokenWeightedInItl) {
@@ -154,6 +155,10 @@ TEST(RunController, OpenLoopWithoutStallIsValid) {
   EXPECT_FALSE(m.invalid);
   EXPECT_EQ(m.latency.at(Metric::kScheduleLag).max_us, 0);
   EXPECT_EQ(m.latency.at(Metric::kTtftRt).max_us, m.latency.at(Metric::kTtft).max_us);
+  // Sent exactly on schedule: the realized gaps are the Poisson gaps (CV near 1).
+  EXPECT_GT(m.realized_interarrival_cv, 0.7);
+  EXPECT_LT(m.realized_interarrival_cv, 1.3);
+  EXPECT_GT(m.achieved_send_rate, 0.0);
 }
 
 TEST(RunController, SloAttainmentGoodputAndVerdict) {

@@ -169,6 +169,10 @@ TEST(Scenario, ValidationNamesTheFieldAndTheFix) {
   ScenarioConfig huge;
   huge.input_tokens = 1'000'000'000'000;
   EXPECT_THROW(huge.validate(), ConfigError);
+  ScenarioConfig many;  // every request is kept in memory: the count is bounded
+  many.kind = ScenarioKind::kOffline;
+  many.num_requests = 60'000'000;
+  EXPECT_THROW(many.validate(), ConfigError);
   EXPECT_THROW(parse_warmup("ten"), ConfigError);
   EXPECT_EQ(parse_warmup("5s").duration, Nanos(5s));
   EXPECT_EQ(parse_warmup("12").requests, 12);

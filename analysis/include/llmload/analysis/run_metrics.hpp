@@ -97,6 +97,11 @@ struct RunMetrics {
   double total_token_throughput = 0;     // (input tokens of completions + output) / s
   std::map<Metric, LatencyStats> latency;
   std::map<Metric, HdrHistogram> histograms;
+  // Achieved load (METRICS.md "Realized arrivals"): measured requests actually sent per second of
+  // the window, and the coefficient of variation of the gaps between their send times (1 for
+  // Poisson arrivals, 0 for a constant rate).
+  double achieved_send_rate = 0;
+  double realized_interarrival_cv = 0;
   // Schedule lag (open loop): requests starting more than 1 ms late.
   std::int64_t late_over_1ms = 0;
   double late_fraction = 0;

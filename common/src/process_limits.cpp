@@ -1,4 +1,4 @@
-#include "llmload/server/process_limits.hpp"
+#include "llmload/common/process_limits.hpp"
 
 #include <sys/resource.h>
 
@@ -6,7 +6,7 @@
 #include <cstring>
 #include <fstream>
 
-namespace llmload::server {
+namespace llmload {
 namespace {
 
 /// Linux refuses an "unlimited" RLIMIT_NOFILE; the real ceiling is fs.nr_open.
@@ -46,4 +46,4 @@ std::optional<std::uint64_t> open_file_limit() {
   return static_cast<std::uint64_t>(rl.rlim_cur);
 }
 
-}  // namespace llmload::server
+}  // namespace llmload

@@ -1,13 +1,13 @@
 #pragma once
 // The process's open-file limit (RLIMIT_NOFILE): each connection holds one descriptor, so
-// llmload-server raises its soft limit to the hard limit at start-up (main.cpp) and keeps its
+// llmload-server and llmload raise their soft limit to the hard limit at start-up; the server keeps its
 // --max-connections below what the limit allows (HttpServer::listen).
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
-namespace llmload::server {
+namespace llmload {
 
 struct OpenFileLimitChange {
   std::uint64_t before = 0;  ///< the soft limit found
@@ -22,4 +22,4 @@ OpenFileLimitChange raise_open_file_limit();
 /// The current soft RLIMIT_NOFILE; nullopt when unlimited or unknown.
 std::optional<std::uint64_t> open_file_limit();
 
-}  // namespace llmload::server
+}  // namespace llmload
