@@ -9,7 +9,8 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="${LLMLOAD_BUILD_DIR:-$here/build}/bin"
 
 log="$(mktemp)"
-"$bin/llmload-server" --host 127.0.0.1 --port 0 --latency-model fixed --ttft 50ms --itl 10ms --jitter 0.2 >"$log" 2>&1 &
+# The engine simulator with the default profile (a Llama-3-8B-class model on one H100).
+"$bin/llmload-server" --host 127.0.0.1 --port 0 --profile llama-3-8b-h100 >"$log" 2>&1 &
 server_pid=$!
 trap 'kill $server_pid 2>/dev/null || true; wait $server_pid 2>/dev/null || true; rm -f "$log"' EXIT
 url=""

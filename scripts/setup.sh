@@ -18,6 +18,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
   # third-party readers of our exported histograms
   default-jdk-headless libhdrhistogram-java
+  # third-party reader of the server's /metrics (the official Prometheus Python client)
+  python3 python3-prometheus-client
   # used by the demo/test scripts
   curl procps
 )
@@ -44,8 +46,16 @@ else
   echo "setup: all Debian packages present"
 fi
 
-# npm test tooling (hdr-histogram-js, the third-party decoder for our exported histograms).
-if [ -f "$here/tests/interop/js/package.json" ] && [ ! -d "$here/tests/interop/js/node_modules/hdr-histogram-js" ]; then
-  echo "setup: installing npm test tooling"
-  (cd "$here/tests/interop/js" && npm ci --no-audit --no-fund --loglevel=error)
-fi
+# npm test tooling: hdr-histogram-js (third-party decoder of our exported histograms) and the
+# official openai package (a real client of llmload-server in the conformance tests).
+for dir in tests/interop/js tests/conformance; do
+  if [ -f "$here/$dir/package-lock.json" ]; then
+    # npm ci again only when the lock file changed since the last install.
+    stamp="$here/$dir/node_modules/.llmload-lock-stamp"
+    if [ ! -f "$stamp" ] || ! cmp -s "$here/$dir/package-lock.json" "$stamp"; then
+      echo "setup: installing npm test tooling in $dir"
+      (cd "$here/$dir" && npm ci --no-audit --no-fund --loglevel=error)
+      cp "$here/$dir/package-lock.json" "$stamp"
+    fi
+  fi
+done

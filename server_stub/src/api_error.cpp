@@ -34,6 +34,12 @@ std::string error_body(const ApiError& error) {
   return body.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
+std::string sglang_error_body(const ApiError& error) {
+  nlohmann::ordered_json body;
+  body["error"]["message"] = error.message;
+  return body.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
 void throw_bad_request(std::string message, std::optional<std::string> param) {
   throw ApiException(ApiError{400, std::move(message), std::move(param)});
 }

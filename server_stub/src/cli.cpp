@@ -4,13 +4,19 @@
 
 #include "llmload/server/cli.hpp"
 
+#include <cstdlib>
+#include <fstream>
 #include <limits>
 #include <sstream>
+
+#include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
 
 #include "llmload/common/duration.hpp"
 #include "llmload/common/version.hpp"
+#include "llmload/server/engine/profile.hpp"
+#include "llmload/server/fault.hpp"
 #include "llmload/server/latency_model.hpp"
 
 namespace llmload::server {
@@ -18,15 +24,19 @@ namespace {
 
 constexpr const char* kDescription =
     "llmload-server: a mock OpenAI-compatible LLM inference server (vLLM-shaped responses) for testing "
-    "load generators. Serves GET /health, GET /v1/models, POST /v1/completions, POST /v1/chat/completions "
-    "(streaming and not) and POST /tokenize.";
+    "load generators. Serves GET /health, GET /metrics, GET /v1/models, POST /v1/completions, "
+    "POST /v1/chat/completions (streaming and not), POST /tokenize, POST /detokenize and SGLang's POST /generate. "
+    "By default an engine simulator (continuous batching, KV cache, chunked prefill, preemption) times the "
+    "tokens of a model profile; see docs/server.md.";
 
 constexpr const char* kFooter =
     "Tokens: the mock counts one prompt token per whitespace-separated word of the prompt (for chat: the sum "
     "over all messages of the words of their text content, no template overhead). It always generates exactly "
     "max_tokens tokens (it has no EOS; ignore_eos changes nothing), each a word with a leading space, and "
-    "finishes with finish_reason \"length\". Timing (fixed model): token k is due TTFT + k*ITL after the "
-    "request body has been read.\n";
+    "finishes with finish_reason \"length\". Timing: with --latency-model engine (the default) steps of a "
+    "simulated continuous-batching engine, timed by the profile's roofline model (or real kernels with a CUDA GPU, "
+    "--device); with --latency-model fixed token k is due TTFT + k*ITL after the request body has been read.\n"
+    "Built-in profiles: " ;
 
 CLI::Validator duration_validator() {
   return CLI::Validator(
@@ -60,7 +70,10 @@ CLI::Validator positive_duration_validator() {
 CliOutcome parse_command_line(const std::vector<std::string>& args) {
   ServerConfig cfg;
   CLI::App app{kDescription, "llmload-server"};
-  app.footer(kFooter);
+  std::string footer = kFooter;
+  for (const auto& name : builtin_profile_names()) footer += name + (name == kDefaultProfile ? " (default) " : " ");
+  footer += "\n";
+  app.footer(footer);
   app.set_version_flag("--version", std::string("llmload-server ") + kVersion);
 
   int port = cfg.port;
@@ -70,6 +83,11 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
   std::string header_timeout = "30s";
   std::string body_timeout = "60s";
   std::string keepalive_timeout = "120s";
+  std::string profile_name(kDefaultProfile);
+  EngineOverrides overrides;
+  std::int64_t max_model_len = 0;
+  std::vector<std::string> fault_flags;
+  std::string api_key_file;
 
   app.add_option("--host", cfg.host,
                  "Address to listen on. Other than loopback (127.0.0.0/8, ::1, localhost) it needs --allow-remote")
@@ -81,22 +99,62 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
       ->check(CLI::Range(0, 65535));
   app.add_option("--model", models, "Served model id; repeat the flag to serve several [default: llmload-mock]")
       ->allow_extra_args(false);
-  app.add_option("--max-model-len", cfg.max_model_len, "Context length: prompt tokens + max_tokens must fit")
-      ->capture_default_str()
+  app.add_option("--max-model-len", max_model_len,
+                 "Context length: prompt tokens + max_tokens must fit [default: the profile's; 8192 with "
+                 "--latency-model fixed]")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
-  app.add_option("--latency-model", cfg.latency.model, "How token times are computed")
+  app.add_option("--latency-model", cfg.latency.model,
+                 "How token times are computed: engine (simulated continuous batching) or fixed (TTFT + k*ITL)")
       ->capture_default_str()
       ->check(CLI::IsMember(latency_model_names()));
-  app.add_option("--ttft", ttft, "Time to first token, from the end of the request body (e.g. 50ms)")
+  app.add_option("--ttft", ttft, "Fixed model: time to first token, from the end of the request body (e.g. 50ms)")
       ->capture_default_str()
       ->check(duration_validator());
-  app.add_option("--itl", itl, "Inter-token latency between consecutive tokens (e.g. 10ms)")
+  app.add_option("--itl", itl, "Fixed model: inter-token latency between consecutive tokens (e.g. 10ms)")
       ->capture_default_str()
       ->check(duration_validator());
   app.add_option("--jitter", cfg.latency.jitter,
-                 "Scale each TTFT and ITL by a random factor uniform in [1-J, 1+J] (0 <= J <= 1)")
+                 "Fixed model: scale each TTFT and ITL by a random factor uniform in [1-J, 1+J] (0 <= J <= 1)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--profile", profile_name,
+                 "Engine: a built-in model profile or a YAML profile file (see server_stub/profiles/)")
+      ->capture_default_str();
+  app.add_option("--device", cfg.device,
+                 "Engine step timing: auto (a CUDA GPU when usable, else the CPU roofline), cpu, or cuda (a GPU is "
+                 "required)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  app.add_option("--max-num-seqs", overrides.max_num_seqs, "Engine: most requests running at once [profile]")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
+  app.add_option("--max-num-batched-tokens", overrides.max_num_batched_tokens,
+                 "Engine: token budget of one step (chunked prefill) [profile]")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 24));
+  app.add_option("--kv-cache-tokens", overrides.kv_cache_tokens,
+                 "Engine: KV-cache capacity in tokens [profile: derived from device memory]")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+  app.add_option("--block-size", overrides.block_size, "Engine: tokens per KV block [profile]")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1024}));
+  app.add_option("--gpu-memory-utilization", overrides.gpu_memory_utilization,
+                 "Engine: fraction of device memory for weights + KV cache [profile]")
+      ->check(CLI::Range(0.01, 1.0));
+  bool prefix_on = false;
+  bool prefix_off = false;
+  auto* prefix_on_flag =
+      app.add_flag("--enable-prefix-caching", prefix_on, "Engine: reuse the KV blocks of shared prompt prefixes [profile]");
+  app.add_flag("--no-enable-prefix-caching", prefix_off, "Engine: turn prefix caching off")->excludes(prefix_on_flag);
+  app.add_option("--max-waiting", cfg.max_waiting,
+                 "Engine: requests waiting for their first step beyond this get 429 (0: no limit, as vLLM)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+  app.add_option("--fault", fault_flags,
+                 "Inject a fault into a fraction of generation requests: RATE:SPEC, SPEC one of error[=STATUS], "
+                 "reset@TOKEN, stall=DURATION@TOKEN, malformed@TOKEN, slow-first-byte=DURATION (repeatable; per "
+                 "request: header X-Llmload-Fault: SPEC)")
+      ->allow_extra_args(false);
+  app.add_option("--api-key", cfg.api_key,
+                 "Require 'Authorization: Bearer KEY' on /v1/* and /generate (also from $LLMLOAD_SERVER_API_KEY)");
+  app.add_option("--api-key-file", api_key_file, "Read the API key from this file (first line)");
   app.add_option("--seed", cfg.latency.seed, "Seed of the jitter and of the response ids")->capture_default_str();
   app.add_option("--threads", cfg.io_threads, "Number of io threads")->capture_default_str()->check(CLI::Range(1, 256));
   app.add_option("--header-timeout", header_timeout,
@@ -143,6 +201,64 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
       outcome.err = "--model: a model id must not be empty\nRun with --help for more information.\n";
       return outcome;
     }
+  }
+  auto usage_error = [&](const std::string& message) {
+    outcome.exit_code = 2;
+    outcome.err = message + "\nRun with --help for more information.\n";
+    return outcome;
+  };
+  const bool engine = cfg.latency.model == "engine";
+  if (prefix_on) overrides.enable_prefix_caching = true;
+  if (prefix_off) overrides.enable_prefix_caching = false;
+  if (engine) {
+    for (const char* fixed_only : {"--ttft", "--itl", "--jitter"}) {
+      if (app.count(fixed_only) > 0) {
+        return usage_error(fmt::format("{} applies to --latency-model fixed; the engine model (the default) times "
+                                       "tokens from --profile. Add --latency-model fixed to use it.",
+                                       fixed_only));
+      }
+    }
+  } else {
+    for (const char* engine_only : {"--profile", "--device", "--max-num-seqs", "--max-num-batched-tokens",
+                                    "--kv-cache-tokens", "--block-size", "--gpu-memory-utilization",
+                                    "--max-waiting", "--enable-prefix-caching", "--no-enable-prefix-caching"}) {
+      if (app.count(engine_only) > 0) {
+        return usage_error(fmt::format("{} applies to --latency-model engine, not {}", engine_only,
+                                       cfg.latency.model));
+      }
+    }
+  }
+  if (engine) {
+    try {
+      Profile profile = load_profile(profile_name);
+      if (max_model_len > 0) overrides.max_model_len = max_model_len;
+      apply_overrides(profile, overrides);
+      cfg.max_model_len = profile.engine.max_model_len;
+      cfg.profile = std::move(profile);
+    } catch (const ProfileError& e) {
+      return usage_error(fmt::format("--profile: {}", e.what()));
+    }
+  } else if (max_model_len > 0) {
+    cfg.max_model_len = max_model_len;
+  }
+  for (const auto& flag : fault_flags) {
+    try {
+      cfg.faults.push_back(parse_fault_rule(flag));
+    } catch (const FaultSpecError& e) {
+      return usage_error(fmt::format("--fault {}: {}", flag, e.what()));
+    }
+  }
+  if (!api_key_file.empty()) {
+    std::ifstream in(api_key_file);
+    std::string line;
+    if (!in || !std::getline(in, line)) {
+      return usage_error(fmt::format("--api-key-file {}: cannot read the file", api_key_file));
+    }
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (line.empty()) return usage_error(fmt::format("--api-key-file {}: the first line is empty", api_key_file));
+    cfg.api_key = line;
+  } else if (cfg.api_key.empty()) {
+    if (const char* env = std::getenv("LLMLOAD_SERVER_API_KEY"); env != nullptr) cfg.api_key = env;
   }
   // The validators above already accepted these.
   cfg.latency.ttft = parse_duration(ttft, "");

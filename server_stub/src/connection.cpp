@@ -3,10 +3,19 @@
 // <utility> first: Boost 1.74's awaitable.hpp needs it under C++20.
 #include <utility>
 
+// GCC 12 at -O2 reports -Wmismatched-new-delete on Asio's coroutine frames (awaitable_frame_base
+// has its own operator new/delete; GCC's inliner loses track of the pair). A known false positive
+// (GCC bug 109224-like); clang builds of this file keep the warning on.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+
 #include "connection.hpp"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -30,6 +39,7 @@
 #include <spdlog/spdlog.h>
 
 #include "llmload/common/duration.hpp"
+#include "llmload/server/engine/scheduler.hpp"
 #include "llmload/server/response_encoder.hpp"
 
 namespace llmload::server {
@@ -61,9 +71,115 @@ constexpr std::size_t kReadChunk = std::size_t{64} * 1024;
 /// Beast 1.74 uses boost::string_view.
 std::string_view sv(beast::string_view s) { return {s.data(), s.size()}; }
 
-std::int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+std::int64_t unix_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
+
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+/// The per-request fault header (see fault.hpp).
+constexpr const char* kFaultHeader = "X-Llmload-Fault";
+/// What an injected malformed SSE event carries: a data line that is not JSON.
+constexpr std::string_view kMalformedEvent = R"({"id":"injected-malformed-event","choices":[{"text":)";
+
+/// One request's tokens, handed from the engine thread to the connection's coroutine. The engine
+/// calls the EngineListener methods; the coroutine waits in next(). A wake-up is a handler posted
+/// to the connection's executor that cancels the coroutine's wait: it runs either before the
+/// coroutine looks at the queue (which then sees the token) or after it started waiting.
+class EngineStream final : public EngineListener, public std::enable_shared_from_this<EngineStream> {
+ public:
+  explicit EngineStream(net::any_io_executor executor) : executor_(std::move(executor)), timer_(executor_) {}
+
+  struct Facts {
+    std::optional<Clock::time_point> scheduled;
+    std::int64_t cached_tokens = 0;
+    std::int64_t preemptions = 0;
+  };
+  struct Next {
+    bool failed = false;
+    std::string reason;
+  };
+
+  void on_scheduled(EngineClock::time_point at, std::int64_t cached_tokens) override {
+    std::lock_guard lock(mutex_);
+    facts_.scheduled = at;
+    facts_.cached_tokens = cached_tokens;
+  }
+  void on_token(std::int64_t /*index*/, bool /*last*/, EngineClock::time_point /*at*/) override {
+    {
+      std::lock_guard lock(mutex_);
+      ++tokens_ready_;
+    }
+    wake();
+  }
+  void on_preempted() override {
+    std::lock_guard lock(mutex_);
+    ++facts_.preemptions;
+  }
+  void on_failed(const std::string& reason) override {
+    {
+      std::lock_guard lock(mutex_);
+      failed_ = reason;
+    }
+    wake();
+  }
+
+  /// Waits for the next token (or the failure). Runs on the connection's executor.
+  net::awaitable<Next> next() {
+    for (;;) {
+      {
+        std::lock_guard lock(mutex_);
+        if (tokens_ready_ > tokens_taken_) {
+          ++tokens_taken_;
+          co_return Next{};
+        }
+        if (failed_) co_return Next{true, *failed_};
+      }
+      timer_.expires_at(Clock::time_point::max());
+      error_code ec;
+      co_await timer_.async_wait(net::redirect_error(net::use_awaitable, ec));
+    }
+  }
+
+  Facts facts() const {
+    std::lock_guard lock(mutex_);
+    return facts_;
+  }
+
+ private:
+  void wake() {
+    net::post(executor_, [self = shared_from_this()] { self->timer_.cancel(); });
+  }
+
+  net::any_io_executor executor_;
+  net::steady_timer timer_;  // used on executor_ only
+  mutable std::mutex mutex_;
+  std::int64_t tokens_ready_ = 0;  // guarded by mutex_
+  std::int64_t tokens_taken_ = 0;  // guarded by mutex_
+  std::optional<std::string> failed_;
+  Facts facts_;
+};
+
+/// One generation request being served.
+struct Generation {
+  Generation(const GenerationJob& job_in, Clock::time_point t0_in, std::int64_t arrival_unix_ns_in, Fault fault_in)
+      : job(job_in), t0(t0_in), arrival_unix_ns(arrival_unix_ns_in), fault(fault_in) {}
+  const GenerationJob& job;
+  const Clock::time_point t0;          ///< arrival: the request fully read
+  const std::int64_t arrival_unix_ns;
+  const Fault fault;
+  std::unique_ptr<TokenTimeline> timeline;  ///< fixed model
+  std::shared_ptr<EngineStream> stream;     ///< engine model
+  std::uint64_t engine_id = 0;
+  Clock::time_point scheduled{};
+  std::string failure;
+  std::int64_t tokens_written = 0;
+  Clock::time_point first_write{};
+  Clock::time_point last_write{};
+};
 
 bool is_http_error(const error_code& ec) {
   return &ec.category() == &http::make_error_code(http::error::bad_method).category();
@@ -230,18 +346,24 @@ class Connection {
   /// another request; so do the three after it.
   net::awaitable<bool> answer(RequestParser& parser);
   net::awaitable<bool> write_reply(const HttpReply& reply, unsigned version, bool keep_alive);
-  net::awaitable<bool> stream_job(const GenerationJob& job, std::uint64_t sequence, unsigned version, bool keep_alive,
-                                  Clock::time_point t0);
-  net::awaitable<bool> complete_job(const GenerationJob& job, std::uint64_t sequence, unsigned version,
-                                    bool keep_alive, Clock::time_point t0);
+  net::awaitable<bool> stream_job(Generation& gen, unsigned version, bool keep_alive);
+  net::awaitable<bool> complete_job(Generation& gen, unsigned version, bool keep_alive);
+  /// Hands the request to the engine (or starts its fixed timeline). False: the engine's waiting
+  /// queue is full (429).
+  bool start_generation(Generation& gen, std::uint64_t sequence);
+  /// Waits until token k may be written. False: the engine failed the request.
+  net::awaitable<bool> wait_token(Generation& gen, std::int64_t k);
+  void note_token_written(Generation& gen, Clock::time_point at);
+  RequestOutcome outcome(const Generation& gen, Clock::time_point last) const;
+  /// Cancels an unfinished request in the engine and records the request's metrics.
+  void finish_generation(Generation& gen);
+  static ServerMetrics::FinishedRequest rejected_request(const GenerationJob& job);
+  net::awaitable<void> sleep_for(std::chrono::nanoseconds d);
+  /// Closes the connection with RST (fault injection).
+  void reset();
   /// Answers a request that could not be served (408, 413, 431, 400), drains, and returns; the
   /// caller then closes the connection.
   net::awaitable<void> reject(const ApiError& error);
-
-  std::unique_ptr<TokenTimeline> timeline(const GenerationJob& job, std::uint64_t sequence) const {
-    return shared_.model->start(GenerationShape{job.request.prompt_tokens, job.request.max_tokens},
-                                Rng::for_stream(config_.latency.seed, sequence));
-  }
 
   tcp::socket socket_;
   SharedState& shared_;
@@ -375,25 +497,174 @@ net::awaitable<error_code> Connection::send(const std::string& bytes) {
 
 net::awaitable<bool> Connection::answer(RequestParser& parser) {
   const Clock::time_point t0 = Clock::now();  // the request is complete: its clock starts
+  const std::int64_t arrival_unix_ns = unix_now_ns();
   auto& req = parser.get();
   const std::uint64_t sequence = shared_.next_sequence.fetch_add(1, std::memory_order_relaxed);
-  const RouteResult routed = shared_.router.route(sv(req.method_string()), sv(req.target()), req.body(),
-                                                  RequestContext{sequence, unix_now()});
   const bool keep_alive = req.keep_alive();
+  const std::string_view target = sv(req.target());
+  if (target.substr(0, target.find('?')) == "/metrics" && req.method() == http::verb::get) {
+    const HttpReply reply{200, ServerMetrics::kContentType, shared_.metrics.render(), {}};
+    const bool keep = co_await write_reply(reply, req.version(), keep_alive);
+    co_return keep;
+  }
+  std::optional<std::string_view> authorization;
+  if (const auto it = req.find(http::field::authorization); it != req.end()) authorization = sv(it->value());
+  const RouteResult routed = shared_.router.route(sv(req.method_string()), target, req.body(),
+                                                  RequestContext{sequence, arrival_unix_ns / 1000000000, authorization});
   if (const auto* reply = std::get_if<HttpReply>(&routed)) {
-    spdlog::debug("{} {} -> {}", sv(req.method_string()), sv(req.target()), reply->status);
+    spdlog::debug("{} {} -> {}", sv(req.method_string()), target, reply->status);
     const bool keep = co_await write_reply(*reply, req.version(), keep_alive);
     co_return keep;
   }
   const auto& job = std::get<GenerationJob>(routed);
-  spdlog::debug("{} {} -> {} stream={} prompt_tokens={} max_tokens={}", sv(req.method_string()), sv(req.target()),
-                job.id, job.request.stream, job.request.prompt_tokens, job.request.max_tokens);
-  if (job.request.stream) {
-    const bool keep = co_await stream_job(job, sequence, req.version(), keep_alive, t0);
+  std::optional<std::string_view> fault_header;
+  if (const auto it = req.find(kFaultHeader); it != req.end()) fault_header = sv(it->value());
+  const FaultInjector::Choice choice = shared_.faults.choose(sequence, fault_header);
+  if (choice.header_error) {
+    const HttpReply reply = error_reply(ApiError{400, fmt::format("Invalid {} header: {}", kFaultHeader,
+                                                                  *choice.header_error), std::nullopt});
+    const bool keep = co_await write_reply(reply, req.version(), keep_alive);
     co_return keep;
   }
-  const bool keep = co_await complete_job(job, sequence, req.version(), keep_alive, t0);
+  spdlog::debug("{} {} -> {} stream={} prompt_tokens={} max_tokens={}{}", sv(req.method_string()), target, job.id,
+                job.request.stream, job.request.prompt_tokens, job.request.max_tokens,
+                choice.fault.kind == FaultKind::kNone ? "" : " fault=" + format_fault_spec(choice.fault));
+  if (choice.fault.kind == FaultKind::kError) {
+    const int status = choice.fault.status;
+    const HttpReply reply = error_reply(ApiError{
+        status, fmt::format("Injected fault: error {} (X-Llmload-Fault or --fault)", status), std::nullopt});
+    if (choice.fault.duration.count() > 0) co_await sleep_for(choice.fault.duration);
+    const bool keep = co_await write_reply(reply, req.version(), keep_alive);
+    co_return keep;
+  }
+  Generation gen(job, t0, arrival_unix_ns, choice.fault);
+  if (!start_generation(gen, sequence)) {
+    shared_.metrics.on_request_finished(rejected_request(job));
+    const HttpReply reply = error_reply(ApiError{
+        429,
+        fmt::format("Too many requests waiting: the engine's waiting queue is full ({} requests, --max-waiting). "
+                    "Retry later.",
+                    shared_.config.max_waiting),
+        std::nullopt});
+    const bool keep = co_await write_reply(reply, req.version(), keep_alive);
+    co_return keep;
+  }
+  bool keep = false;
+  if (job.request.stream) {
+    keep = co_await stream_job(gen, req.version(), keep_alive);
+  } else {
+    keep = co_await complete_job(gen, req.version(), keep_alive);
+  }
+  finish_generation(gen);
   co_return keep;
+}
+
+bool Connection::start_generation(Generation& gen, std::uint64_t sequence) {
+  const GenerationJob& job = gen.job;
+  if (shared_.engine.runtime) {
+    gen.engine_id = sequence;
+    gen.stream = std::make_shared<EngineStream>(socket_.get_executor());
+    EngineRequest request;
+    request.id = sequence;
+    request.prompt_tokens = std::max<std::int64_t>(1, job.request.prompt_tokens);
+    request.max_tokens = job.request.max_tokens;
+    const auto& sched = shared_.engine.runtime->scheduler_config();
+    if (sched.enable_prefix_caching) request.block_hashes = prompt_block_hashes(job.request.prompt_token_ids, sched.block_size);
+    return shared_.engine.runtime->submit(request, gen.stream) == EngineRuntime::Admission::kQueued;
+  }
+  gen.timeline = shared_.model->start(GenerationShape{job.request.prompt_tokens, job.request.max_tokens},
+                                      Rng::for_stream(config_.latency.seed, sequence));
+  gen.scheduled = gen.t0;
+  return true;
+}
+
+net::awaitable<bool> Connection::wait_token(Generation& gen, std::int64_t k) {
+  if (gen.stream) {
+    EngineStream::Next next = co_await gen.stream->next();
+    if (next.failed) {
+      gen.failure = next.reason;
+      co_return false;
+    }
+    (void)k;
+    co_return true;
+  }
+  net::steady_timer timer(socket_.get_executor());
+  // Absolute due times from t0: a late wake-up does not delay the tokens after it.
+  timer.expires_at(gen.t0 + std::chrono::duration_cast<Clock::duration>(gen.timeline->next_due()));
+  error_code ec;
+  co_await timer.async_wait(net::redirect_error(net::use_awaitable, ec));
+  co_return !ec;
+}
+
+void Connection::note_token_written(Generation& gen, Clock::time_point at) {
+  if (gen.tokens_written == 0) {
+    gen.first_write = at;
+  } else {
+    shared_.metrics.observe_inter_token_latency(seconds_between(gen.last_write, at));
+  }
+  gen.last_write = at;
+  ++gen.tokens_written;
+}
+
+RequestOutcome Connection::outcome(const Generation& gen, Clock::time_point last) const {
+  RequestOutcome o;
+  o.timing.arrival_unix_ns = gen.arrival_unix_ns;
+  if (gen.stream) {
+    const auto facts = gen.stream->facts();
+    o.cached_tokens = facts.cached_tokens;
+    o.preemptions = facts.preemptions;
+    o.timing.queue_s = facts.scheduled ? seconds_between(gen.t0, *facts.scheduled) : 0.0;
+  }
+  o.timing.first_token_s = seconds_between(gen.t0, gen.tokens_written > 0 ? gen.first_write : last);
+  o.timing.last_token_s = seconds_between(gen.t0, last);
+  return o;
+}
+
+void Connection::finish_generation(Generation& gen) {
+  const bool complete = gen.tokens_written == gen.job.request.max_tokens;
+  if (!complete && gen.stream) shared_.engine.runtime->cancel(gen.engine_id);
+  ServerMetrics::FinishedRequest f;
+  f.prompt_tokens = gen.job.request.prompt_tokens;
+  f.generation_tokens = gen.tokens_written;
+  f.max_tokens = gen.job.request.max_tokens;
+  f.finished_reason = complete ? "length" : "abort";
+  const Clock::time_point end = gen.tokens_written > 0 ? gen.last_write : Clock::now();
+  Clock::time_point scheduled = gen.t0;
+  if (gen.stream) {
+    const auto facts = gen.stream->facts();
+    if (facts.scheduled) scheduled = std::max(gen.t0, *facts.scheduled);
+  }
+  f.produced_first_token = gen.tokens_written > 0;
+  f.ttft_s = f.produced_first_token ? seconds_between(gen.t0, gen.first_write) : 0.0;
+  f.e2e_s = seconds_between(gen.t0, end);
+  f.queue_s = seconds_between(gen.t0, scheduled);
+  f.prefill_s = f.produced_first_token ? seconds_between(scheduled, gen.first_write) : 0.0;
+  f.decode_s = f.produced_first_token ? seconds_between(gen.first_write, end) : 0.0;
+  f.inference_s = seconds_between(scheduled, end);
+  shared_.metrics.on_request_finished(f);
+}
+
+ServerMetrics::FinishedRequest Connection::rejected_request(const GenerationJob& job) {
+  ServerMetrics::FinishedRequest f;
+  f.prompt_tokens = job.request.prompt_tokens;
+  f.max_tokens = job.request.max_tokens;
+  f.finished_reason = "abort";
+  f.produced_first_token = false;
+  return f;
+}
+
+net::awaitable<void> Connection::sleep_for(std::chrono::nanoseconds d) {
+  net::steady_timer timer(socket_.get_executor());
+  timer.expires_after(std::chrono::duration_cast<Clock::duration>(d));
+  error_code ec;
+  co_await timer.async_wait(net::redirect_error(net::use_awaitable, ec));
+}
+
+void Connection::reset() {
+  // SO_LINGER 0: close() sends RST, as a crashed server or a dropped proxy connection would.
+  error_code ec;
+  socket_.set_option(net::socket_base::linger(true, 0), ec);
+  socket_.close(ec);
 }
 
 net::awaitable<bool> Connection::write_reply(const HttpReply& reply, unsigned version, bool keep_alive) {
@@ -402,8 +673,10 @@ net::awaitable<bool> Connection::write_reply(const HttpReply& reply, unsigned ve
   co_return !ec && keep_alive;
 }
 
-net::awaitable<bool> Connection::stream_job(const GenerationJob& job, std::uint64_t sequence, unsigned version,
-                                            bool keep_alive, Clock::time_point t0) {
+net::awaitable<bool> Connection::stream_job(Generation& gen, unsigned version, bool keep_alive) {
+  const GenerationJob& job = gen.job;
+  const Fault& fault = gen.fault;
+  if (fault.kind == FaultKind::kSlowFirstByte) co_await sleep_for(fault.duration);
   // HTTP/1.0 has no chunked encoding: send the events bare and end the body by closing.
   const bool chunked = version >= 11;
   http::response<http::empty_body> res{http::status::ok, version};
@@ -418,47 +691,83 @@ net::awaitable<bool> Connection::stream_job(const GenerationJob& job, std::uint6
   res.keep_alive(keep_alive);
   error_code ec;
   http::response_serializer<http::empty_body> serializer{res};
-  // Headers go out at once, as vLLM's do; the first event waits for its due time.
+  // Headers go out at once, as vLLM's do; the first event waits for its token.
   co_await http::async_write_header(socket_, serializer, net::redirect_error(net::use_awaitable, ec));
   if (ec) co_return false;
 
   const ResponseEncoder encoder(job);
-  const auto tl = timeline(job, sequence);
   const Framing framing = chunked ? Framing::kChunked : Framing::kNone;
   const std::int64_t n = job.request.max_tokens;
-  net::steady_timer timer(socket_.get_executor());
   std::string out;  // reused for every write
   for (std::int64_t k = 0; k < n; ++k) {
-    // Absolute due times from t0: a late wake-up does not delay the tokens after it.
-    timer.expires_at(t0 + std::chrono::duration_cast<Clock::duration>(tl->next_due()));
-    co_await timer.async_wait(net::redirect_error(net::use_awaitable, ec));
-    if (ec) co_return false;
+    const bool ok = co_await wait_token(gen, k);
     out.clear();
-    encoder.append_token_events(k, out, framing);
-    if (k + 1 == n && chunked) out += kLastChunk;
+    if (!ok) {
+      // The engine cannot go on (shutting down): an error event, as vLLM sends mid-stream.
+      encoder.append_error_event(out, ApiError{503, "The server is shutting down: " + gen.failure, std::nullopt},
+                                 framing);
+      if (chunked) out += kLastChunk;
+      co_await net::async_write(socket_, net::buffer(out), net::redirect_error(net::use_awaitable, ec));
+      co_return false;
+    }
+    if (fault.at_token == k) {
+      if (fault.kind == FaultKind::kReset) {
+        spdlog::debug("{}: injected reset before token {}", job.id, k);
+        reset();
+        co_return false;
+      }
+      if (fault.kind == FaultKind::kStall) co_await sleep_for(fault.duration);
+      if (fault.kind == FaultKind::kMalformed) append_sse_event(out, kMalformedEvent, framing);
+    }
+    const Clock::time_point now = Clock::now();
+    if (k + 1 == n) {
+      const RequestOutcome o = outcome(gen, now);
+      encoder.append_token_events(k, out, framing, &o);
+      if (chunked) out += kLastChunk;
+    } else {
+      encoder.append_token_events(k, out, framing);
+    }
     co_await net::async_write(socket_, net::buffer(out), net::redirect_error(net::use_awaitable, ec));
     if (ec) {
       spdlog::debug("{}: client gone after {}/{} tokens: {}", job.id, k, n, ec.message());
       co_return false;
     }
+    note_token_written(gen, now);
   }
   spdlog::debug("{}: stream complete ({} tokens)", job.id, n);
   co_return keep_alive && chunked;
 }
 
-net::awaitable<bool> Connection::complete_job(const GenerationJob& job, std::uint64_t sequence, unsigned version,
-                                              bool keep_alive, Clock::time_point t0) {
-  const auto tl = timeline(job, sequence);
-  std::chrono::nanoseconds last{0};
-  for (std::int64_t k = 0; k < job.request.max_tokens; ++k) last = tl->next_due();
-  net::steady_timer timer(socket_.get_executor());
-  timer.expires_at(t0 + std::chrono::duration_cast<Clock::duration>(last));
-  error_code ec;
-  co_await timer.async_wait(net::redirect_error(net::use_awaitable, ec));
-  if (ec) co_return false;
+net::awaitable<bool> Connection::complete_job(Generation& gen, unsigned version, bool keep_alive) {
+  const GenerationJob& job = gen.job;
+  const Fault& fault = gen.fault;
+  Clock::time_point first{};
+  for (std::int64_t k = 0; k < job.request.max_tokens; ++k) {
+    if (!co_await wait_token(gen, k)) {
+      const HttpReply reply =
+          error_reply(ApiError{503, "The server is shutting down: " + gen.failure, std::nullopt});
+      co_await write_reply(reply, version, false);
+      co_return false;
+    }
+    if (k == 0) first = Clock::now();
+  }
+  if (fault.kind == FaultKind::kSlowFirstByte || fault.kind == FaultKind::kStall) co_await sleep_for(fault.duration);
+  if (fault.kind == FaultKind::kReset) {
+    reset();
+    co_return false;
+  }
   const ResponseEncoder encoder(job);
-  const HttpReply reply{200, "application/json", encoder.full_body(), {}};
+  const Clock::time_point now = Clock::now();
+  // Not streamed: the first token was produced at `first`, all are written now.
+  gen.first_write = first;
+  gen.last_write = now;
+  gen.tokens_written = job.request.max_tokens;
+  RequestOutcome o = outcome(gen, now);
+  std::string body = encoder.full_body(o);
+  if (fault.kind == FaultKind::kMalformed) body.resize(body.size() / 2);  // cut short: not valid JSON
+  const HttpReply reply{200, "application/json", std::move(body), {}};
   const bool keep = co_await write_reply(reply, version, keep_alive);
+  if (!keep && !keep_alive) co_return false;
   co_return keep;
 }
 
@@ -481,6 +790,34 @@ net::awaitable<void> Connection::reject(const ApiError& error) {
 }
 
 }  // namespace
+
+namespace {
+/// The configuration with the engine's profile resolved: the default profile when none was given,
+/// and max_model_len taken from it (what the CLI does for flags).
+ServerConfig resolved(ServerConfig config) {
+  if (config.latency.model == "engine" && !config.profile) {
+    config.profile = load_profile(std::string(kDefaultProfile));
+    config.max_model_len = config.profile->engine.max_model_len;
+  }
+  return config;
+}
+}  // namespace
+
+SharedState::SharedState(ServerConfig config_in, std::unique_ptr<LatencyModel> model_in, std::int64_t started_unix)
+    : config(resolved(std::move(config_in))),
+      model(std::move(model_in)),
+      router(config, started_unix),
+      metrics(MetricsLabels{config.models.empty() ? std::string("llmload-mock") : config.models.front()},
+              config.max_model_len, config.profile ? config.profile->engine.block_size : 16,
+              config.profile ? config.profile->num_blocks() : 0),
+      faults(config.faults, config.latency.seed) {
+  if (!model) {
+    if (config.latency.model != "engine") {
+      throw std::invalid_argument("llmload-server: no latency model for '" + config.latency.model + "'");
+    }
+    engine = make_server_engine(config, metrics);
+  }
+}
 
 std::string error_response_bytes(const ApiError& error) { return serialize(error_reply(error), 11, false); }
 

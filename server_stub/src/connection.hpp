@@ -14,7 +14,10 @@
 #include <boost/asio/ip/tcp.hpp>
 
 #include "llmload/server/api_error.hpp"
+#include "llmload/server/engine/server_engine.hpp"
+#include "llmload/server/fault.hpp"
 #include "llmload/server/latency_model.hpp"
+#include "llmload/server/metrics.hpp"
 #include "llmload/server/router.hpp"
 #include "llmload/server/server_config.hpp"
 
@@ -23,14 +26,19 @@ namespace llmload::server {
 /// What every connection of one server shares. It outlives every coroutine frame (the io_context
 /// that owns the frames is destroyed first).
 /// Threading: read from all io threads at once. Everything is immutable after construction
-/// except the atomics; Router::route and LatencyModel::start are const and thread-safe.
+/// except the atomics, the metrics (thread-safe) and the engine (thread-safe submit/cancel);
+/// Router::route, LatencyModel::start and FaultInjector::choose are const and thread-safe.
 struct SharedState {
-  SharedState(ServerConfig config_in, std::unique_ptr<LatencyModel> model_in, std::int64_t started_unix)
-      : config(std::move(config_in)), model(std::move(model_in)), router(config, started_unix) {}
+  /// With config.latency.model == "engine", `model_in` is null and the engine is built here
+  /// (throws std::runtime_error for --device cuda without a usable GPU).
+  SharedState(ServerConfig config_in, std::unique_ptr<LatencyModel> model_in, std::int64_t started_unix);
 
   const ServerConfig config;
-  const std::unique_ptr<const LatencyModel> model;
+  const std::unique_ptr<const LatencyModel> model;  ///< null: the engine times tokens
   const Router router;
+  ServerMetrics metrics;
+  const FaultInjector faults;
+  ServerEngine engine;  ///< engine.runtime null unless the engine model is used
   std::atomic<std::uint64_t> next_sequence{0};  ///< request sequence numbers (ids, jitter streams)
   /// Connections being served. Incremented only by the accept loop (before it spawns the
   /// connection), decremented by the connection when it ends, from any io thread.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 #include "llmload/server/json.hpp"
@@ -67,7 +68,8 @@ void check_number(const json& obj, const char* name) {
   if (v != nullptr && !v->is_number()) wrong_type(name, "a number", *v);
 }
 
-// Sampling knobs the mock accepts and ignores; only their types are checked.
+// Sampling knobs the mock accepts and ignores; only their types are checked. The same names
+// serve vLLM's body and SGLang's sampling_params.
 void check_ignored_fields(const json& body) {
   for (const char* name : {"temperature", "top_p", "min_p", "frequency_penalty", "presence_penalty",
                            "repetition_penalty", "length_penalty"}) {
@@ -147,7 +149,56 @@ void check_lengths(GenerationRequest& req, std::int64_t max_model_len, const cha
   }
 }
 
+/// The prompt of a completions request as token ids: text (a string, or an array of one string)
+/// is tokenized; an array of ids, or an array of one array of ids, is taken as it is.
+std::vector<std::uint32_t> completion_prompt_ids(const json& prompt) {
+  if (prompt.is_array() && !prompt.empty() && prompt[0].is_number()) return token_id_array(prompt, "prompt", false);
+  if (prompt.is_array() && prompt.size() == 1 && prompt[0].is_array()) {
+    return token_id_array(prompt[0], "prompt", false);
+  }
+  return tokenize_texts(prompt_texts(prompt));
+}
+
+void set_prompt(GenerationRequest& req, std::vector<std::uint32_t> ids) {
+  req.prompt_token_ids = std::move(ids);
+  req.prompt_tokens = static_cast<std::int64_t>(req.prompt_token_ids.size());
+}
+
 }  // namespace
+
+std::vector<std::uint32_t> token_id_array(const json& ids, const char* param, bool allow_empty) {
+  if (!ids.is_array() || (!allow_empty && ids.empty())) {
+    throw_bad_request(fmt::format("`{}` must be a non-empty array of token ids, got {}", param,
+                                  ids.is_array() ? std::string_view("an empty array") : type_name(ids)),
+                      param);
+  }
+  std::vector<std::uint32_t> out;
+  out.reserve(ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const json& v = ids[i];
+    if (!v.is_number_integer()) {
+      throw_bad_request(
+          fmt::format("`{}` must be an array of token ids (integers), got {} at index {}", param, type_name(v), i),
+          param);
+    }
+    const bool in_range = v.is_number_unsigned() ? v.get<std::uint64_t>() < kVocabSize
+                                                 : v.get<std::int64_t>() >= 0 &&
+                                                       static_cast<std::uint64_t>(v.get<std::int64_t>()) < kVocabSize;
+    if (!in_range) {
+      throw_bad_request(fmt::format("Token id {} is out of vocabulary: the mock's token ids are in [0, {}]", v.dump(),
+                                    kVocabSize - 1),
+                        param);
+    }
+    out.push_back(static_cast<std::uint32_t>(v.get<std::uint64_t>()));
+  }
+  return out;
+}
+
+std::vector<std::uint32_t> tokenize_texts(const std::vector<std::string_view>& texts) {
+  std::vector<std::uint32_t> ids;
+  for (auto t : texts) append_token_ids(t, ids);
+  return ids;
+}
 
 std::vector<std::string_view> prompt_texts(const json& prompt) {
   if (prompt.is_string()) return {prompt.get_ref<const std::string&>()};
@@ -238,9 +289,9 @@ GenerationRequest parse_completion_request(const json& body, const ServerConfig&
   }
   const json* prompt = field(body, "prompt");
   if (prompt == nullptr) throw_bad_request("`prompt` is required", "prompt");
-  const auto texts = prompt_texts(*prompt);
+  auto ids = completion_prompt_ids(*prompt);
   check_model_served(req.model, config);
-  req.prompt_tokens = count_prompt_tokens(texts);
+  set_prompt(req, std::move(ids));
   check_lengths(req, config.max_model_len, "prompt", "max_tokens");
   return req;
 }
@@ -256,7 +307,7 @@ GenerationRequest parse_chat_request(const json& body, const ServerConfig& confi
   if (messages == nullptr) throw_bad_request("`messages` is required", "messages");
   const auto texts = message_texts(*messages);
   check_model_served(req.model, config);
-  req.prompt_tokens = count_prompt_tokens(texts);
+  set_prompt(req, tokenize_texts(texts));
   if (max_completion) {
     req.max_tokens = *max_completion;
   } else if (max_tokens) {
@@ -266,6 +317,65 @@ GenerationRequest parse_chat_request(const json& body, const ServerConfig& confi
     req.max_tokens = std::max<std::int64_t>(1, config.max_model_len - req.prompt_tokens);
   }
   check_lengths(req, config.max_model_len, "messages", max_field);
+  return req;
+}
+
+GenerationRequest parse_generate_request(const json& body, const ServerConfig& config) {
+  GenerationRequest req;
+  req.endpoint = Endpoint::kGenerate;
+  if (!body.is_object()) {
+    throw_bad_request(fmt::format("The request body must be a JSON object, got {}", type_name(body)));
+  }
+  req.model = config.models.empty() ? std::string() : config.models.front();
+  req.stream = get_bool(body, "stream").value_or(false);
+  if (const json* rid = field(body, "rid")) {
+    if (!rid->is_string()) {
+      wrong_type("rid", rid->is_array() ? "a string (batched requests are not supported by the mock)" : "a string",
+                 *rid);
+    }
+    req.rid = rid->get<std::string>();
+  }
+
+  const json* text = field(body, "text");
+  const json* input_ids = field(body, "input_ids");
+  if ((text == nullptr) == (input_ids == nullptr)) {
+    throw_bad_request(text == nullptr ? "Either text or input_ids should be provided."
+                                      : "Either text or input_ids should be provided, not both.",
+                      "text");
+  }
+  if (text != nullptr && !text->is_string()) {
+    wrong_type("text", text->is_array() ? "a string (batched requests are not supported by the mock)" : "a string",
+               *text);
+  }
+  if (input_ids != nullptr && input_ids->is_array() && !input_ids->empty() && input_ids->front().is_array()) {
+    throw_bad_request("`input_ids` must be one array of token ids: batched requests are not supported by the mock",
+                      "input_ids");
+  }
+
+  // sampling_params: SGLang's names; vLLM's knobs of the same name are type-checked alike.
+  static const json kNoParams = json::object();
+  const json* params = field(body, "sampling_params");
+  if (params != nullptr && !params->is_object()) wrong_type("sampling_params", "an object", *params);
+  const json& sp = params != nullptr ? *params : kNoParams;
+  check_ignored_fields(sp);
+  req.ignore_eos = get_bool(sp, "ignore_eos").value_or(false);
+  req.max_tokens = get_max_tokens(sp, "max_new_tokens").value_or(128);
+  req.min_tokens = get_int(sp, "min_new_tokens").value_or(0);
+  if (const json* stop = field(sp, "stop")) {
+    const bool ok = stop->is_string() ||
+                    (stop->is_array() && std::all_of(stop->begin(), stop->end(), [](const json& s) { return s.is_string(); }));
+    if (!ok) wrong_type("stop", "a string or an array of strings", *stop);
+  }
+  if (const json* stop_ids = field(sp, "stop_token_ids")) (void)token_id_array(*stop_ids, "stop_token_ids", true);
+
+  if (req.min_tokens < 0 || req.min_tokens > req.max_tokens) {
+    throw_bad_request(fmt::format("min_new_tokens must be in [0, max_new_tokens], got {}.", req.min_tokens),
+                      "min_new_tokens");
+  }
+
+  set_prompt(req, text != nullptr ? tokenize_texts({text->get_ref<const std::string&>()})
+                                  : token_id_array(*input_ids, "input_ids", false));
+  check_lengths(req, config.max_model_len, text != nullptr ? "text" : "input_ids", "max_new_tokens");
   return req;
 }
 

@@ -85,8 +85,14 @@ class HttpServer::Impl {
         ioc_(config_.io_threads),
         acceptor_(ioc_) {}
 
+  ~Impl() {
+    // The engine thread posts to the io_context: it must be gone before ioc_ is destroyed.
+    if (shared_.engine.runtime) shared_.engine.runtime->stop();
+  }
+
   std::uint16_t listen(bool handle_signals);
   std::string url() const;
+  std::string engine_description() const { return shared_.engine.runtime ? shared_.engine.description : ""; }
   void run();
   void stop() { ioc_.stop(); }
 
@@ -165,11 +171,13 @@ std::string HttpServer::Impl::url() const {
 }
 
 void HttpServer::Impl::run() {
+  if (shared_.engine.runtime) shared_.engine.runtime->start();
   net::co_spawn(ioc_, accept_loop(), log_escaped);
   std::vector<std::thread> threads;
   for (int i = 1; i < config_.io_threads; ++i) threads.emplace_back([this] { ioc_.run(); });
   ioc_.run();
   for (auto& t : threads) t.join();
+  if (shared_.engine.runtime) shared_.engine.runtime->stop();
 }
 
 net::awaitable<void> HttpServer::Impl::accept_loop() {
@@ -215,6 +223,7 @@ HttpServer::HttpServer(ServerConfig config, std::unique_ptr<LatencyModel> model)
 HttpServer::~HttpServer() = default;
 std::uint16_t HttpServer::listen(bool handle_signals) { return impl_->listen(handle_signals); }
 std::string HttpServer::url() const { return impl_->url(); }
+std::string HttpServer::engine_description() const { return impl_->engine_description(); }
 void HttpServer::run() { impl_->run(); }
 void HttpServer::stop() { impl_->stop(); }
 

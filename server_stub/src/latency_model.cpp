@@ -51,12 +51,13 @@ std::unique_ptr<TokenTimeline> FixedLatencyModel::start(const GenerationShape& /
 }
 
 const std::vector<std::string>& latency_model_names() {
-  static const std::vector<std::string> names = {"fixed"};
+  static const std::vector<std::string> names = {"engine", "fixed"};
   return names;
 }
 
 std::unique_ptr<LatencyModel> make_latency_model(const LatencyConfig& config) {
   if (config.model == "fixed") return std::make_unique<FixedLatencyModel>(config.ttft, config.itl, config.jitter);
+  if (config.model == "engine") return nullptr;  // no per-request timeline: the engine runtime times tokens
   std::string valid;
   for (const auto& n : latency_model_names()) valid += (valid.empty() ? "" : ", ") + n;
   throw UnknownLatencyModel("unknown latency model '" + config.model + "'; valid: " + valid);

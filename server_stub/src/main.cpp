@@ -11,6 +11,7 @@
 #include "llmload/common/duration.hpp"
 #include "llmload/common/version.hpp"
 #include "llmload/server/cli.hpp"
+#include "llmload/server/fault.hpp"
 #include "llmload/server/http_server.hpp"
 #include "llmload/server/latency_model.hpp"
 #include "llmload/common/process_limits.hpp"
@@ -45,11 +46,23 @@ int main(int argc, char** argv) {
     server.listen(/*handle_signals=*/true);
     std::printf("llmload-server listening on %s\n", server.url().c_str());
     std::fflush(stdout);
-    spdlog::info("llmload-server {} serving {} (max_model_len {}) with latency model '{}': ttft {}, itl {}, jitter {}, "
-                 "{} io thread(s)",
-                 llmload::kVersion, fmt::join(config.models, ", "), config.max_model_len, config.latency.model,
-                 llmload::format_duration(config.latency.ttft), llmload::format_duration(config.latency.itl),
-                 config.latency.jitter, config.io_threads);
+    if (config.latency.model == "engine") {
+      spdlog::info("llmload-server {} serving {} (max_model_len {}) with the engine simulator: {}; {} io thread(s)",
+                   llmload::kVersion, fmt::join(config.models, ", "), config.max_model_len,
+                   server.engine_description(), config.io_threads);
+    } else {
+      spdlog::info("llmload-server {} serving {} (max_model_len {}) with latency model '{}': ttft {}, itl {}, "
+                   "jitter {}, {} io thread(s)",
+                   llmload::kVersion, fmt::join(config.models, ", "), config.max_model_len, config.latency.model,
+                   llmload::format_duration(config.latency.ttft), llmload::format_duration(config.latency.itl),
+                   config.latency.jitter, config.io_threads);
+    }
+    if (!config.faults.empty()) {
+      for (const auto& rule : config.faults) {
+        spdlog::info("fault injection: {} on {:.4g}% of generation requests", format_fault_spec(rule.fault),
+                     rule.rate * 100);
+      }
+    }
     server.run();
     spdlog::info("stopped");
   } catch (const std::exception& e) {

@@ -21,22 +21,45 @@ void append_quoted_token(std::string& out, std::int64_t k) {
   out += '"';
 }
 
-ojson usage_json(std::int64_t prompt, std::int64_t completion) {
-  ojson u;
-  u["prompt_tokens"] = prompt;
-  u["completion_tokens"] = completion;
-  u["total_tokens"] = prompt + completion;
-  return u;
+/// The ids of generated tokens [0, n) as a JSON array.
+void append_output_ids(std::string& out, std::int64_t n) {
+  out += '[';
+  for (std::int64_t k = 0; k < n; ++k) {
+    if (k > 0) out += ',';
+    fmt::format_to(std::back_inserter(out), "{}", generated_token_id(k));
+  }
+  out += ']';
 }
 
 std::string full_text(std::int64_t tokens) {
   std::string text;
-  text.reserve(static_cast<std::size_t>(tokens) * 6);
-  for (std::int64_t k = 0; k < tokens; ++k) text += generated_token(k);
+  append_generated_text(text, tokens);
   return text;
 }
 
+ojson usage_json(std::int64_t prompt, std::int64_t completion, std::int64_t cached) {
+  ojson u;
+  u["prompt_tokens"] = prompt;
+  u["completion_tokens"] = completion;
+  u["total_tokens"] = prompt + completion;
+  if (cached > 0) u["prompt_tokens_details"]["cached_tokens"] = cached;
+  return u;
+}
+
+ojson llmload_object(const RequestOutcome& o) {
+  ojson j;
+  j["arrival_unix_ns"] = o.timing.arrival_unix_ns;
+  j["queue_s"] = o.timing.queue_s;  // nlohmann writes a non-finite double as null
+  j["first_token_s"] = o.timing.first_token_s;
+  j["last_token_s"] = o.timing.last_token_s;
+  j["preemptions"] = o.preemptions;
+  j["cached_tokens"] = o.cached_tokens;
+  return j;
+}
+
 }  // namespace
+
+std::string llmload_json(const RequestOutcome& outcome) { return dump(llmload_object(outcome)); }
 
 void append_sse_event(std::string& out, std::string_view payload, Framing framing) {
   constexpr std::string_view kData = "data: ";
@@ -50,91 +73,173 @@ void append_sse_event(std::string& out, std::string_view payload, Framing framin
   if (framing == Framing::kChunked) out += "\r\n";
 }
 
-ResponseEncoder::ResponseEncoder(const GenerationJob& job) : job_(job) {
-  const bool chat = job_.request.endpoint == Endpoint::kChat;
-  chunk_prefix_ = fmt::format(R"({{"id":{},"object":"{}","created":{},"model":{},"choices":[)", dump(ojson(job_.id)),
-                              chat ? "chat.completion.chunk" : "text_completion", job_.created_unix,
-                              dump(ojson(job_.request.model)));
+ResponseEncoder::ResponseEncoder(const GenerationJob& job)
+    : endpoint_(job.request.endpoint),
+      id_(job.id),
+      model_(job.request.model),
+      created_unix_(job.created_unix),
+      prompt_tokens_(job.request.prompt_tokens),
+      max_tokens_(job.request.max_tokens),
+      include_usage_(job.request.include_usage),
+      continuous_usage_(job.request.continuous_usage) {
+  if (endpoint_ == Endpoint::kGenerate) {
+    chunk_prefix_ = fmt::format(R"("meta_info":{{"id":{},"finish_reason":)", dump(ojson(id_)));
+    return;
+  }
+  chunk_prefix_ = fmt::format(R"({{"id":{},"object":"{}","created":{},"model":{},"choices":[)", dump(ojson(id_)),
+                              endpoint_ == Endpoint::kChat ? "chat.completion.chunk" : "text_completion",
+                              created_unix_, dump(ojson(model_)));
 }
 
-void ResponseEncoder::append_usage(std::string& out, std::int64_t completion_tokens) const {
-  const std::int64_t prompt = job_.request.prompt_tokens;
-  fmt::format_to(std::back_inserter(out), R"("usage":{{"prompt_tokens":{},"completion_tokens":{},"total_tokens":{}}})",
-                 prompt, completion_tokens, prompt + completion_tokens);
+void ResponseEncoder::append_usage(std::string& out, std::int64_t completion_tokens, std::int64_t cached_tokens) const {
+  fmt::format_to(std::back_inserter(out), R"("usage":{{"prompt_tokens":{},"completion_tokens":{},"total_tokens":{})",
+                 prompt_tokens_, completion_tokens, prompt_tokens_ + completion_tokens);
+  if (cached_tokens > 0) {
+    fmt::format_to(std::back_inserter(out), R"(,"prompt_tokens_details":{{"cached_tokens":{}}})", cached_tokens);
+  }
+  out += '}';
 }
 
 void ResponseEncoder::append_chat_chunk(std::string& out, std::string_view delta_json, std::int64_t completion_tokens,
-                                        bool last, Framing framing) const {
+                                        bool last, const RequestOutcome* outcome, Framing framing) const {
   std::string payload = chunk_prefix_;
   payload += R"({"index":0,"delta":)";
   payload += delta_json;
   payload += last ? R"(,"logprobs":null,"finish_reason":"length","stop_reason":null}])"
                   : R"(,"logprobs":null,"finish_reason":null}])";
-  if (job_.request.continuous_usage) {
+  if (continuous_usage_) {
     payload += ',';
-    append_usage(payload, completion_tokens);
+    append_usage(payload, completion_tokens, 0);  // vLLM's per-chunk usage has no details
+  }
+  if (last && outcome != nullptr) {
+    payload += R"(,"llmload":)";
+    payload += llmload_json(*outcome);
   }
   payload += '}';
   append_sse_event(out, payload, framing);
 }
 
-void ResponseEncoder::append_token_events(std::int64_t k, std::string& out, Framing framing) const {
-  const GenerationRequest& req = job_.request;
-  const bool last = k + 1 >= req.max_tokens;
-  if (req.endpoint == Endpoint::kChat) {
+void ResponseEncoder::append_generate_event(std::int64_t k, std::string& out, Framing framing,
+                                            const RequestOutcome* outcome) const {
+  const bool last = k + 1 >= max_tokens_;
+  std::string payload = R"({"text":")";
+  append_generated_text(payload, k + 1);  // SGLang's text is cumulative, not a delta
+  payload += R"(","output_ids":)";
+  append_output_ids(payload, k + 1);
+  payload += ',';
+  payload += chunk_prefix_;
+  if (last) {
+    fmt::format_to(std::back_inserter(payload), R"({{"type":"length","length":{}}})", max_tokens_);
+  } else {
+    payload += "null";
+  }
+  fmt::format_to(std::back_inserter(payload), R"(,"prompt_tokens":{},"completion_tokens":{},"cached_tokens":{})",
+                 prompt_tokens_, k + 1, outcome != nullptr ? outcome->cached_tokens : 0);
+  if (last && outcome != nullptr) {
+    payload += R"(,"e2e_latency":)";
+    payload += dump(ojson(outcome->timing.last_token_s));
+    payload += R"(,"llmload":)";
+    payload += llmload_json(*outcome);
+  }
+  payload += "}}";
+  append_sse_event(out, payload, framing);
+  if (last) append_sse_event(out, "[DONE]", framing);
+}
+
+void ResponseEncoder::append_token_events(std::int64_t k, std::string& out, Framing framing,
+                                          const RequestOutcome* outcome) const {
+  if (endpoint_ == Endpoint::kGenerate) {
+    append_generate_event(k, out, framing, outcome);
+    return;
+  }
+  const bool last = k + 1 >= max_tokens_;
+  if (endpoint_ == Endpoint::kChat) {
     // vLLM sends the role with the first engine output, so it travels with token 0.
-    if (k == 0) append_chat_chunk(out, R"({"role":"assistant","content":""})", 0, false, framing);
+    if (k == 0) append_chat_chunk(out, R"({"role":"assistant","content":""})", 0, false, nullptr, framing);
     std::string delta = R"({"content":)";
     append_quoted_token(delta, k);
     delta += '}';
-    append_chat_chunk(out, delta, k + 1, last, framing);
+    append_chat_chunk(out, delta, k + 1, last, outcome, framing);
   } else {
     std::string payload = chunk_prefix_;
     payload += R"({"index":0,"text":)";
     append_quoted_token(payload, k);
     payload += last ? R"(,"logprobs":null,"finish_reason":"length","stop_reason":null}])"
                     : R"(,"logprobs":null,"finish_reason":null,"stop_reason":null}])";
-    if (req.continuous_usage) {
+    if (continuous_usage_) {
       payload += ',';
-      append_usage(payload, k + 1);
+      append_usage(payload, k + 1, 0);
+    }
+    if (last && outcome != nullptr) {
+      payload += R"(,"llmload":)";
+      payload += llmload_json(*outcome);
     }
     payload += '}';
     append_sse_event(out, payload, framing);
   }
   if (!last) return;
-  if (req.include_usage) {
+  if (include_usage_) {
     std::string payload = chunk_prefix_;
     payload += "],";
-    append_usage(payload, req.max_tokens);
+    append_usage(payload, max_tokens_, outcome != nullptr ? outcome->cached_tokens : 0);
     payload += '}';
     append_sse_event(out, payload, framing);
   }
   append_sse_event(out, "[DONE]", framing);
 }
 
-std::string ResponseEncoder::full_body() const {
-  const GenerationRequest& req = job_.request;
-  const bool chat = req.endpoint == Endpoint::kChat;
+void ResponseEncoder::append_error_event(std::string& out, const ApiError& error, Framing framing) const {
+  append_sse_event(out, endpoint_ == Endpoint::kGenerate ? sglang_error_body(error) : error_body(error), framing);
+  append_sse_event(out, "[DONE]", framing);
+}
+
+std::string ResponseEncoder::full_body(const RequestOutcome& outcome) const { return body_impl(&outcome); }
+
+std::string ResponseEncoder::full_body() const { return body_impl(nullptr); }
+
+std::string ResponseEncoder::body_impl(const RequestOutcome* outcome) const {
+  const std::int64_t cached = outcome != nullptr ? outcome->cached_tokens : 0;
+  if (endpoint_ == Endpoint::kGenerate) {
+    ojson output_ids = ojson::array();
+    for (std::int64_t k = 0; k < max_tokens_; ++k) output_ids.push_back(generated_token_id(k));
+    ojson meta;
+    meta["id"] = id_;
+    meta["finish_reason"] = ojson{{"type", "length"}, {"length", max_tokens_}};
+    meta["prompt_tokens"] = prompt_tokens_;
+    meta["completion_tokens"] = max_tokens_;
+    meta["cached_tokens"] = cached;
+    if (outcome != nullptr) {
+      meta["e2e_latency"] = outcome->timing.last_token_s;
+      meta["llmload"] = llmload_object(*outcome);
+    }
+    ojson body;
+    body["text"] = full_text(max_tokens_);
+    body["output_ids"] = std::move(output_ids);
+    body["meta_info"] = std::move(meta);
+    return dump(body);
+  }
+  const bool chat = endpoint_ == Endpoint::kChat;
   ojson choice;
   choice["index"] = 0;
   if (chat) {
     ojson message;
     message["role"] = "assistant";
-    message["content"] = full_text(req.max_tokens);
+    message["content"] = full_text(max_tokens_);
     choice["message"] = std::move(message);
   } else {
-    choice["text"] = full_text(req.max_tokens);
+    choice["text"] = full_text(max_tokens_);
   }
   choice["logprobs"] = nullptr;
   choice["finish_reason"] = "length";
   choice["stop_reason"] = nullptr;
   ojson body;
-  body["id"] = job_.id;
+  body["id"] = id_;
   body["object"] = chat ? "chat.completion" : "text_completion";
-  body["created"] = job_.created_unix;
-  body["model"] = req.model;
+  body["created"] = created_unix_;
+  body["model"] = model_;
   body["choices"] = ojson::array({std::move(choice)});
-  body["usage"] = usage_json(req.prompt_tokens, req.max_tokens);
+  body["usage"] = usage_json(prompt_tokens_, max_tokens_, cached);
+  if (outcome != nullptr) body["llmload"] = llmload_object(*outcome);
   return dump(body);
 }
 

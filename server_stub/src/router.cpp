@@ -20,11 +20,62 @@ struct Route {
   std::string_view path;
   std::string_view method;
 };
-constexpr std::array<Route, 5> kRoutes = {{{"/health", "GET"},
+constexpr std::array<Route, 7> kRoutes = {{{"/health", "GET"},
                                            {"/v1/models", "GET"},
                                            {"/v1/completions", "POST"},
                                            {"/v1/chat/completions", "POST"},
-                                           {"/tokenize", "POST"}}};
+                                           {"/tokenize", "POST"},
+                                           {"/detokenize", "POST"},
+                                           {"/generate", "POST"}}};
+
+/// 32 hex digits from (seed, stream): ids that are unique per request yet reproducible.
+std::string hex128(std::uint64_t seed, std::uint64_t stream) {
+  Rng rng = Rng::for_stream(seed, stream);
+  const std::uint64_t hi = rng.next_u64();
+  const std::uint64_t lo = rng.next_u64();
+  return fmt::format("{:016x}{:016x}", hi, lo);
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+    if (lower(a[i]) != lower(b[i])) return false;
+  }
+  return true;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+/// Equal contents, in time that depends on the lengths only (never on where they differ).
+bool constant_time_equal(std::string_view a, std::string_view b) {
+  unsigned diff = a.size() == b.size() ? 0U : 1U;
+  if (b.empty()) return a.empty();
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i % b.size()]);
+  }
+  return diff == 0U;
+}
+
+/// An optional boolean field of a /tokenize body (type-checked, value unused or returned).
+bool optional_bool(const json& body, const char* name) {
+  auto it = body.find(name);
+  if (it == body.end() || it->is_null()) return false;
+  if (!it->is_boolean()) throw_bad_request(fmt::format("`{}` must be a boolean", name), name);
+  return it->get<bool>();
+}
+
+/// Checks the optional `model` of /tokenize and /detokenize.
+void check_optional_model(const json& body, const ServerConfig& config) {
+  if (auto it = body.find("model"); it != body.end() && !it->is_null()) {
+    if (!it->is_string()) throw_bad_request("`model` must be a string", "model");
+    check_model_served(it->get_ref<const std::string&>(), config);
+  }
+}
 
 std::string dump(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
 
@@ -46,19 +97,48 @@ HttpReply error_reply(const ApiError& error) {
 }
 
 std::string make_response_id(Endpoint endpoint, std::uint64_t seed, std::uint64_t sequence) {
-  Rng rng = Rng::for_stream(seed, sequence);
-  const std::uint64_t hi = rng.next_u64();
-  const std::uint64_t lo = rng.next_u64();
-  return fmt::format("{}-{:016x}{:016x}", endpoint == Endpoint::kChat ? "chatcmpl" : "cmpl", hi, lo);
+  const std::string hex = hex128(seed, sequence);
+  switch (endpoint) {
+    case Endpoint::kCompletions: return "cmpl-" + hex;
+    case Endpoint::kChat: return "chatcmpl-" + hex;
+    case Endpoint::kGenerate: return hex;
+  }
+  return hex;
+}
+
+bool authorization_matches(std::optional<std::string_view> authorization, std::string_view api_key) {
+  if (!authorization) return false;
+  const std::string_view value = trim(*authorization);
+  const auto space = value.find(' ');
+  if (space == std::string_view::npos || !iequals(value.substr(0, space), "Bearer")) return false;
+  return constant_time_equal(trim(value.substr(space + 1)), api_key);
 }
 
 Router::Router(ServerConfig config, std::int64_t started_unix)
-    : config_(std::move(config)), started_unix_(started_unix) {}
+    : config_(std::move(config)), started_unix_(started_unix), vocabulary_(std::make_shared<TokenVocabulary>()) {}
+
+std::optional<HttpReply> Router::check_auth(std::string_view method, std::string_view path,
+                                            const RequestContext& context) const {
+  if (config_.api_key.empty() || method == "OPTIONS") return std::nullopt;
+  const bool guarded = path.substr(0, 3) == "/v1" || path == "/generate";
+  if (!guarded || authorization_matches(context.authorization, config_.api_key)) return std::nullopt;
+  // Never echo what was sent: it may be a real key meant for another server.
+  HttpReply reply = error_reply(ApiError{
+      401,
+      context.authorization ? "Incorrect API key provided: the `Authorization` header must be `Bearer <key>` with "
+                              "this server's API key (--api-key)."
+                            : "Missing API key: this server requires an `Authorization: Bearer <key>` header with its "
+                              "API key (--api-key).",
+      std::nullopt});
+  reply.headers.emplace_back("WWW-Authenticate", "Bearer");
+  return reply;
+}
 
 RouteResult Router::route(std::string_view method, std::string_view target, std::string_view body,
                           const RequestContext& context) const {
   try {
     const std::string_view path = target.substr(0, target.find('?'));
+    if (auto denied = check_auth(method, path, context)) return std::move(*denied);
     const Route* found = nullptr;
     for (const auto& r : kRoutes) {
       if (r.path == path) found = &r;
@@ -75,6 +155,14 @@ RouteResult Router::route(std::string_view method, std::string_view target, std:
     if (path == "/health") return HttpReply{200, "", "", {}};
     if (path == "/v1/models") return models_reply();
     if (path == "/tokenize") return tokenize_reply(body);
+    if (path == "/detokenize") return detokenize_reply(body);
+    if (path == "/generate") {
+      try {
+        return generation_job(Endpoint::kGenerate, body, context);
+      } catch (const ApiException& e) {
+        return HttpReply{e.error().status, std::string(kJson), sglang_error_body(e.error()), {}};
+      }
+    }
     return generation_job(path == "/v1/completions" ? Endpoint::kCompletions : Endpoint::kChat, body, context);
   } catch (const ApiException& e) {
     return error_reply(e.error());
@@ -85,7 +173,22 @@ RouteResult Router::route(std::string_view method, std::string_view target, std:
 
 HttpReply Router::models_reply() const {
   ojson data = ojson::array();
-  for (const auto& id : config_.models) {
+  for (std::size_t i = 0; i < config_.models.size(); ++i) {
+    const std::string& id = config_.models[i];
+    // vLLM's ModelPermission, with its fixed values; the id is reproducible (seed, model index).
+    ojson perm;
+    perm["id"] = "modelperm-" + hex128(config_.latency.seed ^ 0x6d6f64656c7065ULL, i);
+    perm["object"] = "model_permission";
+    perm["created"] = started_unix_;
+    perm["allow_create_engine"] = false;
+    perm["allow_sampling"] = true;
+    perm["allow_logprobs"] = true;
+    perm["allow_search_indices"] = false;
+    perm["allow_view"] = true;
+    perm["allow_fine_tuning"] = false;
+    perm["organization"] = "*";
+    perm["group"] = nullptr;
+    perm["is_blocking"] = false;
     ojson m;
     m["id"] = id;
     m["object"] = "model";
@@ -94,7 +197,7 @@ HttpReply Router::models_reply() const {
     m["root"] = id;
     m["parent"] = nullptr;
     m["max_model_len"] = config_.max_model_len;
-    m["permission"] = ojson::array();
+    m["permission"] = ojson::array({std::move(perm)});
     data.push_back(std::move(m));
   }
   ojson body;
@@ -106,10 +209,7 @@ HttpReply Router::models_reply() const {
 HttpReply Router::tokenize_reply(std::string_view body_text) const {
   const json body = parse_body(body_text);
   if (!body.is_object()) throw_bad_request("The request body must be a JSON object");
-  if (auto it = body.find("model"); it != body.end() && !it->is_null()) {
-    if (!it->is_string()) throw_bad_request("`model` must be a string", "model");
-    check_model_served(it->get_ref<const std::string&>(), config_);
-  }
+  check_optional_model(body, config_);
   std::vector<std::string_view> texts;
   if (auto m = body.find("messages"); m != body.end() && !m->is_null()) {
     texts = message_texts(*m);
@@ -118,14 +218,15 @@ HttpReply Router::tokenize_reply(std::string_view body_text) const {
   } else {
     throw_bad_request("`prompt` or `messages` is required", "prompt");
   }
-  bool with_strs = false;
-  if (auto s = body.find("return_token_strs"); s != body.end() && !s->is_null()) {
-    if (!s->is_boolean()) throw_bad_request("`return_token_strs` must be a boolean", "return_token_strs");
-    with_strs = s->get<bool>();
+  // vLLM's flags: type-checked; the mock has no special tokens and no chat template.
+  for (const char* flag : {"add_special_tokens", "add_generation_prompt", "continue_final_message"}) {
+    (void)optional_bool(body, flag);
   }
+  const bool with_strs = optional_bool(body, "return_token_strs");
   ojson tokens = ojson::array();
-  ojson strs = ojson::array();
+  ojson strs = with_strs ? ojson::array() : ojson(nullptr);
   for (auto text : texts) {
+    vocabulary_->remember_words(text);
     for (auto word : split_words(text)) {
       tokens.push_back(token_id(word));
       if (with_strs) strs.push_back(word);
@@ -135,7 +236,19 @@ HttpReply Router::tokenize_reply(std::string_view body_text) const {
   out["count"] = tokens.size();
   out["max_model_len"] = config_.max_model_len;
   out["tokens"] = std::move(tokens);
-  if (with_strs) out["token_strs"] = std::move(strs);
+  out["token_strs"] = std::move(strs);
+  return HttpReply{200, std::string(kJson), dump(out), {}};
+}
+
+HttpReply Router::detokenize_reply(std::string_view body_text) const {
+  const json body = parse_body(body_text);
+  if (!body.is_object()) throw_bad_request("The request body must be a JSON object");
+  check_optional_model(body, config_);
+  auto tokens = body.find("tokens");
+  if (tokens == body.end() || tokens->is_null()) throw_bad_request("`tokens` is required", "tokens");
+  const std::vector<std::uint32_t> ids = token_id_array(*tokens, "tokens", /*allow_empty=*/true);
+  ojson out;
+  out["prompt"] = vocabulary_->detokenize(ids);
   return HttpReply{200, std::string(kJson), dump(out), {}};
 }
 
@@ -143,8 +256,14 @@ GenerationJob Router::generation_job(Endpoint endpoint, std::string_view body_te
                                      const RequestContext& context) const {
   const json body = parse_body(body_text);
   GenerationJob job;
-  job.request = endpoint == Endpoint::kChat ? parse_chat_request(body, config_) : parse_completion_request(body, config_);
-  job.id = make_response_id(endpoint, config_.latency.seed, context.sequence);
+  switch (endpoint) {
+    case Endpoint::kCompletions: job.request = parse_completion_request(body, config_); break;
+    case Endpoint::kChat: job.request = parse_chat_request(body, config_); break;
+    case Endpoint::kGenerate: job.request = parse_generate_request(body, config_); break;
+  }
+  job.id = endpoint == Endpoint::kGenerate && !job.request.rid.empty()
+               ? job.request.rid
+               : make_response_id(endpoint, config_.latency.seed, context.sequence);
   job.created_unix = context.arrival_unix;
   return job;
 }

@@ -9,7 +9,7 @@ namespace {
 class ServerEndpoints : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    server_ = new ServerHandle(start_server({"--model", "mock-a", "--model", "mock-b", "--max-model-len", "64",
+    server_ = new ServerHandle(start_server({"--latency-model", "fixed", "--model", "mock-a", "--model", "mock-b", "--max-model-len", "64",
                                              "--ttft", "5ms", "--itl", "1ms"}));
   }
   static void TearDownTestSuite() {

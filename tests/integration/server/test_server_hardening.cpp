@@ -43,7 +43,7 @@ void expect_rejected(int port, const std::string& raw, int status, const std::st
 class ServerHardening : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    server_ = new ServerHandle(start_server({"--ttft", "1ms", "--itl", "1ms", "--threads", "2"}));
+    server_ = new ServerHandle(start_server({"--latency-model", "fixed", "--ttft", "1ms", "--itl", "1ms", "--threads", "2"}));
   }
   static void TearDownTestSuite() {
     expect_clean_exit(*server_);
@@ -154,7 +154,7 @@ double drip_until_answered(HttpConnection& c, const std::string& bytes) {
 }
 
 TEST(ServerSlowClients, SlowlorisIsCutAtTheHeaderTimeoutWhileOthersAreServed) {
-  auto server = start_server({"--header-timeout", "1s", "--ttft", "1ms", "--itl", "1ms"});
+  auto server = start_server({"--latency-model", "fixed", "--header-timeout", "1s", "--ttft", "1ms", "--itl", "1ms"});
   HttpConnection slow(server.port);
   std::thread normal([&] {
     // While the slow client drips, other clients are served normally.
@@ -176,7 +176,7 @@ TEST(ServerSlowClients, SlowlorisIsCutAtTheHeaderTimeoutWhileOthersAreServed) {
 }
 
 TEST(ServerSlowClients, SlowBodyIsCutAtTheBodyTimeout) {
-  auto server = start_server({"--body-timeout", "1s", "--ttft", "1ms", "--itl", "1ms"});
+  auto server = start_server({"--latency-model", "fixed", "--body-timeout", "1s", "--ttft", "1ms", "--itl", "1ms"});
   HttpConnection slow(server.port);
   const std::string body = R"({"model":"llmload-mock","prompt":"slow body","max_tokens":1})";
   slow.send_raw("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
@@ -228,7 +228,7 @@ TEST(ServerSlowClients, SilentConnectionsAreClosedWithoutAnAnswer) {
 // --- connection limit ------------------------------------------------------------------------
 
 TEST(ServerConnectionLimit, ConnectionsOverTheLimitGet503AndTheListenerKeepsGoing) {
-  auto server = start_server({"--max-connections", "3", "--ttft", "1ms", "--itl", "1ms"});
+  auto server = start_server({"--latency-model", "fixed", "--max-connections", "3", "--ttft", "1ms", "--itl", "1ms"});
   std::vector<std::unique_ptr<HttpConnection>> held;
   for (int i = 0; i < 3; ++i) {
     held.push_back(std::make_unique<HttpConnection>(server.port));

@@ -46,7 +46,7 @@ TEST(ServerLoad, TwoThousandIdleConnectionsStayCheapWhileOthersAreServed) {
   constexpr int kIdle = 2000;
   const std::uint64_t fds = raise_open_file_limit(kIdle + 512);
   if (fds < kIdle + 100) GTEST_SKIP() << "this process may open only " << fds << " files (ulimit -n)";
-  auto server = start_server({"--threads", "2", "--ttft", "1ms", "--itl", "1ms"});
+  auto server = start_server({"--latency-model", "fixed", "--threads", "2", "--ttft", "1ms", "--itl", "1ms"});
   expect_full_stream(http_request(server.port, "POST", "/v1/completions", completion(5, true)), 5);
   const std::int64_t before_kib = rss_kib(server.proc->pid());
   ASSERT_GT(before_kib, 0);
@@ -116,7 +116,7 @@ void misbehave(int port, int kind, int seed) {
 }
 
 TEST(ServerLoad, HostileClientsInterleavedWithGoodOnesOnFourThreads) {
-  auto server = start_server({"--threads", "4", "--ttft", "1ms", "--itl", "2ms", "--header-timeout", "5s"});
+  auto server = start_server({"--latency-model", "fixed", "--threads", "4", "--ttft", "1ms", "--itl", "2ms", "--header-timeout", "5s"});
   constexpr int kClientThreads = 4;
   constexpr int kHostilePerThread = 50;  // 200 in all
   std::atomic<int> served{0};
@@ -155,7 +155,7 @@ TEST(ServerLoad, HostileClientsInterleavedWithGoodOnesOnFourThreads) {
 }
 
 TEST(ServerLoad, ConcurrentStreamsWithHalfDisconnectingOnFourThreads) {
-  auto server = start_server({"--threads", "4", "--ttft", "5ms", "--itl", "2ms"});
+  auto server = start_server({"--latency-model", "fixed", "--threads", "4", "--ttft", "5ms", "--itl", "2ms"});
   constexpr int kStreams = 200;
   constexpr int kTokens = 40;
   std::vector<std::unique_ptr<HttpConnection>> conns;

@@ -58,7 +58,7 @@ TEST(ServerProcess, SigtermStopsGracefullyWithExitZero) {
 }
 
 TEST(ServerProcess, SigintDuringAStreamExitsZero) {
-  auto server = start_server({"--ttft", "1ms", "--itl", "10ms", "--max-model-len", "200000"});
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "1ms", "--itl", "10ms", "--max-model-len", "200000"});
   HttpConnection c(server.port);
   c.send_request("POST", "/v1/completions", R"({"model":"llmload-mock","prompt":"x","max_tokens":100000,"stream":true})");
   (void)c.read_head();

@@ -39,7 +39,7 @@ void expect_stream_headers(const HttpResponse& r) {
 }
 
 TEST(ServerStreaming, CompletionEventSequence) {
-  auto server = start_server({"--ttft", "10ms", "--itl", "1ms"});
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "10ms", "--itl", "1ms"});
   const int n = 25;
   const HttpResponse r = http_request(server.port, "POST", "/v1/completions", completion_body(n, true));
   expect_stream_headers(r);
@@ -76,7 +76,7 @@ TEST(ServerStreaming, CompletionEventSequence) {
 }
 
 TEST(ServerStreaming, ChatEventSequence) {
-  auto server = start_server({"--ttft", "10ms", "--itl", "1ms"});
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "10ms", "--itl", "1ms"});
   const int n = 20;
   const HttpResponse r = http_request(server.port, "POST", "/v1/chat/completions", chat_body(n, true, true));
   expect_stream_headers(r);
@@ -109,14 +109,14 @@ TEST(ServerStreaming, ChatEventSequence) {
 }
 
 TEST(ServerStreaming, WithoutUsageThereIsNoUsageChunk) {
-  auto server = start_server({"--ttft", "1ms", "--itl", "0ms"});
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "1ms", "--itl", "0ms"});
   const auto events = sse_payloads(http_request(server.port, "POST", "/v1/chat/completions", chat_body(3, false)).body);
   ASSERT_EQ(events.size(), 1u + 3u + 1u);
   for (std::size_t i = 0; i + 1 < events.size(); ++i) EXPECT_FALSE(json::parse(events[i]).contains("usage"));
 }
 
 TEST(ServerStreaming, TokensArriveOnSchedule) {
-  auto server = start_server({"--ttft", "50ms", "--itl", "20ms"});
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "50ms", "--itl", "20ms"});
   HttpConnection c(server.port);
   const auto sent = Clock::now();
   c.send_request("POST", "/v1/completions", completion_body(6, false));
@@ -139,7 +139,7 @@ TEST(ServerStreaming, TokensArriveOnSchedule) {
 }
 
 TEST(ServerStreaming, NonStreamingWaitsForTheWholeGeneration) {
-  auto server = start_server({"--ttft", "30ms", "--itl", "10ms"});
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "30ms", "--itl", "10ms"});
   const auto sent = Clock::now();
   const HttpResponse r = http_request(server.port, "POST", "/v1/completions",
                                       R"({"model":"llmload-mock","prompt":"x","max_tokens":8})");
@@ -150,7 +150,7 @@ TEST(ServerStreaming, NonStreamingWaitsForTheWholeGeneration) {
 }
 
 TEST(ServerStreaming, ClientDisconnectStopsItsStreamOnly) {
-  auto server = start_server({"--ttft", "10ms", "--itl", "5ms", "--log-level", "debug", "--max-model-len", "20000"});
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "10ms", "--itl", "5ms", "--log-level", "debug", "--max-model-len", "20000"});
   auto quitter = std::make_unique<HttpConnection>(server.port);
   quitter->send_request("POST", "/v1/completions", completion_body(10000, false));
   HttpConnection stayer(server.port);
@@ -174,7 +174,7 @@ TEST(ServerStreaming, ClientDisconnectStopsItsStreamOnly) {
 }
 
 TEST(ServerStreaming, FiveHundredConcurrentStreamsOnOneThread) {
-  auto server = start_server({"--ttft", "20ms", "--itl", "5ms", "--threads", "1"});
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "20ms", "--itl", "5ms", "--threads", "1"});
   constexpr int kStreams = 500;
   constexpr int kTokens = 20;
   const auto start = Clock::now();
@@ -198,7 +198,7 @@ TEST(ServerStreaming, FiveHundredConcurrentStreamsOnOneThread) {
 }
 
 TEST(ServerStreaming, SeveralIoThreads) {
-  auto server = start_server({"--ttft", "5ms", "--itl", "1ms", "--threads", "4"});
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "5ms", "--itl", "1ms", "--threads", "4"});
   std::vector<std::unique_ptr<HttpConnection>> conns;
   for (int i = 0; i < 100; ++i) {
     conns.push_back(std::make_unique<HttpConnection>(server.port));
@@ -212,7 +212,7 @@ TEST(ServerStreaming, SeveralIoThreads) {
 }
 
 TEST(ServerStreaming, Http10StreamIsCloseDelimited) {
-  auto server = start_server({"--ttft", "1ms", "--itl", "1ms"});
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "1ms", "--itl", "1ms"});
   HttpConnection c(server.port);
   const std::string body = completion_body(4, false);
   c.send_raw("POST /v1/completions HTTP/1.0\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
@@ -225,7 +225,7 @@ TEST(ServerStreaming, Http10StreamIsCloseDelimited) {
 }
 
 TEST(ServerStreaming, SeededJitterStillDeliversEveryToken) {
-  auto server = start_server({"--ttft", "5ms", "--itl", "2ms", "--jitter", "0.5", "--seed", "7"});
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "5ms", "--itl", "2ms", "--jitter", "0.5", "--seed", "7"});
   const auto events = sse_payloads(http_request(server.port, "POST", "/v1/completions", completion_body(30, true)).body);
   ASSERT_EQ(events.size(), 32u);
   EXPECT_EQ(events.back(), "[DONE]");

@@ -16,8 +16,14 @@ TEST(ServerCli, Defaults) {
   EXPECT_EQ(c.host, "127.0.0.1");
   EXPECT_EQ(c.port, 8000);
   EXPECT_EQ(c.models, std::vector<std::string>{"llmload-mock"});
-  EXPECT_EQ(c.max_model_len, 8192);
-  EXPECT_EQ(c.latency.model, "fixed");
+  EXPECT_EQ(c.max_model_len, 8192);  // the default profile's
+  EXPECT_EQ(c.latency.model, "engine");
+  ASSERT_TRUE(c.profile);
+  EXPECT_EQ(c.profile->name, "llama-3-8b-h100");
+  EXPECT_EQ(c.device, "auto");
+  EXPECT_EQ(c.max_waiting, 0);
+  EXPECT_TRUE(c.faults.empty());
+  EXPECT_TRUE(c.api_key.empty());
   EXPECT_EQ(c.latency.ttft, milliseconds(50));
   EXPECT_EQ(c.latency.itl, milliseconds(10));
   EXPECT_EQ(c.latency.jitter, 0.0);
@@ -74,9 +80,9 @@ TEST(ServerCli, BadFlagsNameTheFlag) {
   expect_rejected({"--bogus"}, "--bogus");
   expect_rejected({"--port", "70000"}, "--port");
   expect_rejected({"--port", "x"}, "--port");
-  expect_rejected({"--ttft", "abc"}, "--ttft");
-  expect_rejected({"--itl", "10"}, "--itl");  // a unit is required
-  expect_rejected({"--jitter", "2"}, "--jitter");
+  expect_rejected({"--latency-model", "fixed", "--ttft", "abc"}, "--ttft");
+  expect_rejected({"--latency-model", "fixed", "--itl", "10"}, "--itl");  // a unit is required
+  expect_rejected({"--latency-model", "fixed", "--jitter", "2"}, "--jitter");
   expect_rejected({"--threads", "0"}, "--threads");
   expect_rejected({"--max-model-len", "0"}, "--max-model-len");
   expect_rejected({"--log-level", "loud"}, "--log-level");
@@ -88,11 +94,57 @@ TEST(ServerCli, BadFlagsNameTheFlag) {
 }
 
 TEST(ServerCli, UnknownLatencyModelListsTheValidOnes) {
-  const CliOutcome o = parse_command_line({"--latency-model", "engine"});
+  const CliOutcome o = parse_command_line({"--latency-model", "vidur"});
   EXPECT_FALSE(o.config);
   EXPECT_NE(o.exit_code, 0);
   EXPECT_NE(o.err.find("--latency-model"), std::string::npos) << o.err;
   EXPECT_NE(o.err.find("fixed"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("engine"), std::string::npos) << o.err;
+}
+
+TEST(ServerCli, EngineFlagsOverrideTheProfile) {
+  const CliOutcome o = parse_command_line({"--profile", "tiny", "--max-num-seqs", "3", "--max-num-batched-tokens", "64",
+                                           "--kv-cache-tokens", "3000", "--block-size", "32", "--max-model-len", "1000",
+                                           "--no-enable-prefix-caching", "--device", "cpu", "--max-waiting", "5"});
+  ASSERT_TRUE(o.config) << o.err;
+  const ServerConfig& c = *o.config;
+  ASSERT_TRUE(c.profile);
+  EXPECT_EQ(c.profile->name, "tiny");
+  EXPECT_EQ(c.profile->engine.max_num_seqs, 3);
+  EXPECT_EQ(c.profile->engine.max_num_batched_tokens, 64);
+  EXPECT_EQ(c.profile->kv_cache_tokens(), 2976);  // whole blocks of 32
+  EXPECT_EQ(c.profile->engine.block_size, 32);
+  EXPECT_FALSE(c.profile->engine.enable_prefix_caching);
+  EXPECT_EQ(c.max_model_len, 1000);
+  EXPECT_EQ(c.device, "cpu");
+  EXPECT_EQ(c.max_waiting, 5);
+  // Without --max-model-len the profile's own.
+  const CliOutcome d = parse_command_line({"--profile", "tiny"});
+  ASSERT_TRUE(d.config) << d.err;
+  EXPECT_EQ(d.config->max_model_len, 2048);
+}
+
+TEST(ServerCli, ModelSpecificFlagsAreRejectedWithTheOtherModel) {
+  expect_rejected({"--ttft", "10ms"}, "--latency-model fixed");
+  expect_rejected({"--latency-model", "fixed", "--profile", "tiny"}, "--profile");
+  expect_rejected({"--latency-model", "fixed", "--max-waiting", "3"}, "--max-waiting");
+  expect_rejected({"--profile", "no-such-model"}, "tiny");  // lists the built-ins
+  expect_rejected({"--profile", "tiny", "--kv-cache-tokens", "100"}, "--kv-cache-tokens");  // below max_model_len
+  expect_rejected({"--device", "tpu"}, "--device");
+  expect_rejected({"--enable-prefix-caching", "--no-enable-prefix-caching"}, "prefix-caching");
+}
+
+TEST(ServerCli, FaultsAndApiKey) {
+  const CliOutcome o = parse_command_line({"--fault", "0.5:error=503", "--fault", "0.1:stall=1s@2", "--api-key", "k"});
+  ASSERT_TRUE(o.config) << o.err;
+  ASSERT_EQ(o.config->faults.size(), 2u);
+  EXPECT_EQ(o.config->faults[0].fault.kind, FaultKind::kError);
+  EXPECT_EQ(o.config->faults[0].fault.status, 503);
+  EXPECT_DOUBLE_EQ(o.config->faults[1].rate, 0.1);
+  EXPECT_EQ(o.config->api_key, "k");
+  expect_rejected({"--fault", "2:error"}, "--fault");
+  expect_rejected({"--fault", "0.1:explode"}, "--fault");
+  expect_rejected({"--api-key-file", "/nonexistent/key"}, "--api-key-file");
 }
 
 TEST(ServerCli, HelpDocumentsTheTokenRuleAndExitsZero) {

@@ -2,11 +2,13 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "llmload/server/api_error.hpp"
 #include "llmload/server/json.hpp"
+#include "llmload/server/mock_tokenizer.hpp"
 
 namespace llmload::server {
 namespace {
@@ -116,8 +118,38 @@ TEST(CompletionRequest, PromptShapes) {
   expect_bad_request(completion_error(R"({"model":"llmload-mock","prompt":5})"), "prompt");
   expect_bad_request(completion_error(R"({"model":"llmload-mock","prompt":[]})"), "prompt");
   expect_bad_request(completion_error(R"({"model":"llmload-mock","prompt":["a","b"]})"), "prompt");
-  expect_bad_request(completion_error(R"({"model":"llmload-mock","prompt":[1,2,3]})"), "prompt");
+  expect_bad_request(completion_error(R"({"model":"llmload-mock","prompt":[[1],[2]]})"), "prompt");
+  expect_bad_request(completion_error(R"({"model":"llmload-mock","prompt":[[]]})"), "prompt");
+  expect_bad_request(completion_error(R"({"model":"llmload-mock","prompt":[1,"a"]})"), "prompt");
+  expect_bad_request(completion_error(R"({"model":"llmload-mock","prompt":[1,-2]})"), "prompt");
+  expect_bad_request(completion_error(R"({"model":"llmload-mock","prompt":[1,2147483648]})"), "prompt");
+  expect_bad_request(completion_error(R"({"model":"llmload-mock","prompt":[1.5]})"), "prompt");
   expect_bad_request(completion_error(R"({"model":"llmload-mock","prompt":{"text":"a"}})"), "prompt");
+  EXPECT_EQ(completion_error(R"({"model":"llmload-mock","prompt":[7,2147483648]})").message,
+            "Token id 2147483648 is out of vocabulary: the mock's token ids are in [0, 2147483647]");
+}
+
+TEST(CompletionRequest, PromptTokenIdsAreTheTokenizerIds) {
+  const auto r = parse_completion_request(json::parse(R"({"model":"llmload-mock","prompt":"Hello the  world"})"),
+                                          config_with());
+  EXPECT_EQ(r.prompt_token_ids, (std::vector<std::uint32_t>{token_id("Hello"), 0, token_id("world")}));
+  EXPECT_EQ(r.prompt_tokens, 3);
+}
+
+TEST(CompletionRequest, TokenIdPromptsAreTakenAsGiven) {
+  for (const char* prompt : {"[5, 0, 2147483647]", "[[5, 0, 2147483647]]"}) {
+    SCOPED_TRACE(prompt);
+    const auto r = parse_completion_request(
+        json::parse(std::string(R"({"model":"llmload-mock","max_tokens":2,"prompt":)") + prompt + "}"), config_with());
+    EXPECT_EQ(r.prompt_token_ids, (std::vector<std::uint32_t>{5, 0, 2147483647U}));
+    EXPECT_EQ(r.prompt_tokens, 3);
+  }
+  // Token-id prompts count against the context like words.
+  const ApiError e = completion_error(R"({"model":"llmload-mock","prompt":[1,2,3],"max_tokens":8})", config_with(10));
+  expect_bad_request(e, "max_tokens");
+  EXPECT_EQ(e.message,
+            "'max_tokens' or 'max_completion_tokens' is too large: 8. This model's maximum context length is 10 tokens "
+            "and your request has 3 input tokens (8 > 10 - 3).");
 }
 
 TEST(CompletionRequest, MaxTokensMustBeAPositiveInteger) {
@@ -203,6 +235,8 @@ TEST(ChatRequest, CountsWordsOverAllMessagesAndParts) {
   EXPECT_EQ(r.endpoint, Endpoint::kChat);
   EXPECT_EQ(r.prompt_tokens, 5);
   EXPECT_EQ(r.max_tokens, 3);
+  EXPECT_EQ(r.prompt_token_ids, (std::vector<std::uint32_t>{token_id("be"), token_id("brief"), token_id("one"),
+                                                            token_id("two"), token_id("three")}));
 }
 
 TEST(ChatRequest, DefaultOutputLengthFillsTheContext) {
@@ -259,6 +293,97 @@ TEST(ChatRequest, ValidationOrderTypesBeforeModelBeforeContext) {
                        config_with(5))
                 .status,
             404);
+}
+
+// ---- SGLang /generate -------------------------------------------------------------------------
+
+ApiError generate_error(const std::string& body, const ServerConfig& config = config_with()) {
+  return error_of(parse_generate_request, body, config);
+}
+
+TEST(GenerateRequest, TextWithDefaults) {
+  const auto r = parse_generate_request(json::parse(R"({"text":"the quick fox"})"), config_with());
+  EXPECT_EQ(r.endpoint, Endpoint::kGenerate);
+  EXPECT_EQ(r.model, "llmload-mock") << "no model field: the first served model";
+  EXPECT_EQ(r.prompt_tokens, 3);
+  EXPECT_EQ(r.prompt_token_ids, (std::vector<std::uint32_t>{0, token_id("quick"), token_id("fox")}));
+  EXPECT_EQ(r.max_tokens, 128) << "SGLang's default max_new_tokens";
+  EXPECT_EQ(r.min_tokens, 0);
+  EXPECT_FALSE(r.stream);
+  EXPECT_FALSE(r.include_usage);
+  EXPECT_TRUE(r.rid.empty());
+}
+
+TEST(GenerateRequest, InputIdsAndSamplingParams) {
+  const auto r = parse_generate_request(
+      json::parse(R"({"input_ids":[3,1,4,1,5],"stream":true,"rid":"req-42","model":"ignored",
+                     "return_logprob":false,"sampling_params":{"max_new_tokens":7,"min_new_tokens":7,
+                     "ignore_eos":true,"temperature":0,"top_p":0.9,"top_k":20,"min_p":0,"stop":["\n"],
+                     "stop_token_ids":[2],"repetition_penalty":1.0,"n":1,"skip_special_tokens":true}})"),
+      config_with());
+  EXPECT_EQ(r.prompt_token_ids, (std::vector<std::uint32_t>{3, 1, 4, 1, 5}));
+  EXPECT_EQ(r.prompt_tokens, 5);
+  EXPECT_EQ(r.max_tokens, 7);
+  EXPECT_EQ(r.min_tokens, 7);
+  EXPECT_TRUE(r.ignore_eos);
+  EXPECT_TRUE(r.stream);
+  EXPECT_EQ(r.rid, "req-42");
+  const auto nulls = parse_generate_request(json::parse(R"({"text":"a","sampling_params":null,"rid":null})"),
+                                            config_with());
+  EXPECT_EQ(nulls.max_tokens, 128);
+  EXPECT_TRUE(nulls.rid.empty());
+}
+
+TEST(GenerateRequest, ExactlyOneOfTextAndInputIds) {
+  expect_bad_request(generate_error(R"({})"), "text");
+  expect_bad_request(generate_error(R"({"text":"a","input_ids":[1]})"), "text");
+  EXPECT_EQ(generate_error(R"({"sampling_params":{}})").message, "Either text or input_ids should be provided.");
+  expect_bad_request(generate_error(R"({"text":["a","b"]})"), "text");
+  expect_bad_request(generate_error(R"({"text":5})"), "text");
+  expect_bad_request(generate_error(R"({"input_ids":[[1],[2]]})"), "input_ids");
+  expect_bad_request(generate_error(R"({"input_ids":[]})"), "input_ids");
+  expect_bad_request(generate_error(R"({"input_ids":[1,-1]})"), "input_ids");
+  expect_bad_request(generate_error(R"({"input_ids":"1 2"})"), "input_ids");
+  expect_bad_request(generate_error(R"([1])"), std::nullopt);
+}
+
+TEST(GenerateRequest, SamplingParamsAreChecked) {
+  expect_bad_request(generate_error(R"({"text":"a","sampling_params":[]})"), "sampling_params");
+  expect_bad_request(generate_error(R"({"text":"a","sampling_params":{"max_new_tokens":0}})"), "max_new_tokens");
+  expect_bad_request(generate_error(R"({"text":"a","sampling_params":{"max_new_tokens":"5"}})"), "max_new_tokens");
+  expect_bad_request(generate_error(R"({"text":"a","sampling_params":{"min_new_tokens":-1}})"), "min_new_tokens");
+  const ApiError e = generate_error(R"({"text":"a","sampling_params":{"max_new_tokens":3,"min_new_tokens":4}})");
+  expect_bad_request(e, "min_new_tokens");
+  EXPECT_EQ(e.message, "min_new_tokens must be in [0, max_new_tokens], got 4.");
+  expect_bad_request(generate_error(R"({"text":"a","sampling_params":{"temperature":"hot"}})"), "temperature");
+  expect_bad_request(generate_error(R"({"text":"a","sampling_params":{"ignore_eos":1}})"), "ignore_eos");
+  expect_bad_request(generate_error(R"({"text":"a","sampling_params":{"stop":[1]}})"), "stop");
+  expect_bad_request(generate_error(R"({"text":"a","sampling_params":{"stop_token_ids":["x"]}})"), "stop_token_ids");
+  expect_bad_request(generate_error(R"({"text":"a","sampling_params":{"n":2}})"), "n");
+  expect_bad_request(generate_error(R"({"text":"a","stream":"yes"})"), "stream");
+  expect_bad_request(generate_error(R"({"text":"a","rid":["a","b"]})"), "rid");
+}
+
+TEST(GenerateRequest, ContextLengthUsesVllmMessages) {
+  const ServerConfig small = config_with(10);
+  EXPECT_EQ(parse_generate_request(json::parse(R"({"text":"a b c d","sampling_params":{"max_new_tokens":6}})"),
+                                   small)
+                .max_tokens,
+            6);
+  const ApiError e = generate_error(R"({"text":"a b c d","sampling_params":{"max_new_tokens":7}})", small);
+  expect_bad_request(e, "max_new_tokens");
+  EXPECT_EQ(e.message,
+            "'max_tokens' or 'max_completion_tokens' is too large: 7. This model's maximum context length is 10 tokens "
+            "and your request has 4 input tokens (7 > 10 - 4).");
+  // The default of 128 does not fit a context of 10.
+  expect_bad_request(generate_error(R"({"text":"a"})", small), "max_new_tokens");
+  const ApiError full = generate_error(R"({"input_ids":[1,2,3,4,5,6,7,8,9,10],"sampling_params":{"max_new_tokens":1}})",
+                                       small);
+  expect_bad_request(full, "input_ids");
+  EXPECT_EQ(full.message,
+            "This model's maximum context length is 10 tokens. However, your request has 10 input tokens. Please "
+            "reduce the length of the input messages.");
+  expect_bad_request(generate_error(R"({"text":"1 2 3 4 5 6 7 8 9 10 11"})", small), "text");
 }
 
 }  // namespace

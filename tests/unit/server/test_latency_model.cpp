@@ -66,6 +66,9 @@ TEST(FixedLatencyModel, RejectsBadParameters) {
 
 TEST(MakeLatencyModel, BuildsFixedAndRejectsUnknownNamesListingValidOnes) {
   LatencyConfig config;
+  EXPECT_EQ(config.model, "engine");
+  EXPECT_EQ(make_latency_model(config), nullptr) << "the engine runtime times tokens, not a per-request model";
+  config.model = "fixed";
   EXPECT_EQ(make_latency_model(config)->name(), "fixed");
   config.model = "magic";
   try {

@@ -17,12 +17,19 @@ struct ApiError {
 };
 
 /// The "type" for a status, as vLLM / the OpenAI client name them: 400 BadRequestError,
-/// 404 NotFoundError, 405 MethodNotAllowedError, 413 RequestEntityTooLargeError,
-/// 431 RequestHeaderFieldsTooLargeError, 5xx InternalServerError, other 4xx "<Reason>Error".
+/// 401 AuthenticationError, 403 PermissionDeniedError, 404 NotFoundError,
+/// 405 MethodNotAllowedError, 408 RequestTimeoutError, 409 ConflictError,
+/// 413 RequestEntityTooLargeError, 422 UnprocessableEntityError, 429 RateLimitError,
+/// 431 RequestHeaderFieldsTooLargeError, every 5xx InternalServerError (the class the OpenAI
+/// SDKs raise for >= 500, and llm-d's type), any other 4xx BadRequestError.
 std::string_view error_type_for_status(int status);
 
-/// The JSON body for an error (always valid JSON, even for non-UTF-8 message bytes).
+/// The JSON body for an error in the OpenAI / vLLM shape
+/// {"error":{"message","type","param","code"}} (always valid JSON, even for non-UTF-8 bytes).
 std::string error_body(const ApiError& error);
+
+/// The JSON body for an error in SGLang's native shape {"error":{"message"}} (/generate).
+std::string sglang_error_body(const ApiError& error);
 
 /// Thrown by validation code; carries the error to report.
 class ApiException : public std::runtime_error {

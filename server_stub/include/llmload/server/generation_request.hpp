@@ -1,8 +1,9 @@
 #pragma once
-// Validation of /v1/completions and /v1/chat/completions request bodies into a
-// GenerationRequest, following vLLM's rules and messages where the mock has an equivalent.
-// Pure functions (no I/O); errors are thrown as ApiException with the HTTP status, the
-// OpenAI error type and the offending field in `param`.
+// Validation of generation request bodies into a GenerationRequest: /v1/completions and
+// /v1/chat/completions following vLLM's rules and messages, /generate following SGLang's
+// native API, where the mock has an equivalent.
+// Pure functions (no I/O); errors are thrown as ApiException with the HTTP status and the
+// offending field in `param` (the router picks the error body's shape per endpoint).
 
 #include <cstdint>
 #include <string>
@@ -15,36 +16,55 @@
 
 namespace llmload::server {
 
-enum class Endpoint { kCompletions, kChat };
+enum class Endpoint {
+  kCompletions,  ///< POST /v1/completions (OpenAI / vLLM)
+  kChat,         ///< POST /v1/chat/completions (OpenAI / vLLM)
+  kGenerate,     ///< POST /generate (SGLang native)
+};
 
 /// A validated generation request. The mock always generates exactly `max_tokens` tokens.
 struct GenerationRequest {
   Endpoint endpoint = Endpoint::kCompletions;
-  std::string model;
-  std::int64_t prompt_tokens = 0;  ///< words in the prompt (mock_tokenizer.hpp)
-  std::int64_t max_tokens = 16;    ///< resolved: explicit value or the endpoint's default
-  std::int64_t min_tokens = 0;     ///< validated <= max_tokens, hence always honoured
+  std::string model;               ///< the served model; for kGenerate (no model field) the first one
+  std::int64_t prompt_tokens = 0;  ///< == prompt_token_ids.size()
+  /// The prompt's token ids (mock_tokenizer.hpp): the ids POST /tokenize returns for the same
+  /// text (chat: over all messages' text, in order), or the ids given (completions token-id
+  /// prompt, SGLang input_ids).
+  std::vector<std::uint32_t> prompt_token_ids;
+  std::int64_t max_tokens = 16;    ///< resolved: explicit value or the endpoint's default (kGenerate: max_new_tokens)
+  std::int64_t min_tokens = 0;     ///< validated <= max_tokens, hence always honoured (kGenerate: min_new_tokens)
   bool ignore_eos = false;         ///< accepted; the mock has no EOS so it changes nothing
   bool stream = false;
-  bool include_usage = false;      ///< stream_options.include_usage
+  bool include_usage = false;      ///< stream_options.include_usage (never for kGenerate)
   bool continuous_usage = false;   ///< include_usage && stream_options.continuous_usage_stats
+  std::string rid;                 ///< kGenerate: the SGLang request id if the client gave one
 };
 
 /// A request with the identity the server gives it.
 struct GenerationJob {
   GenerationRequest request;
-  std::string id;                ///< "cmpl-…" or "chatcmpl-…"
+  std::string id;                ///< "cmpl-…", "chatcmpl-…", or for kGenerate the rid (given or 32 hex)
   std::int64_t created_unix = 0; ///< arrival, seconds since the epoch
 };
 
 /// Validates a completions body (already parsed JSON). Throws ApiException:
 /// 400 for a missing/wrong-typed/out-of-range field (param names it), 404 for an unknown model,
 /// 400 when prompt tokens + max_tokens exceed config.max_model_len.
+/// `prompt` is a string, an array of one string, an array of token ids, or an array of one
+/// array of token ids.
 GenerationRequest parse_completion_request(const nlohmann::json& body, const ServerConfig& config);
 
 /// Same for chat; max_completion_tokens wins over max_tokens; the default output length is
 /// max_model_len - prompt tokens.
 GenerationRequest parse_chat_request(const nlohmann::json& body, const ServerConfig& config);
+
+/// Validates an SGLang /generate body: exactly one of `text` (a string) and `input_ids` (an
+/// array of token ids); `sampling_params` {max_new_tokens (default 128), min_new_tokens,
+/// ignore_eos, temperature, top_p, top_k, min_p, the penalties, stop, stop_token_ids, n = 1};
+/// `stream`; `rid` (a string). No model field: the first served model is used. Batches (arrays
+/// of texts or of id arrays) are rejected. Throws ApiException 400; context-length errors use
+/// vLLM's texts, as for the other endpoints.
+GenerationRequest parse_generate_request(const nlohmann::json& body, const ServerConfig& config);
 
 /// The text of a completions `prompt` (a string, or an array of exactly one string).
 /// Views into `prompt`. Throws 400 param "prompt" for any other shape.
@@ -55,8 +75,15 @@ std::vector<std::string_view> prompt_texts(const nlohmann::json& prompt);
 /// Throws 400 param "messages" for any other shape.
 std::vector<std::string_view> message_texts(const nlohmann::json& messages);
 
+/// Token ids given as a JSON array of integers, each in [0, kVocabSize). Throws 400 with
+/// `param` otherwise (`allow_empty` false: an empty array is an error too).
+std::vector<std::uint32_t> token_id_array(const nlohmann::json& ids, const char* param, bool allow_empty);
+
 /// Total words over `texts`.
 std::int64_t count_prompt_tokens(const std::vector<std::string_view>& texts);
+
+/// The token ids of the words over `texts`, in order.
+std::vector<std::uint32_t> tokenize_texts(const std::vector<std::string_view>& texts);
 
 /// Throws 404 NotFoundError "The model `X` does not exist." unless `model` is served.
 void check_model_served(std::string_view model, const ServerConfig& config);

@@ -23,6 +23,8 @@ namespace llmload::server {
 
 class HttpServer {
  public:
+  /// `model` is null for the engine model (config.latency.model == "engine"): the server then
+  /// runs the engine simulator. Throws std::runtime_error for --device cuda without a usable GPU.
   HttpServer(ServerConfig config, std::unique_ptr<LatencyModel> model);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
@@ -37,6 +39,9 @@ class HttpServer {
 
   /// "http://HOST:PORT" of the bound socket (after listen()).
   std::string url() const;
+
+  /// With the engine model: its profile, KV capacity and step timer, for the start-up log; else "".
+  std::string engine_description() const;
 
   /// Serves until stop() or a handled signal. Open connections are closed when it returns.
   void run();

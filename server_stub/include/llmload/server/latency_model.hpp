@@ -69,7 +69,8 @@ class UnknownLatencyModel : public std::invalid_argument {
 /// Names accepted by make_latency_model, in the order --help lists them.
 const std::vector<std::string>& latency_model_names();
 
-/// Builds the model `config.model` names. Throws UnknownLatencyModel / std::invalid_argument.
+/// Builds the model `config.model` names; nullptr for "engine" (the HTTP server then runs the
+/// engine simulator, engine/runtime.hpp). Throws UnknownLatencyModel / std::invalid_argument.
 std::unique_ptr<LatencyModel> make_latency_model(const LatencyConfig& config);
 
 /// All due offsets of a request at once (tests and tools; the server streams them lazily).

@@ -1,19 +1,32 @@
 #pragma once
 // Bodies of generation responses: the SSE events of a stream, token by token, and the JSON of
-// a non-streaming response, in vLLM's shapes (fields vLLM leaves unset are omitted).
+// a non-streaming response, in vLLM's shapes for /v1/* (fields vLLM leaves unset are omitted)
+// and SGLang's for /generate.
 // Pure; an encoder is built once per request and is read-only afterwards (thread-safe).
 //
 // Stream layout, all events "data: <json>\n\n":
 //   chat:        token 0 -> role chunk {"delta":{"role":"assistant","content":""}} + content chunk
 //   completions: token 0 -> text chunk
 //   token k      -> one chunk with the token's text; the last carries finish_reason "length"
-//   after last   -> usage chunk {"choices":[],"usage":{..}} when include_usage, then "data: [DONE]"
+//                   and, when the outcome is given, "llmload":{..} (request_outcome.hpp)
+//   after last   -> usage chunk {"choices":[],"usage":{..}} when include_usage (with
+//                   "prompt_tokens_details":{"cached_tokens":n} when n > 0), then "data: [DONE]"
+//   generate:    token k -> {"text":<tokens 0..k, CUMULATIVE>,"output_ids":[ids 0..k],
+//                   "meta_info":{"id","finish_reason":null | {"type":"length","length":N},
+//                   "prompt_tokens","completion_tokens":k+1,"cached_tokens"}}; the last one's
+//                   meta_info also has "e2e_latency" and "llmload":{..} when the outcome is
+//                   given; then "data: [DONE]".
+// Non-streaming bodies carry the same facts: usage (+ prompt_tokens_details) and a top-level
+// "llmload" object for /v1/*; meta_info.cached_tokens, e2e_latency and meta_info.llmload for
+// /generate.
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+#include "llmload/server/api_error.hpp"
 #include "llmload/server/generation_request.hpp"
+#include "llmload/server/request_outcome.hpp"
 
 namespace llmload::server {
 
@@ -27,23 +40,53 @@ void append_sse_event(std::string& out, std::string_view payload, Framing framin
 /// The chunk that ends a chunked body.
 inline constexpr std::string_view kLastChunk = "0\r\n\r\n";
 
+/// The "llmload" ground-truth object for an outcome: {"arrival_unix_ns","queue_s",
+/// "first_token_s","last_token_s","preemptions","cached_tokens"} (non-finite numbers as null).
+std::string llmload_json(const RequestOutcome& outcome);
+
 class ResponseEncoder {
  public:
   explicit ResponseEncoder(const GenerationJob& job);
 
   /// Appends every event that is due together with token k (0 <= k < max_tokens): see above.
-  void append_token_events(std::int64_t k, std::string& out, Framing framing) const;
+  /// Pass `outcome` with the LAST token (k == max_tokens - 1): its chunk then carries the
+  /// "llmload" object and the usage chunk / meta_info its cached tokens. Without it the stream
+  /// is the same minus those facts (cached tokens 0). For /generate, an outcome given with an
+  /// earlier token supplies that chunk's meta_info.cached_tokens (SGLang reports it in every
+  /// chunk); for /v1/* it is ignored before the last token.
+  void append_token_events(std::int64_t k, std::string& out, Framing framing,
+                           const RequestOutcome* outcome = nullptr) const;
 
-  /// The complete non-streaming response body.
+  /// The complete non-streaming response body, with the outcome's facts (see above).
+  std::string full_body(const RequestOutcome& outcome) const;
+
+  /// Transitional: the body without the outcome's facts (no "llmload", no cached tokens, no
+  /// e2e_latency). Kept so callers can move to full_body(outcome) at their own pace.
   std::string full_body() const;
 
- private:
-  void append_usage(std::string& out, std::int64_t completion_tokens) const;
-  void append_chat_chunk(std::string& out, std::string_view delta_json, std::int64_t completion_tokens, bool last,
-                         Framing framing) const;
+  /// Appends an error that happens after the stream started, as vLLM and SGLang send it (HTTP
+  /// stays 200): `data: {"error":{..}}` (OpenAI shape for /v1/*, SGLang's {"message"} for
+  /// /generate), then `data: [DONE]`. The caller ends the body (kLastChunk) as after a last token.
+  void append_error_event(std::string& out, const ApiError& error, Framing framing) const;
 
-  GenerationJob job_;
-  std::string chunk_prefix_;  ///< {"id":..,"object":..,"created":..,"model":..,"choices":[
+ private:
+  std::string body_impl(const RequestOutcome* outcome) const;
+  void append_usage(std::string& out, std::int64_t completion_tokens, std::int64_t cached_tokens) const;
+  void append_chat_chunk(std::string& out, std::string_view delta_json, std::int64_t completion_tokens, bool last,
+                         const RequestOutcome* outcome, Framing framing) const;
+  void append_generate_event(std::int64_t k, std::string& out, Framing framing, const RequestOutcome* outcome) const;
+
+  // What the bodies need from the job (not the job itself: its prompt ids can be large).
+  Endpoint endpoint_;
+  std::string id_;
+  std::string model_;
+  std::int64_t created_unix_;
+  std::int64_t prompt_tokens_;
+  std::int64_t max_tokens_;
+  bool include_usage_;
+  bool continuous_usage_;
+  std::string chunk_prefix_;  ///< /v1/*: {"id":..,"object":..,"created":..,"model":..,"choices":[
+                              ///< /generate: "meta_info":{"id":<rid>,"finish_reason":
 };
 
 }  // namespace llmload::server

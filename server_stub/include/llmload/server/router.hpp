@@ -1,10 +1,21 @@
 #pragma once
-// Maps one HTTP request (method, target, body) to either an immediate reply (health, models,
-// tokenize, every error) or a GenerationJob for the HTTP layer to play out over time.
-// Pure and const: safe to call from any number of io threads at once. Never throws for bad
-// input; unexpected internal failures become a 500 reply.
+// Maps one HTTP request (method, target, body, context) to either an immediate reply (health,
+// models, tokenize, detokenize, every error) or a GenerationJob for the HTTP layer to play out
+// over time. const and thread-safe: safe to call from any number of io threads at once (the
+// only shared state it touches, the token vocabulary /tokenize fills, is internally locked).
+// Never throws for bad input; unexpected internal failures become a 500 reply.
+//
+// Authentication: with config.api_key set, every request whose path starts with "/v1" (known
+// or not, any method but OPTIONS, as vLLM's middleware does) and POST /generate must carry
+// `Authorization: Bearer <api_key>`, else 401 AuthenticationError (OpenAI shape, with
+// `WWW-Authenticate: Bearer`). /health, /metrics, /tokenize and /detokenize stay open, as in vLLM.
+//
+// Error bodies: the OpenAI shape {"error":{"message","type","param","code"}} everywhere, except
+// that /generate's own errors (bad JSON, validation: 400) use SGLang's {"error":{"message"}}.
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -13,6 +24,7 @@
 
 #include "llmload/server/api_error.hpp"
 #include "llmload/server/generation_request.hpp"
+#include "llmload/server/mock_tokenizer.hpp"
 #include "llmload/server/server_config.hpp"
 
 namespace llmload::server {
@@ -27,10 +39,19 @@ struct HttpReply {
 /// An error reply with the OpenAI body.
 HttpReply error_reply(const ApiError& error);
 
-/// Facts about the request that come from the server, not the bytes.
+/// Facts about the request that come from the server or the request head, not the body.
+/// Not an aggregate (so `RequestContext{sequence, arrival}` stays warning-free as fields are added).
 struct RequestContext {
+  RequestContext() = default;
+  RequestContext(std::uint64_t sequence_in, std::int64_t arrival_unix_in,
+                 std::optional<std::string_view> authorization_in = std::nullopt)
+      : sequence(sequence_in), arrival_unix(arrival_unix_in), authorization(authorization_in) {}
+
   std::uint64_t sequence = 0;     ///< unique per request; makes the response id
   std::int64_t arrival_unix = 0;  ///< "created"
+  /// The Authorization header's value if the request has one. Views the request: valid for the
+  /// duration of route() only.
+  std::optional<std::string_view> authorization;
 };
 
 using RouteResult = std::variant<HttpReply, GenerationJob>;
@@ -45,16 +66,29 @@ class Router {
 
   const ServerConfig& config() const { return config_; }
 
+  /// The words /tokenize has seen, which /detokenize spells ids with (shared by copies).
+  const TokenVocabulary& vocabulary() const { return *vocabulary_; }
+
  private:
+  /// The 401 reply for a request that needs the API key and lacks it, or nullopt.
+  std::optional<HttpReply> check_auth(std::string_view method, std::string_view path,
+                                      const RequestContext& context) const;
   HttpReply models_reply() const;
   HttpReply tokenize_reply(std::string_view body) const;
+  HttpReply detokenize_reply(std::string_view body) const;
   GenerationJob generation_job(Endpoint endpoint, std::string_view body, const RequestContext& context) const;
 
   ServerConfig config_;
   std::int64_t started_unix_;
+  std::shared_ptr<TokenVocabulary> vocabulary_;  ///< thread-safe; mutable through const route()
 };
 
-/// The response id for a request: "cmpl-" / "chatcmpl-" + 32 hex digits from (seed, sequence).
+/// The response id for a request from (seed, sequence): "cmpl-" / "chatcmpl-" + 32 hex digits;
+/// for kGenerate 32 hex digits alone (SGLang's rid is a bare uuid hex).
 std::string make_response_id(Endpoint endpoint, std::uint64_t seed, std::uint64_t sequence);
+
+/// Whether an Authorization header value carries `api_key` as a Bearer token (scheme
+/// case-insensitive; the key compared in constant time). False for a missing header.
+bool authorization_matches(std::optional<std::string_view> authorization, std::string_view api_key);
 
 }  // namespace llmload::server

@@ -5,15 +5,20 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "llmload/server/engine/profile.hpp"
+#include "llmload/server/fault.hpp"
+
 namespace llmload::server {
 
-/// How long tokens take. `model` names a LatencyModel (latency_model.hpp); the other fields are
-/// that model's parameters.
+/// How long tokens take. `model` is "engine" (the continuous-batching engine simulator, see
+/// engine/) or the name of a per-request LatencyModel (latency_model.hpp: "fixed"); ttft, itl
+/// and jitter are the fixed model's parameters.
 struct LatencyConfig {
-  std::string model = "fixed";
+  std::string model = "engine";
   std::chrono::nanoseconds ttft = std::chrono::milliseconds(50);  ///< arrival -> first token
   std::chrono::nanoseconds itl = std::chrono::milliseconds(10);   ///< token k-1 -> token k
   double jitter = 0.0;     ///< each TTFT/ITL is scaled by a factor uniform in [1-jitter, 1+jitter]
@@ -25,7 +30,19 @@ struct ServerConfig {
   std::uint16_t port = 8000;  ///< 0: the OS picks a free port
   std::vector<std::string> models = {"llmload-mock"};  ///< served model ids; the first is the default
   std::int64_t max_model_len = 8192;                   ///< context length (prompt + output tokens)
+  std::string api_key;  ///< empty: no auth
   LatencyConfig latency;
+
+  // The engine simulator (latency.model == "engine").
+  /// The model profile with the command line's overrides applied; unset: the default profile.
+  std::optional<Profile> profile;
+  /// Step timing: "auto" (a CUDA GPU when usable, else the CPU roofline), "cpu" or "cuda".
+  std::string device = "auto";
+  /// New requests waiting for the engine beyond this get 429; 0: no limit (vLLM's behaviour).
+  std::int64_t max_waiting = 0;
+
+  /// Faults injected at these rates (and per request by the X-Llmload-Fault header).
+  std::vector<FaultRule> faults;
   int io_threads = 1;
   std::string log_level = "info";
   std::size_t body_limit = std::size_t{16} * 1024 * 1024;  ///< larger request bodies get 413

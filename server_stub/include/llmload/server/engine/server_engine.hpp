@@ -1,0 +1,43 @@
+#pragma once
+// Builds the engine runtime of a server from its configuration: the profile's scheduler and cost
+// model, the step timer chosen by --device (auto|cpu|cuda), and an observer that keeps the
+// Prometheus metrics (vllm:*) up to date after every step. No Asio.
+
+#include <memory>
+#include <string>
+
+#include "llmload/server/engine/runtime.hpp"
+#include "llmload/server/metrics.hpp"
+#include "llmload/server/server_config.hpp"
+
+namespace llmload::server {
+
+/// Runs on the engine thread after each step: scheduler gauges, token counters, preemptions,
+/// prefix-cache counters, iteration tokens, and (with a GPU) power and energy.
+class MetricsStepObserver final : public StepObserver {
+ public:
+  MetricsStepObserver(ServerMetrics& metrics, StepTimer& timer) : metrics_(metrics), timer_(timer) {}
+  void on_step(const Step& step, EngineClock::time_point start, EngineClock::time_point end,
+               const SchedulerStats& stats) override;
+
+ private:
+  ServerMetrics& metrics_;
+  StepTimer& timer_;
+  EngineClock::time_point last_power_sample_{};
+};
+
+struct ServerEngine {
+  std::unique_ptr<MetricsStepObserver> observer;  ///< declared first: outlives the runtime's thread
+  std::unique_ptr<EngineRuntime> runtime;
+  std::string description;  ///< for the start-up log line: profile, capacity, device
+};
+
+/// The scheduler's settings for `profile`.
+SchedulerConfig scheduler_config(const Profile& profile);
+
+/// Builds (does not start) the engine of `config` (its profile, or the default one). With
+/// --device auto and no usable GPU the CPU roofline is used and the log says why; with --device
+/// cuda and no usable GPU this throws std::runtime_error saying so.
+ServerEngine make_server_engine(const ServerConfig& config, ServerMetrics& metrics);
+
+}  // namespace llmload::server
