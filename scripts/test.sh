@@ -54,9 +54,12 @@ stamp "fuzzing: ${fuzz_seconds}s per target"
 
 stamp "TSan build of the multi-threaded server (clang)"
 CC=clang CXX=clang++ cmake -S "$here" -B "$here/build-tsan" "${san_flags[@]}" -DLLMLOAD_SANITIZE=thread >/dev/null
-cmake --build "$here/build-tsan" -j "$jobs" --target llmload-server llmload_server_integration_tests
-stamp "tests: TSan (server)"
+cmake --build "$here/build-tsan" -j "$jobs" --target llmload-server llmload_server_integration_tests \
+  llmload_engine_unit_tests llmload_server_metrics_tests
+stamp "tests: TSan (server, engine thread, metrics registry)"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1${LLMLOAD_TSAN_SUPPRESSIONS:+:suppressions=$LLMLOAD_TSAN_SUPPRESSIONS}"
 "$here/build-tsan/bin/llmload_server_integration_tests" | tee -a "$log"
+"$here/build-tsan/bin/llmload_engine_unit_tests" | tee -a "$log"
+"$here/build-tsan/bin/llmload_server_metrics_tests" | tee -a "$log"
 stamp "all stages passed"
 summary

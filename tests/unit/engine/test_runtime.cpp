@@ -1,0 +1,149 @@
+// The engine runtime in real time (fast tiny-profile steps): many threads submitting and
+// cancelling at once, every listener getting its tokens in order, the waiting limit, and stop()
+// failing whoever is left. Runs under ThreadSanitizer in scripts/test.sh.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "llmload/server/engine/runtime.hpp"
+#include "llmload/server/engine/server_engine.hpp"
+
+namespace llmload::server {
+namespace {
+
+class CountingListener final : public EngineListener {
+ public:
+  void on_scheduled(EngineClock::time_point, std::int64_t) override { scheduled.fetch_add(1); }
+  void on_token(std::int64_t index, bool last, EngineClock::time_point at) override {
+    std::lock_guard lock(mutex);
+    if (index != tokens) out_of_order = true;
+    if (tokens > 0 && at < last_at) out_of_order = true;
+    last_at = at;
+    ++tokens;
+    if (last) {
+      done = true;
+      cv.notify_all();
+    }
+  }
+  void on_preempted() override { preempted.fetch_add(1); }
+  void on_failed(const std::string& r) override {
+    std::lock_guard lock(mutex);
+    failed = r;
+    done = true;
+    cv.notify_all();
+  }
+  bool wait(std::chrono::seconds limit) {
+    std::unique_lock lock(mutex);
+    return cv.wait_for(lock, limit, [&] { return done; });
+  }
+
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::int64_t tokens = 0;
+  bool done = false;
+  bool out_of_order = false;
+  std::string failed;
+  EngineClock::time_point last_at{};
+  std::atomic<int> scheduled{0};
+  std::atomic<int> preempted{0};
+};
+
+TEST(EngineRuntime, ManyThreadsSubmitAndCancelAndEveryoneGetsExactlyItsTokens) {
+  Profile p = load_profile("tiny");
+  p.engine.kv_cache_tokens = 1024;  // small: preemptions happen too
+  p.engine.max_model_len = 512;
+  EngineRuntimeOptions o;
+  o.scheduler = scheduler_config(p);
+  EngineRuntime rt(o, CostModel(p), std::make_unique<RooflineStepTimer>());
+  rt.start();
+  constexpr int kThreads = 4;
+  constexpr int kPerThread = 25;
+  std::vector<std::shared_ptr<CountingListener>> listeners(kThreads * kPerThread);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        const int k = t * kPerThread + i;
+        listeners[static_cast<std::size_t>(k)] = std::make_shared<CountingListener>();
+        EngineRequest r{static_cast<std::uint64_t>(k), 20 + k % 7, 30 + k % 11, {}};
+        ASSERT_EQ(rt.submit(r, listeners[static_cast<std::size_t>(k)]), EngineRuntime::Admission::kQueued);
+        if (k % 10 == 9) rt.cancel(static_cast<std::uint64_t>(k));  // a client that went away
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (std::size_t k = 0; k < listeners.size(); ++k) {
+    if (k % 10 == 9) continue;
+    auto& l = *listeners[k];
+    ASSERT_TRUE(l.wait(std::chrono::seconds(60))) << "request " << k;
+    std::lock_guard lock(l.mutex);
+    EXPECT_EQ(l.tokens, 30 + static_cast<std::int64_t>(k) % 11) << k;
+    EXPECT_FALSE(l.out_of_order) << k;
+    EXPECT_TRUE(l.failed.empty()) << l.failed;
+    EXPECT_EQ(l.scheduled.load(), 1);
+  }
+  rt.stop();
+  EXPECT_EQ(rt.waiting(), 0);
+}
+
+TEST(EngineRuntime, WaitingLimitRefusesBeyondItAndFreesPlacesWhenScheduled) {
+  Profile p = load_profile("tiny");
+  p.engine.max_num_seqs = 1;
+  EngineRuntimeOptions o;
+  o.scheduler = scheduler_config(p);
+  o.max_waiting = 2;
+  EngineRuntime rt(o, CostModel(p), std::make_unique<RooflineStepTimer>());
+  // Not started: nothing leaves the queue.
+  auto a = std::make_shared<CountingListener>();
+  auto b = std::make_shared<CountingListener>();
+  auto c = std::make_shared<CountingListener>();
+  EXPECT_EQ(rt.submit(EngineRequest{1, 4, 5, {}}, a), EngineRuntime::Admission::kQueued);
+  EXPECT_EQ(rt.submit(EngineRequest{2, 4, 5, {}}, b), EngineRuntime::Admission::kQueued);
+  EXPECT_EQ(rt.submit(EngineRequest{3, 4, 5, {}}, c), EngineRuntime::Admission::kQueueFull);
+  EXPECT_EQ(rt.waiting(), 2);
+  rt.start();
+  ASSERT_TRUE(a->wait(std::chrono::seconds(30)));
+  ASSERT_TRUE(b->wait(std::chrono::seconds(30)));
+  EXPECT_EQ(rt.waiting(), 0);
+  EXPECT_EQ(rt.submit(EngineRequest{3, 4, 5, {}}, c), EngineRuntime::Admission::kQueued);
+  ASSERT_TRUE(c->wait(std::chrono::seconds(30)));
+}
+
+TEST(EngineRuntime, StopFailsRequestsStillInTheEngine) {
+  Profile p = load_profile("tiny");
+  EngineRuntimeOptions o;
+  o.scheduler = scheduler_config(p);
+  EngineRuntime rt(o, CostModel(p), std::make_unique<RooflineStepTimer>());
+  rt.start();
+  auto l = std::make_shared<CountingListener>();
+  rt.submit(EngineRequest{1, 10, 1000, {}}, l);  // ~1.2 s of steps
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  rt.stop();
+  ASSERT_TRUE(l->wait(std::chrono::seconds(1)));
+  std::lock_guard lock(l->mutex);
+  EXPECT_NE(l->failed.find("shutting down"), std::string::npos);
+  EXPECT_LT(l->tokens, 1000);
+}
+
+TEST(EngineRuntime, RequestTooLargeForTheCacheFailsItsListenerOnly) {
+  Profile p = load_profile("tiny");
+  EngineRuntimeOptions o;
+  o.scheduler = scheduler_config(p);
+  EngineRuntime rt(o, CostModel(p), std::make_unique<RooflineStepTimer>());
+  rt.start();
+  auto big = std::make_shared<CountingListener>();
+  auto ok = std::make_shared<CountingListener>();
+  rt.submit(EngineRequest{1, 4000, 500, {}}, big);
+  rt.submit(EngineRequest{2, 10, 3, {}}, ok);
+  ASSERT_TRUE(big->wait(std::chrono::seconds(10)));
+  ASSERT_TRUE(ok->wait(std::chrono::seconds(10)));
+  EXPECT_NE(big->failed.find("KV blocks"), std::string::npos) << big->failed;
+  EXPECT_EQ(ok->tokens, 3);
+  EXPECT_EQ(rt.waiting(), 0);
+}
+
+}  // namespace
+}  // namespace llmload::server
