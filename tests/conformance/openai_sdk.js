@@ -1,0 +1,328 @@
+#!/usr/bin/env node
+// Conformance of llmload-server with a real third-party client: the official `openai` npm
+// package (version pinned in package.json, installed with `npm ci --prefix tests/conformance`).
+//   node openai_sdk.js <path to llmload-server>
+// Starts the server (fixed latency model, --port 0), reads the port from its one stdout line,
+// drives it through the SDK (streaming and non-streaming chat and completions, models.list,
+// errors) and checks what the SDK hands back. A second server with --api-key checks the SDK's
+// AuthenticationError, and that the right key passes.
+// Exit status 0 only if every check passed; each failure names what differed.
+"use strict";
+const { spawn } = require("child_process");
+const path = require("path");
+
+const INSTALL_HINT = "run `npm ci --prefix tests/conformance` (scripts/setup.sh does it)";
+let OpenAI;
+let SDK_VERSION;
+try {
+  OpenAI = require(path.join(__dirname, "node_modules", "openai"));
+  SDK_VERSION = require(path.join(__dirname, "node_modules", "openai", "package.json")).version;
+} catch (e) {
+  console.error(`FAIL: the openai npm package is not installed in tests/conformance: ${INSTALL_HINT}`);
+  process.exit(2);
+}
+
+const MODEL = "llmload-mock";
+const START_TIMEOUT_MS = 20000;
+let checks = 0;
+const failures = [];
+
+function check(ok, what) {
+  checks += 1;
+  if (!ok) failures.push(what);
+}
+function checkEq(actual, expected, what) {
+  const a = JSON.stringify(actual);
+  const e = JSON.stringify(expected);
+  check(a === e, `${what}: expected ${e}, got ${a}`);
+}
+const words = (text) => text.split(/[ \t\n\v\f\r]+/).filter((w) => w.length > 0).length;
+
+/// Starts llmload-server with `args`; resolves to {child, port}, or rejects with its stderr.
+function startServer(bin, args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`no "listening" line within ${START_TIMEOUT_MS} ms; stderr: ${err}`));
+    }, START_TIMEOUT_MS);
+    child.stdout.on("data", (d) => {
+      out += d;
+      const m = /llmload-server listening on http:\/\/([^\s:]+|\[[^\]]+\]):(\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, port: Number(m[2]), stderr: () => err });
+      }
+    });
+    child.stderr.on("data", (d) => (err += d));
+    child.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      if (signal !== null && signal !== "SIGTERM" && signal !== "SIGKILL") {
+        failures.push(`llmload-server ${args.join(" ")} died with ${signal}; stderr: ${err}`);
+      }
+      reject(Object.assign(new Error(`server exited (code ${code}, signal ${signal}) before listening: ${err}`),
+                           { code, stderr: err }));
+    });
+    child.on("error", (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+  });
+}
+
+/// SIGTERM, then the exit status (the server exits 0 on SIGTERM).
+function stopServer(server) {
+  return new Promise((resolve) => {
+    const { exitCode, signalCode } = server.child;
+    if (exitCode !== null || signalCode !== null) return resolve(exitCode !== null ? exitCode : signalCode);
+    const timer = setTimeout(() => server.child.kill("SIGKILL"), 10000);
+    server.child.once("exit", (code, signal) => {
+      clearTimeout(timer);
+      resolve(code !== null ? code : signal);
+    });
+    server.child.kill("SIGTERM");
+  });
+}
+
+function client(port, apiKey = "unused-no-auth") {
+  return new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey, maxRetries: 0, timeout: 15000 });
+}
+
+/// The server's ground truth ("llmload", docs/server.md) on a final chunk / body: the SDK hands
+/// unknown fields through, so a client can read it.
+function checkLlmload(obj, what) {
+  check(obj.llmload !== undefined && obj.llmload !== null, `${what}: carries the "llmload" object`);
+  if (!obj.llmload) return;
+  for (const key of ["arrival_unix_ns", "queue_s", "first_token_s", "last_token_s", "preemptions", "cached_tokens"]) {
+    check(typeof obj.llmload[key] === "number", `${what}: llmload.${key} is a number`);
+  }
+}
+
+async function expectApiError(promise, ErrorClass, status, what) {
+  try {
+    await promise;
+    check(false, `${what}: no error was raised`);
+    return undefined;
+  } catch (e) {
+    check(e instanceof ErrorClass, `${what}: expected ${ErrorClass.name}, got ${e && e.constructor && e.constructor.name}: ${e}`);
+    check(e && e.status === status, `${what}: expected status ${status}, got ${e && e.status}`);
+    return e;
+  }
+}
+
+async function testModels(c) {
+  const ids = [];
+  for await (const m of c.models.list()) {
+    ids.push(m.id);
+    checkEq(m.object, "model", "models.list object");
+    check(typeof m.max_model_len === "number" && m.max_model_len > 0, "models.list max_model_len is a positive number");
+    check(typeof m.created === "number", "models.list created is a number");
+  }
+  checkEq(ids, [MODEL], "models.list ids");
+}
+
+async function testChatStream(c) {
+  const prompt = "Say something about load generators please";
+  const stream = await c.chat.completions.create({
+    model: MODEL,
+    messages: [{ role: "system", content: "be brief" }, { role: "user", content: prompt }],
+    max_tokens: 5,
+    stream: true,
+    stream_options: { include_usage: true },
+  });
+  const chunks = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  check(chunks.length === 1 + 5 + 1, `chat stream: role chunk + 5 content chunks + usage chunk, got ${chunks.length}`);
+  const id = chunks[0] && chunks[0].id;
+  check(typeof id === "string" && id.startsWith("chatcmpl-"), `chat stream id prefix: ${id}`);
+  let text = "";
+  let contentChunks = 0;
+  let finish = null;
+  let usage = null;
+  chunks.forEach((ch, i) => {
+    checkEq(ch.id, id, `chat chunk ${i} id`);
+    checkEq(ch.object, "chat.completion.chunk", `chat chunk ${i} object`);
+    checkEq(ch.model, MODEL, `chat chunk ${i} model`);
+    if (ch.usage) usage = ch.usage;
+    if (ch.choices.length === 0) return;
+    const choice = ch.choices[0];
+    if (i === 0) checkEq(choice.delta.role, "assistant", "chat first chunk role");
+    if (choice.delta.content) {
+      contentChunks += 1;
+      text += choice.delta.content;
+    }
+    if (choice.finish_reason) {
+      finish = choice.finish_reason;
+      checkLlmload(ch, "chat last chunk");
+    }
+  });
+  checkEq(contentChunks, 5, "chat stream content chunks");
+  checkEq(words(text), 5, "chat stream words");
+  checkEq(finish, "length", "chat stream finish_reason");
+  const last = chunks[chunks.length - 1];
+  checkEq(last.choices, [], "chat usage chunk choices");
+  check(usage !== null, "chat stream has a usage chunk");
+  if (usage) {
+    checkEq(usage.prompt_tokens, words("be brief") + words(prompt), "chat usage prompt_tokens");
+    checkEq(usage.completion_tokens, 5, "chat usage completion_tokens");
+    checkEq(usage.total_tokens, usage.prompt_tokens + 5, "chat usage total_tokens");
+  }
+}
+
+async function testChatContinuousUsage(c) {
+  const stream = await c.chat.completions.create({
+    model: MODEL,
+    messages: [{ role: "user", content: "one two three" }],
+    max_tokens: 3,
+    stream: true,
+    stream_options: { include_usage: true, continuous_usage_stats: true },
+  });
+  const seen = [];
+  for await (const chunk of stream) seen.push(chunk.usage ? chunk.usage.completion_tokens : null);
+  checkEq(seen, [0, 1, 2, 3, 3], "continuous_usage_stats: completion_tokens per chunk");
+}
+
+async function testCompletionStream(c) {
+  const stream = await c.completions.create({ model: MODEL, prompt: "a b c d", max_tokens: 4, stream: true });
+  const chunks = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  checkEq(chunks.length, 4, "completions stream chunks (one per token, no usage chunk)");
+  const id = chunks[0] && chunks[0].id;
+  check(typeof id === "string" && id.startsWith("cmpl-"), `completions stream id prefix: ${id}`);
+  let text = "";
+  chunks.forEach((ch, i) => {
+    checkEq(ch.id, id, `completions chunk ${i} id`);
+    checkEq(ch.object, "text_completion", `completions chunk ${i} object`);
+    check(ch.usage === undefined || ch.usage === null, `completions chunk ${i} has no usage`);
+    text += ch.choices[0].text;
+    checkEq(ch.choices[0].finish_reason, i === 3 ? "length" : null, `completions chunk ${i} finish_reason`);
+  });
+  checkLlmload(chunks[chunks.length - 1], "completions last chunk");
+  checkEq(words(text), 4, "completions stream words");
+}
+
+async function testNonStreaming(c) {
+  const chat = await c.chat.completions.create({
+    model: MODEL,
+    messages: [{ role: "user", content: [{ type: "text", text: "hello there" }] }],
+    max_completion_tokens: 6,
+  });
+  check(chat.id.startsWith("chatcmpl-"), `chat id prefix: ${chat.id}`);
+  checkEq(chat.object, "chat.completion", "chat object");
+  checkEq(chat.model, MODEL, "chat model");
+  checkEq(chat.choices.length, 1, "chat choices");
+  checkEq(chat.choices[0].message.role, "assistant", "chat message role");
+  checkEq(words(chat.choices[0].message.content), 6, "chat content words");
+  checkEq(chat.choices[0].finish_reason, "length", "chat finish_reason");
+  checkEq([chat.usage.prompt_tokens, chat.usage.completion_tokens, chat.usage.total_tokens], [2, 6, 8], "chat usage");
+  checkLlmload(chat, "chat body");
+
+  const cmpl = await c.completions.create({ model: MODEL, prompt: "one two three", max_tokens: 3 });
+  check(cmpl.id.startsWith("cmpl-"), `completion id prefix: ${cmpl.id}`);
+  checkEq(cmpl.object, "text_completion", "completion object");
+  checkEq(cmpl.choices[0].text, " the of and", "completion text");
+  checkEq(cmpl.choices[0].finish_reason, "length", "completion finish_reason");
+  checkEq([cmpl.usage.prompt_tokens, cmpl.usage.completion_tokens, cmpl.usage.total_tokens], [3, 3, 6],
+          "completion usage");
+  checkLlmload(cmpl, "completion body");
+  check(cmpl.id !== chat.id, "response ids differ between requests");
+}
+
+async function testErrors(c) {
+  const empty = await expectApiError(c.chat.completions.create({ model: MODEL, messages: [], max_tokens: 1 }),
+                                     OpenAI.BadRequestError, 400, "empty messages");
+  if (empty) {
+    checkEq(empty.type, "BadRequestError", "empty messages: error type");
+    checkEq(empty.param, "messages", "empty messages: error param");
+  }
+  const long = await expectApiError(
+      c.completions.create({ model: MODEL, prompt: "a b c", max_tokens: 1000000 }), OpenAI.BadRequestError, 400,
+      "max_tokens over the context");
+  if (long) check(/maximum context length is \d+ tokens/.test(long.message), `context message: ${long.message}`);
+  await expectApiError(c.completions.create({ model: MODEL, prompt: "a", n: 2 }),
+                       OpenAI.BadRequestError, 400, "n = 2");
+  const missing = await expectApiError(c.completions.create({ model: "no-such-model", prompt: "a" }),
+                                       OpenAI.NotFoundError, 404, "unknown model");
+  if (missing) check(/does not exist/.test(missing.message), `unknown model message: ${missing.message}`);
+}
+
+async function testAuth(bin) {
+  let server;
+  try {
+    server = await startServer(bin, ["--latency-model", "fixed", "--ttft", "5ms", "--itl", "1ms", "--port", "0",
+                                     "--api-key", "secret"]);
+  } catch (e) {
+    check(false, `llmload-server did not start with --api-key: ${e.message}`);
+    return;
+  }
+  try {
+    const wrong = await expectApiError(client(server.port, "wrong-key").models.list(), OpenAI.AuthenticationError, 401,
+                                       "wrong API key");
+    if (wrong) {
+      checkEq(wrong.type, "AuthenticationError", "wrong API key: error type");
+      check(!/wrong-key|secret/.test(wrong.message), `the 401 message never echoes a key: ${wrong.message}`);
+    }
+    await expectApiError(client(server.port, "wrong-key").chat.completions.create({
+      model: MODEL, messages: [{ role: "user", content: "a" }], max_tokens: 1, stream: true }),
+                         OpenAI.AuthenticationError, 401, "wrong API key, streaming");
+    const ok = await client(server.port, "secret").completions.create({ model: MODEL, prompt: "a", max_tokens: 2 });
+    checkEq(ok.usage.completion_tokens, 2, "right API key: completion");
+    const health = await fetch(`http://127.0.0.1:${server.port}/health`);
+    checkEq(health.status, 200, "/health stays open with --api-key");
+  } finally {
+    checkEq(await stopServer(server), 0, "api-key server exit status after SIGTERM");
+  }
+}
+
+async function main() {
+  const bin = process.argv[2];
+  if (!bin) {
+    console.error("usage: node openai_sdk.js <llmload-server binary>");
+    process.exit(2);
+  }
+  const server = await startServer(bin, ["--latency-model", "fixed", "--ttft", "5ms", "--itl", "1ms", "--port", "0"]);
+  try {
+    const c = client(server.port);
+    for (const [name, fn] of [["models", testModels], ["chat stream", testChatStream],
+                              ["continuous usage", testChatContinuousUsage], ["completions stream", testCompletionStream],
+                              ["non-streaming", testNonStreaming], ["errors", testErrors]]) {
+      try {
+        await fn(c);
+      } catch (e) {
+        failures.push(`${name}: unexpected ${e && e.constructor && e.constructor.name}: ${e && e.stack}`);
+      }
+    }
+  } finally {
+    checkEq(await stopServer(server), 0, "server exit status after SIGTERM");
+  }
+  try {
+    await testAuth(bin);
+  } catch (e) {
+    failures.push(`api key: unexpected ${e && e.stack}`);
+  }
+  if (failures.length > 0) {
+    console.error(`FAIL: ${failures.length} of ${checks} checks failed (openai ${SDK_VERSION}):`);
+    for (const f of failures) console.error(`  - ${f}`);
+    process.exit(1);
+  }
+  console.log(`PASS: ${checks} checks with the openai npm package ${SDK_VERSION}`);
+}
+
+// A promise nobody settles (e.g. a server that died unnoticed) would let node exit 0 with the
+// checks unfinished: that is a failure too.
+let finished = false;
+process.on("beforeExit", () => {
+  if (!finished) {
+    console.error(`FAIL: the checks did not finish (${checks} done, ${failures.length} failed so far)`);
+    for (const f of failures) console.error(`  - ${f}`);
+    process.exit(1);
+  }
+});
+
+main().then(() => (finished = true)).catch((e) => {
+  finished = true;
+  console.error(`FAIL: ${e && e.stack}`);
+  process.exit(1);
+});
