@@ -212,6 +212,9 @@ struct ServerMetrics::State {
   std::atomic<bool> gpu_power_set{false};
   std::atomic<double> gpu_power_watts{0.0};
   std::atomic<double> gpu_energy_joules{0.0};
+  std::atomic<bool> gpu_rates_set{false};
+  std::atomic<double> gpu_joules_per_step{0.0};
+  std::atomic<double> gpu_joules_per_token{0.0};
 
   AtomicHistogram iteration_tokens;
   AtomicHistogram inter_token_latency;  // also rendered as vllm:time_per_output_token_seconds
@@ -262,6 +265,12 @@ void ServerMetrics::set_gpu_power(double watts, double energy_joules_total) {
   state_->gpu_power_watts.store(watts, kRelaxed);
   state_->gpu_energy_joules.store(energy_joules_total, kRelaxed);
   state_->gpu_power_set.store(true, std::memory_order_release);
+}
+
+void ServerMetrics::set_gpu_energy_rates(double joules_per_step, double joules_per_token) {
+  state_->gpu_joules_per_step.store(joules_per_step, kRelaxed);
+  state_->gpu_joules_per_token.store(joules_per_token, kRelaxed);
+  state_->gpu_rates_set.store(true, std::memory_order_release);
 }
 
 void ServerMetrics::observe_inter_token_latency(double seconds) {
@@ -368,6 +377,14 @@ std::string ServerMetrics::render() const {
     w.counter("llmload:gpu_energy_joules_total",
               "GPU energy consumed since the server started, in joules.",
               s.gpu_energy_joules.load(kRelaxed));
+  }
+  if (s.gpu_rates_set.load(std::memory_order_acquire)) {
+    w.gauge("llmload:gpu_energy_per_step_joules",
+            "GPU energy per engine step over the last sampling window, in joules.",
+            s.gpu_joules_per_step.load(kRelaxed));
+    w.gauge("llmload:gpu_energy_per_token_joules",
+            "GPU energy per generated token over the last sampling window, in joules.",
+            s.gpu_joules_per_token.load(kRelaxed));
   }
   return w.take();
 }

@@ -82,11 +82,25 @@ void MetricsStepObserver::on_step(const Step& step, EngineClock::time_point /*st
   for (const auto& e : step.events) generated += e.kind == StepEvent::Kind::kToken ? 1 : 0;
   if (generated > 0) metrics_.add_generation_tokens(generated);
   metrics_.observe_iteration_tokens(step.cost.tokens);
-  if (end - last_power_sample_ >= std::chrono::milliseconds(100)) {
+  ++steps_since_sample_;
+  tokens_since_sample_ += generated;
+  if (!sampled_ || end - last_power_sample_ >= std::chrono::milliseconds(100)) {
     last_power_sample_ = end;
     double watts = 0;
     double joules = 0;
-    if (timer_.power(watts, joules)) metrics_.set_gpu_power(watts, joules);
+    if (timer_.power(watts, joules)) {
+      metrics_.set_gpu_power(watts, joules);
+      if (sampled_ && steps_since_sample_ > 0) {
+        const double window = joules - joules_at_sample_;
+        metrics_.set_gpu_energy_rates(window / static_cast<double>(steps_since_sample_),
+                                      tokens_since_sample_ > 0 ? window / static_cast<double>(tokens_since_sample_)
+                                                               : 0.0);
+      }
+      sampled_ = true;
+      joules_at_sample_ = joules;
+      steps_since_sample_ = 0;
+      tokens_since_sample_ = 0;
+    }
   }
 }
 

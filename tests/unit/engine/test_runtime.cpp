@@ -145,5 +145,72 @@ TEST(EngineRuntime, RequestTooLargeForTheCacheFailsItsListenerOnly) {
   EXPECT_EQ(rt.waiting(), 0);
 }
 
+/// A step timer that reports made-up power readings: 1 J per step.
+class FakePowerTimer final : public StepTimer {
+ public:
+  std::string_view name() const override { return "fake"; }
+  EngineClock::time_point run(const StepCost&, EngineClock::time_point start) override { return start; }
+  bool power(double& watts, double& joules) override {
+    watts = 350;
+    joules = energy;
+    return true;
+  }
+  double energy = 0;
+};
+
+TEST(MetricsStepObserver, ReportsPowerEnergyAndEnergyPerStepAndPerToken) {
+  ServerMetrics metrics(MetricsLabels{"m"}, 1024, 16, 100);
+  FakePowerTimer timer;
+  MetricsStepObserver observer(metrics, timer);
+  EXPECT_EQ(metrics.render().find("llmload:gpu_"), std::string::npos) << "no GPU lines before a reading";
+  Step step;
+  step.cost.tokens = 4;
+  for (std::uint64_t id = 0; id < 4; ++id) step.events.push_back(StepEvent{StepEvent::Kind::kToken, id, 0, false, 0});
+  SchedulerStats stats;
+  EngineClock::time_point t{};
+  // First sample at the first step, then 10 steps of 4 tokens over 150 ms, 1 J each.
+  observer.on_step(step, t, t, stats);
+  for (int i = 1; i <= 10; ++i) {
+    timer.energy += 1.0;
+    t += std::chrono::milliseconds(15);
+    observer.on_step(step, t, t, stats);
+  }
+  const std::string text = metrics.render();
+  EXPECT_NE(text.find("llmload:gpu_power_watts{engine=\"0\",model_name=\"m\"} 350.0"), std::string::npos) << text;
+  // The window closed after 7 steps (105 ms): 7 J over 7 steps and 28 tokens.
+  EXPECT_NE(text.find("llmload:gpu_energy_per_step_joules{engine=\"0\",model_name=\"m\"} 1.0"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("llmload:gpu_energy_per_token_joules{engine=\"0\",model_name=\"m\"} 0.25"), std::string::npos)
+      << text;
+}
+
+TEST(MetricsStepObserver, UpdatesTheVllmGaugesAndCountersEachStep) {
+  ServerMetrics metrics(MetricsLabels{"m"}, 1024, 16, 100);
+  RooflineStepTimer timer;
+  MetricsStepObserver observer(metrics, timer);
+  Step step;
+  step.cost.tokens = 10;
+  step.preemptions = 2;
+  step.prefix_queried_tokens = 64;
+  step.prefix_hit_tokens = 32;
+  step.prompt_tokens_computed = 9;
+  step.events.push_back(StepEvent{StepEvent::Kind::kToken, 1, 0, false, 0});
+  SchedulerStats stats;
+  stats.running = 3;
+  stats.waiting = 5;
+  stats.used_blocks = 25;
+  stats.num_blocks = 100;
+  observer.on_step(step, EngineClock::time_point{}, EngineClock::time_point{}, stats);
+  const std::string t = metrics.render();
+  const std::string l = "{engine=\"0\",model_name=\"m\"} ";
+  for (const std::string& want : {"vllm:num_requests_running" + l + "3.0", "vllm:num_requests_waiting" + l + "5.0",
+                                 "vllm:kv_cache_usage_perc" + l + "0.25", "vllm:num_preemptions_total" + l + "2.0",
+                                 "vllm:prefix_cache_hits_total" + l + "32.0", "vllm:prompt_tokens_total" + l + "9.0",
+                                 "vllm:generation_tokens_total" + l + "1.0"}) {
+    EXPECT_NE(t.find(want), std::string::npos) << want;
+  }
+  EXPECT_EQ(t.find("llmload:gpu_"), std::string::npos) << "the CPU timer has no power readings";
+}
+
 }  // namespace
 }  // namespace llmload::server

@@ -50,6 +50,10 @@ class ServerMetrics {
   /// Gauge llmload:gpu_power_watts and counter llmload:gpu_energy_joules_total (the running
   /// total, set, not added). Neither is rendered until the first call (no GPU, no lines).
   void set_gpu_power(double watts, double energy_joules_total);
+  /// Gauges llmload:gpu_energy_per_step_joules and llmload:gpu_energy_per_token_joules: the
+  /// energy of the last sampling window over the steps and the generated tokens in it. Not
+  /// rendered until the first call.
+  void set_gpu_energy_rates(double joules_per_step, double joules_per_token);
 
   // --- io threads ----------------------------------------------------------------------------
   /// One gap between two consecutive tokens of a stream: vllm:inter_token_latency_seconds and

@@ -13,7 +13,8 @@
 namespace llmload::server {
 
 /// Runs on the engine thread after each step: scheduler gauges, token counters, preemptions,
-/// prefix-cache counters, iteration tokens, and (with a GPU) power and energy.
+/// prefix-cache counters, iteration tokens, and (with a GPU, sampled every 100 ms) power, energy,
+/// and energy per step and per generated token over each sampling window.
 class MetricsStepObserver final : public StepObserver {
  public:
   MetricsStepObserver(ServerMetrics& metrics, StepTimer& timer) : metrics_(metrics), timer_(timer) {}
@@ -24,6 +25,10 @@ class MetricsStepObserver final : public StepObserver {
   ServerMetrics& metrics_;
   StepTimer& timer_;
   EngineClock::time_point last_power_sample_{};
+  bool sampled_ = false;
+  double joules_at_sample_ = 0;
+  std::int64_t steps_since_sample_ = 0;
+  std::int64_t tokens_since_sample_ = 0;
 };
 
 struct ServerEngine {
