@@ -12,8 +12,12 @@
 
 #include "connection.hpp"
 
+#include <sys/socket.h>
+#include <sys/types.h>
+
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <mutex>
 #include <optional>
@@ -100,6 +104,7 @@ class EngineStream final : public EngineListener, public std::enable_shared_from
   };
   struct Next {
     bool failed = false;
+    bool client_gone = false;  ///< failed because the client disconnected: nobody to answer
     std::string reason;
   };
 
@@ -122,10 +127,27 @@ class EngineStream final : public EngineListener, public std::enable_shared_from
   void on_failed(const std::string& reason) override {
     {
       std::lock_guard lock(mutex_);
-      failed_ = reason;
+      if (!failed_) failed_ = reason;
     }
     wake();
   }
+
+  /// The connection saw the client close (connection executor).
+  void client_gone() {
+    {
+      std::lock_guard lock(mutex_);
+      if (!failed_) {
+        failed_ = "the client disconnected";
+        client_gone_ = true;
+      }
+    }
+    wake();
+  }
+
+  /// Whether the request is still being served by its connection. Cleared when it ends, so that
+  /// a disconnect watcher that fires later does nothing. Connection executor only.
+  bool attached() const { return attached_; }
+  void detach() { attached_ = false; }
 
   /// Waits for the next token (or the failure). Runs on the connection's executor.
   net::awaitable<Next> next() {
@@ -136,7 +158,7 @@ class EngineStream final : public EngineListener, public std::enable_shared_from
           ++tokens_taken_;
           co_return Next{};
         }
-        if (failed_) co_return Next{true, *failed_};
+        if (failed_) co_return Next{true, client_gone_, *failed_};
       }
       timer_.expires_at(Clock::time_point::max());
       error_code ec;
@@ -159,14 +181,21 @@ class EngineStream final : public EngineListener, public std::enable_shared_from
   mutable std::mutex mutex_;
   std::int64_t tokens_ready_ = 0;  // guarded by mutex_
   std::int64_t tokens_taken_ = 0;  // guarded by mutex_
-  std::optional<std::string> failed_;
-  Facts facts_;
+  std::optional<std::string> failed_;  // guarded by mutex_
+  bool client_gone_ = false;            // guarded by mutex_
+  Facts facts_;                         // guarded by mutex_
+  bool attached_ = true;                // connection executor only
 };
 
 /// One generation request being served.
 struct Generation {
   Generation(const GenerationJob& job_in, Clock::time_point t0_in, std::int64_t arrival_unix_ns_in, Fault fault_in)
       : job(job_in), t0(t0_in), arrival_unix_ns(arrival_unix_ns_in), fault(fault_in) {}
+  ~Generation() {
+    if (stream) stream->detach();  // also when an exception unwinds: the watcher must not outlive us
+  }
+  Generation(const Generation&) = delete;
+  Generation& operator=(const Generation&) = delete;
   const GenerationJob& job;
   const Clock::time_point t0;          ///< arrival: the request fully read
   const std::int64_t arrival_unix_ns;
@@ -176,6 +205,7 @@ struct Generation {
   std::uint64_t engine_id = 0;
   Clock::time_point scheduled{};
   std::string failure;
+  bool client_gone = false;  ///< the engine request ended because the client went away
   std::int64_t tokens_written = 0;
   Clock::time_point first_write{};
   Clock::time_point last_write{};
@@ -355,6 +385,9 @@ class Connection {
   net::awaitable<bool> wait_token(Generation& gen, std::int64_t k);
   void note_token_written(Generation& gen, Clock::time_point at);
   RequestOutcome outcome(const Generation& gen, Clock::time_point last) const;
+  /// Watches the socket while an engine request is served: a client that closes makes the
+  /// request fail with client_gone (and leave the engine) even before anything is written.
+  void watch_for_disconnect(const std::shared_ptr<EngineStream>& stream);
   /// Cancels an unfinished request in the engine and records the request's metrics.
   void finish_generation(Generation& gen);
   static ServerMetrics::FinishedRequest rejected_request(const GenerationJob& job);
@@ -570,7 +603,9 @@ bool Connection::start_generation(Generation& gen, std::uint64_t sequence) {
     request.max_tokens = job.request.max_tokens;
     const auto& sched = shared_.engine.runtime->scheduler_config();
     if (sched.enable_prefix_caching) request.block_hashes = prompt_block_hashes(job.request.prompt_token_ids, sched.block_size);
-    return shared_.engine.runtime->submit(request, gen.stream) == EngineRuntime::Admission::kQueued;
+    if (shared_.engine.runtime->submit(request, gen.stream) != EngineRuntime::Admission::kQueued) return false;
+    watch_for_disconnect(gen.stream);
+    return true;
   }
   gen.timeline = shared_.model->start(GenerationShape{job.request.prompt_tokens, job.request.max_tokens},
                                       Rng::for_stream(config_.latency.seed, sequence));
@@ -583,6 +618,7 @@ net::awaitable<bool> Connection::wait_token(Generation& gen, std::int64_t k) {
     EngineStream::Next next = co_await gen.stream->next();
     if (next.failed) {
       gen.failure = next.reason;
+      gen.client_gone = next.client_gone;
       co_return false;
     }
     (void)k;
@@ -620,7 +656,29 @@ RequestOutcome Connection::outcome(const Generation& gen, Clock::time_point last
   return o;
 }
 
+void Connection::watch_for_disconnect(const std::shared_ptr<EngineStream>& stream) {
+  // Like vLLM, a request whose client went away leaves the engine at once, also while it waits in
+  // the queue (where no write would notice). Readable with nothing to read means the peer closed;
+  // readable with bytes (a pipelined request) says nothing, and the watch ends. MSG_PEEK leaves
+  // the bytes for the parser.
+  socket_.async_wait(tcp::socket::wait_read, [this, weak = std::weak_ptr<EngineStream>(stream)](const error_code& ec) {
+    if (ec) return;  // cancelled: the socket closed or its deadline fired
+    const auto s = weak.lock();
+    // attached: the request is still served, so this Connection and its socket are alive (the
+    // handler runs on the connection's executor, where detach() runs too).
+    if (!s || !s->attached()) return;
+    char byte = 0;
+    const ssize_t n = ::recv(socket_.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      s->client_gone();
+    } else if (n < 0) {
+      watch_for_disconnect(s);  // spurious wake-up
+    }
+  });
+}
+
 void Connection::finish_generation(Generation& gen) {
+  if (gen.stream) gen.stream->detach();
   const bool complete = gen.tokens_written == gen.job.request.max_tokens;
   if (!complete && gen.stream) shared_.engine.runtime->cancel(gen.engine_id);
   ServerMetrics::FinishedRequest f;
@@ -702,6 +760,10 @@ net::awaitable<bool> Connection::stream_job(Generation& gen, unsigned version, b
   for (std::int64_t k = 0; k < n; ++k) {
     const bool ok = co_await wait_token(gen, k);
     out.clear();
+    if (!ok && gen.client_gone) {
+      spdlog::debug("{}: client disconnected after {}/{} tokens; aborted in the engine", job.id, k, n);
+      co_return false;
+    }
     if (!ok) {
       // The engine cannot go on (shutting down): an error event, as vLLM sends mid-stream.
       encoder.append_error_event(out, ApiError{503, "The server is shutting down: " + gen.failure, std::nullopt},
@@ -744,6 +806,7 @@ net::awaitable<bool> Connection::complete_job(Generation& gen, unsigned version,
   Clock::time_point first{};
   for (std::int64_t k = 0; k < job.request.max_tokens; ++k) {
     if (!co_await wait_token(gen, k)) {
+      if (gen.client_gone) co_return false;
       const HttpReply reply =
           error_reply(ApiError{503, "The server is shutting down: " + gen.failure, std::nullopt});
       co_await write_reply(reply, version, false);

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -242,6 +243,32 @@ TEST(Engine, MetricsParseWithThePrometheusPythonClient) {
   const RunResult r = run({python, "-c", script, path}, 30s);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err
                             << "\n(needs Debian's python3-prometheus-client: scripts/setup.sh installs it)";
+}
+
+TEST(Engine, AClientThatGivesUpWhileQueuedLeavesTheEngineAtOnce) {
+  // One sequence at a time: A runs for ~2.4 s (2000 steps of ~1.2 ms); B waits behind it, and
+  // its client gives up after 300 ms, long before B would be scheduled.
+  auto server = start_server({"--profile", "tiny", "--max-num-seqs", "1"});
+  const std::string url = server.base_url + "/v1/completions";
+  Subprocess a({curl(), "-sS", "-o", "/dev/null", "-H", "Content-Type: application/json", "-d",
+                R"({"model":"llmload-mock","prompt":"a b","max_tokens":2000})", url});
+  std::this_thread::sleep_for(100ms);
+  const RunResult b = run({curl(), "-sS", "--max-time", "0.3", "-H", "Content-Type: application/json", "-d",
+                           R"({"model":"llmload-mock","prompt":"c d","max_tokens":10})", url},
+                          20s);
+  EXPECT_NE(b.exit_code, 0) << "curl should have timed out";
+  std::this_thread::sleep_for(300ms);
+  const std::string m = http_get(server.base_url + "/metrics");
+  // A still runs; B has left the queue and counts as aborted, without waiting for A.
+  EXPECT_EQ(metric(m, "vllm:num_requests_running" + kLabels), 1.0) << m;
+  EXPECT_EQ(metric(m, "vllm:num_requests_waiting" + kLabels), 0.0);
+  EXPECT_EQ(metric(m, "vllm:request_success_total{engine=\"0\",finished_reason=\"abort\",model_name=\"llmload-mock\"}"),
+            1.0);
+  EXPECT_EQ(a.wait(30s), 0);
+  const std::string after = http_get(server.base_url + "/metrics");
+  EXPECT_EQ(metric(after, "vllm:request_success_total{engine=\"0\",finished_reason=\"length\",model_name=\"llmload-mock\"}"),
+            1.0);
+  EXPECT_EQ(metric(after, "vllm:generation_tokens_total" + kLabels), 2000.0) << "B never produced a token";
 }
 
 TEST(Engine, DeviceCudaWithoutAGpuIsAClearError) {
