@@ -206,6 +206,7 @@ struct Generation {
   Clock::time_point scheduled{};
   std::string failure;
   bool client_gone = false;  ///< the engine request ended because the client went away
+  bool ttft_observed = false;  ///< vllm:time_to_first_token_seconds already has this request
   std::int64_t tokens_written = 0;
   Clock::time_point first_write{};
   Clock::time_point last_write{};
@@ -635,6 +636,8 @@ net::awaitable<bool> Connection::wait_token(Generation& gen, std::int64_t k) {
 void Connection::note_token_written(Generation& gen, Clock::time_point at) {
   if (gen.tokens_written == 0) {
     gen.first_write = at;
+    shared_.metrics.observe_time_to_first_token(seconds_between(gen.t0, at));
+    gen.ttft_observed = true;
   } else {
     shared_.metrics.observe_inter_token_latency(seconds_between(gen.last_write, at));
   }
@@ -693,6 +696,7 @@ void Connection::finish_generation(Generation& gen) {
     if (facts.scheduled) scheduled = std::max(gen.t0, *facts.scheduled);
   }
   f.produced_first_token = gen.tokens_written > 0;
+  f.ttft_observed = gen.ttft_observed;
   f.ttft_s = f.produced_first_token ? seconds_between(gen.t0, gen.first_write) : 0.0;
   f.e2e_s = seconds_between(gen.t0, end);
   f.queue_s = seconds_between(gen.t0, scheduled);

@@ -273,6 +273,10 @@ void ServerMetrics::set_gpu_energy_rates(double joules_per_step, double joules_p
   state_->gpu_rates_set.store(true, std::memory_order_release);
 }
 
+void ServerMetrics::observe_time_to_first_token(double seconds) {
+  state_->time_to_first_token.observe_seconds(seconds);
+}
+
 void ServerMetrics::observe_inter_token_latency(double seconds) {
   state_->inter_token_latency.observe_seconds(seconds);
 }
@@ -280,7 +284,7 @@ void ServerMetrics::observe_inter_token_latency(double seconds) {
 void ServerMetrics::on_request_finished(const FinishedRequest& r) {
   State& s = *state_;
   s.request_success[finished_reason_index(r.finished_reason)].fetch_add(1, kRelaxed);
-  if (r.produced_first_token) s.time_to_first_token.observe_seconds(r.ttft_s);
+  if (r.produced_first_token && !r.ttft_observed) s.time_to_first_token.observe_seconds(r.ttft_s);
   s.e2e_latency.observe_seconds(r.e2e_s);
   s.queue_time.observe_seconds(r.queue_s);
   s.prefill_time.observe_seconds(r.prefill_s);

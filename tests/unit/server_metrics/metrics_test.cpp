@@ -420,5 +420,21 @@ TEST(ServerMetrics, ConcurrentUpdatesAreExact) {
   EXPECT_EQ(value_of(text, "vllm:e2e_request_latency_seconds_sum"), kFinished * 0.5);
 }
 
+TEST(ServerMetrics, TtftObservedAtTheFirstTokenIsNotCountedAgainAtTheEnd) {
+  ServerMetrics m = make_metrics();
+  m.observe_time_to_first_token(0.03);
+  EXPECT_EQ(value_of(m.render(), "vllm:time_to_first_token_seconds_count"), 1.0) << "visible while in flight";
+  ServerMetrics::FinishedRequest r;
+  r.ttft_s = 0.03;
+  r.ttft_observed = true;
+  m.on_request_finished(r);
+  ServerMetrics::FinishedRequest other;  // a non-streaming request: observed when it finishes
+  other.ttft_s = 0.5;
+  m.on_request_finished(other);
+  const std::string text = m.render();
+  EXPECT_EQ(value_of(text, "vllm:time_to_first_token_seconds_count"), 2.0);
+  EXPECT_NEAR(value_of(text, "vllm:time_to_first_token_seconds_sum"), 0.53, 1e-9);
+}
+
 }  // namespace
 }  // namespace llmload::server

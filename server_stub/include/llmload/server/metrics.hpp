@@ -59,6 +59,9 @@ class ServerMetrics {
   /// One gap between two consecutive tokens of a stream: vllm:inter_token_latency_seconds and
   /// the deprecated vllm:time_per_output_token_seconds (same buckets, same data, one update).
   void observe_inter_token_latency(double seconds);
+  /// vllm:time_to_first_token_seconds, when a request's first token is written (vLLM observes
+  /// it then, not when the request finishes). Set FinishedRequest::ttft_observed afterwards.
+  void observe_time_to_first_token(double seconds);
 
   struct FinishedRequest {
     std::int64_t prompt_tokens = 0;
@@ -73,6 +76,9 @@ class ServerMetrics {
     double decode_s = 0;     ///< first token -> last token
     double inference_s = 0;  ///< first scheduled -> last token
     bool produced_first_token = true;  ///< false: TTFT is not observed
+    /// true: TTFT was observed already at the first token (observe_time_to_first_token), as
+    /// vLLM does; it is not observed again here.
+    bool ttft_observed = false;
   };
   /// Per finished request (including aborted ones): vllm:request_success_total{finished_reason}
   /// += 1; observes vllm:time_to_first_token_seconds (only if produced_first_token),
