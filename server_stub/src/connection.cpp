@@ -388,10 +388,9 @@ class Connection {
   RequestOutcome outcome(const Generation& gen, Clock::time_point last) const;
   /// Watches the socket while an engine request is served: a client that closes makes the
   /// request fail with client_gone (and leave the engine) even before anything is written.
-  void watch_for_disconnect(const std::shared_ptr<EngineStream>& stream);
+  void watch_for_disconnect(const std::shared_ptr<EngineStream>& stream, std::uint64_t engine_id);
   /// Cancels an unfinished request in the engine and records the request's metrics.
   void finish_generation(Generation& gen);
-  static ServerMetrics::FinishedRequest rejected_request(const GenerationJob& job);
   net::awaitable<void> sleep_for(std::chrono::nanoseconds d);
   /// Closes the connection with RST (fault injection).
   void reset();
@@ -567,13 +566,13 @@ net::awaitable<bool> Connection::answer(RequestParser& parser) {
     const int status = choice.fault.status;
     const HttpReply reply = error_reply(ApiError{
         status, fmt::format("Injected fault: error {} (X-Llmload-Fault or --fault)", status), std::nullopt});
-    if (choice.fault.duration.count() > 0) co_await sleep_for(choice.fault.duration);
     const bool keep = co_await write_reply(reply, req.version(), keep_alive);
     co_return keep;
   }
   Generation gen(job, t0, arrival_unix_ns, choice.fault);
   if (!start_generation(gen, sequence)) {
-    shared_.metrics.on_request_finished(rejected_request(job));
+    // Refused before the engine saw it: like a request a proxy turns away, it is not one of the
+    // engine's requests and stays out of the vllm:* request metrics.
     const HttpReply reply = error_reply(ApiError{
         429,
         fmt::format("Too many requests waiting: the engine's waiting queue is full ({} requests, --max-waiting). "
@@ -605,7 +604,7 @@ bool Connection::start_generation(Generation& gen, std::uint64_t sequence) {
     const auto& sched = shared_.engine.runtime->scheduler_config();
     if (sched.enable_prefix_caching) request.block_hashes = prompt_block_hashes(job.request.prompt_token_ids, sched.block_size);
     if (shared_.engine.runtime->submit(request, gen.stream) != EngineRuntime::Admission::kQueued) return false;
-    watch_for_disconnect(gen.stream);
+    watch_for_disconnect(gen.stream, sequence);
     return true;
   }
   gen.timeline = shared_.model->start(GenerationShape{job.request.prompt_tokens, job.request.max_tokens},
@@ -652,19 +651,20 @@ RequestOutcome Connection::outcome(const Generation& gen, Clock::time_point last
     const auto facts = gen.stream->facts();
     o.cached_tokens = facts.cached_tokens;
     o.preemptions = facts.preemptions;
-    o.timing.queue_s = facts.scheduled ? seconds_between(gen.t0, *facts.scheduled) : 0.0;
+    o.timing.queue_s = facts.scheduled ? std::max(0.0, seconds_between(gen.t0, *facts.scheduled)) : 0.0;
   }
   o.timing.first_token_s = seconds_between(gen.t0, gen.tokens_written > 0 ? gen.first_write : last);
   o.timing.last_token_s = seconds_between(gen.t0, last);
   return o;
 }
 
-void Connection::watch_for_disconnect(const std::shared_ptr<EngineStream>& stream) {
+void Connection::watch_for_disconnect(const std::shared_ptr<EngineStream>& stream, std::uint64_t engine_id) {
   // Like vLLM, a request whose client went away leaves the engine at once, also while it waits in
   // the queue (where no write would notice). Readable with nothing to read means the peer closed;
   // readable with bytes (a pipelined request) says nothing, and the watch ends. MSG_PEEK leaves
   // the bytes for the parser.
-  socket_.async_wait(tcp::socket::wait_read, [this, weak = std::weak_ptr<EngineStream>(stream)](const error_code& ec) {
+  socket_.async_wait(tcp::socket::wait_read, [this, engine_id, weak = std::weak_ptr<EngineStream>(stream)](
+                                                  const error_code& ec) {
     if (ec) return;  // cancelled: the socket closed or its deadline fired
     const auto s = weak.lock();
     // attached: the request is still served, so this Connection and its socket are alive (the
@@ -673,9 +673,11 @@ void Connection::watch_for_disconnect(const std::shared_ptr<EngineStream>& strea
     char byte = 0;
     const ssize_t n = ::recv(socket_.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      // Out of the engine now, even if the connection is busy elsewhere (sleeping in a fault).
+      shared_.engine.runtime->cancel(engine_id);
       s->client_gone();
     } else if (n < 0) {
-      watch_for_disconnect(s);  // spurious wake-up
+      watch_for_disconnect(s, engine_id);  // spurious wake-up
     }
   });
 }
@@ -692,8 +694,9 @@ void Connection::finish_generation(Generation& gen) {
   const Clock::time_point end = gen.tokens_written > 0 ? gen.last_write : Clock::now();
   Clock::time_point scheduled = gen.t0;
   if (gen.stream) {
+    // Never scheduled (it left while queued): all of its time was queue time.
     const auto facts = gen.stream->facts();
-    if (facts.scheduled) scheduled = std::max(gen.t0, *facts.scheduled);
+    scheduled = facts.scheduled ? std::clamp(*facts.scheduled, gen.t0, end) : end;
   }
   f.produced_first_token = gen.tokens_written > 0;
   f.ttft_observed = gen.ttft_observed;
@@ -704,15 +707,6 @@ void Connection::finish_generation(Generation& gen) {
   f.decode_s = f.produced_first_token ? seconds_between(gen.first_write, end) : 0.0;
   f.inference_s = seconds_between(scheduled, end);
   shared_.metrics.on_request_finished(f);
-}
-
-ServerMetrics::FinishedRequest Connection::rejected_request(const GenerationJob& job) {
-  ServerMetrics::FinishedRequest f;
-  f.prompt_tokens = job.request.prompt_tokens;
-  f.max_tokens = job.request.max_tokens;
-  f.finished_reason = "abort";
-  f.produced_first_token = false;
-  return f;
 }
 
 net::awaitable<void> Connection::sleep_for(std::chrono::nanoseconds d) {
@@ -770,7 +764,8 @@ net::awaitable<bool> Connection::stream_job(Generation& gen, unsigned version, b
     }
     if (!ok) {
       // The engine cannot go on (shutting down): an error event, as vLLM sends mid-stream.
-      encoder.append_error_event(out, ApiError{503, "The server is shutting down: " + gen.failure, std::nullopt},
+      encoder.append_error_event(out, ApiError{503, "The engine could not serve the request: " + gen.failure,
+                                               std::nullopt},
                                  framing);
       if (chunked) out += kLastChunk;
       co_await net::async_write(socket_, net::buffer(out), net::redirect_error(net::use_awaitable, ec));
@@ -812,7 +807,7 @@ net::awaitable<bool> Connection::complete_job(Generation& gen, unsigned version,
     if (!co_await wait_token(gen, k)) {
       if (gen.client_gone) co_return false;
       const HttpReply reply =
-          error_reply(ApiError{503, "The server is shutting down: " + gen.failure, std::nullopt});
+          error_reply(ApiError{503, "The engine could not serve the request: " + gen.failure, std::nullopt});
       co_await write_reply(reply, version, false);
       co_return false;
     }

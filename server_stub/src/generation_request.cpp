@@ -134,7 +134,9 @@ void check_lengths(GenerationRequest& req, std::int64_t max_model_len, const cha
                                   max_model_len, req.prompt_tokens),
                       prompt_field);
   }
-  const std::int64_t room = max_model_len - req.prompt_tokens;  // > 0 here; no overflow below
+  // An empty prompt still occupies one position (a real model always has a BOS token; the engine
+  // simulator schedules it as one token), so the room is computed from at least one.
+  const std::int64_t room = max_model_len - std::max<std::int64_t>(1, req.prompt_tokens);  // >= 0; no overflow
   if (req.max_tokens > room) {
     throw_bad_request(fmt::format("'max_tokens' or 'max_completion_tokens' is too large: {}. This model's maximum "
                                   "context length is {} tokens and your request has {} input tokens ({} > {} - {}).",
@@ -314,7 +316,7 @@ GenerationRequest parse_chat_request(const json& body, const ServerConfig& confi
     req.max_tokens = *max_tokens;
   } else {
     // vLLM's default: whatever room the context leaves (check_lengths rejects a full prompt).
-    req.max_tokens = std::max<std::int64_t>(1, config.max_model_len - req.prompt_tokens);
+    req.max_tokens = std::max<std::int64_t>(1, config.max_model_len - std::max<std::int64_t>(1, req.prompt_tokens));
   }
   check_lengths(req, config.max_model_len, "messages", max_field);
   return req;

@@ -1,5 +1,6 @@
 #include "llmload/server/engine/profile.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <fstream>
@@ -182,7 +183,8 @@ std::int64_t Profile::kv_cache_tokens() const {
         source, device.count, device.memory_bytes / 1e9, engine.gpu_memory_utilization, room / 1e9,
         model.weight_bytes / 1e9, count * engine.memory_reserve_bytes / 1e9));
   }
-  const auto tokens = static_cast<std::int64_t>(std::floor(room / per_token));
+  // Bounded so the conversion is defined (profile limits keep real values far below this).
+  const auto tokens = static_cast<std::int64_t>(std::min(std::floor(room / per_token), 1e15));
   return (tokens / bs) * bs;
 }
 
@@ -213,6 +215,27 @@ void validate_engine(const Profile& p) {
   if (e.max_model_len < 1) fail(o, "max_model_len must be >= 1");
   if (!(e.gpu_memory_utilization > 0 && e.gpu_memory_utilization <= 1)) {
     fail(o, fmt::format("gpu_memory_utilization must be in (0, 1], got {}", e.gpu_memory_utilization));
+  }
+  if (e.max_num_batched_tokens < e.max_num_seqs) {
+    // vLLM refuses this too: a step could not give every running sequence its decode token.
+    fail(o, fmt::format("max_num_batched_tokens ({}) must be >= max_num_seqs ({}): raise --max-num-batched-tokens "
+                        "or lower --max-num-seqs",
+                        e.max_num_batched_tokens, e.max_num_seqs));
+  }
+  const double usable = static_cast<double>(p.device.count) * p.device.memory_bytes * e.gpu_memory_utilization;
+  if (p.model.weight_bytes > usable) {
+    fail(o, fmt::format("the weights ({:.2f} GB) do not fit in {} device(s) x {:.2f} GB x utilization {}",
+                        p.model.weight_bytes / 1e9, p.device.count, p.device.memory_bytes / 1e9,
+                        e.gpu_memory_utilization));
+  }
+  {
+    // One decode step must take a plausible time (catches a typo of orders of magnitude).
+    const double read = p.model.weight_bytes / (p.efficiency.bandwidth * p.total_bandwidth());
+    if (!(read < 60.0)) {
+      fail(o, fmt::format("reading the weights once takes {:g} s at the given bandwidth and efficiency: check "
+                          "'model.weight_bytes', 'device.memory_bandwidth' and 'efficiency.bandwidth'",
+                          read));
+    }
   }
   if (e.kv_cache_tokens && *e.kv_cache_tokens < e.block_size) {
     fail(o, fmt::format("kv_cache_tokens ({}) must hold at least one block of {} tokens", *e.kv_cache_tokens,
@@ -261,6 +284,17 @@ Profile parse_profile(std::string_view yaml_text, const std::string& origin) {
   p.model.head_dim = model.integer("head_dim", std::nullopt, 1);
   p.model.kv_dtype_bytes = model.integer("kv_dtype_bytes", 2, 1);
   if (p.model.parameters <= 0) fail(origin, "'model.parameters' must be > 0");
+  // Far beyond any real model or device, and small enough that no product below overflows.
+  auto at_most = [&](const char* key, double value, double limit) {
+    if (value > limit) fail(origin, fmt::format("'{}' is {:g}, more than the largest accepted ({:g})", key, value, limit));
+  };
+  at_most("model.parameters", p.model.parameters, 1e15);
+  at_most("model.weight_bytes", p.model.weight_bytes, 1e16);
+  at_most("model.layers", static_cast<double>(p.model.layers), 1e4);
+  at_most("model.hidden_size", static_cast<double>(p.model.hidden_size), 1e6);
+  at_most("model.kv_heads", static_cast<double>(p.model.kv_heads), 1e4);
+  at_most("model.head_dim", static_cast<double>(p.model.head_dim), 1e5);
+  at_most("model.kv_dtype_bytes", static_cast<double>(p.model.kv_dtype_bytes), 16);
 
   const Section device(root, "device", origin, true);
   device.check_keys({"name", "count", "memory_bytes", "memory_bandwidth", "peak_flops"});
@@ -272,6 +306,10 @@ Profile parse_profile(std::string_view yaml_text, const std::string& origin) {
   if (p.device.memory_bandwidth <= 0 || p.device.peak_flops <= 0) {
     fail(origin, "'device.memory_bandwidth' and 'device.peak_flops' must be > 0");
   }
+  at_most("device.count", static_cast<double>(p.device.count), 1e5);
+  at_most("device.memory_bytes", p.device.memory_bytes, 1e15);
+  at_most("device.memory_bandwidth", p.device.memory_bandwidth, 1e16);
+  at_most("device.peak_flops", p.device.peak_flops, 1e20);
 
   const Section eff(root, "efficiency", origin, false);
   eff.check_keys({"bandwidth", "compute", "roofline_sharpness", "step_overhead"});
@@ -279,6 +317,7 @@ Profile parse_profile(std::string_view yaml_text, const std::string& origin) {
   p.efficiency.compute = eff.number("compute", 0.7);
   p.efficiency.roofline_sharpness = eff.number("roofline_sharpness", 1.5);
   p.efficiency.step_overhead = eff.duration("step_overhead", std::chrono::nanoseconds(0));
+  if (p.efficiency.step_overhead > std::chrono::seconds(10)) fail(origin, "'efficiency.step_overhead' must be at most 10s");
   if (p.efficiency.roofline_sharpness != 0 && p.efficiency.roofline_sharpness < 1) {
     fail(origin, "'efficiency.roofline_sharpness' must be >= 1 (or 0 for a plain max)");
   }

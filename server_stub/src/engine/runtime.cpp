@@ -1,5 +1,6 @@
 #include "llmload/server/engine/runtime.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include <spdlog/spdlog.h>
@@ -7,8 +8,9 @@
 namespace llmload::server {
 
 EngineClock::time_point RooflineStepTimer::run(const StepCost& cost, EngineClock::time_point start) {
-  const auto end = start + std::chrono::duration_cast<EngineClock::duration>(
-                               std::chrono::duration<double>(cost.predicted_seconds));
+  // Profiles bound a step far below this; the clamp keeps the conversion defined whatever happens.
+  const double seconds = std::clamp(cost.predicted_seconds, 0.0, 3600.0);
+  const auto end = start + std::chrono::duration_cast<EngineClock::duration>(std::chrono::duration<double>(seconds));
   std::this_thread::sleep_until(end);
   return end;
 }
@@ -47,7 +49,7 @@ EngineRuntime::Admission EngineRuntime::submit(const EngineRequest& request, std
   }
   {
     std::lock_guard lock(mutex_);
-    inbox_.emplace_back(request, std::move(listener));
+    inbox_.push_back(Arrival{request, std::move(listener), EngineClock::now()});
   }
   wake_.notify_one();
   return Admission::kQueued;
@@ -62,7 +64,7 @@ void EngineRuntime::cancel(std::uint64_t id) {
 }
 
 void EngineRuntime::loop() {
-  std::vector<std::pair<EngineRequest, std::shared_ptr<EngineListener>>> arrivals;
+  std::vector<Arrival> arrivals;
   std::vector<std::uint64_t> cancels;
   EngineClock::time_point timeline = EngineClock::now();  // end of the previous step
   bool was_idle = true;
@@ -76,6 +78,18 @@ void EngineRuntime::loop() {
       arrivals.swap(inbox_);
       cancels.swap(cancels_);
     }
+    // Arrivals first: a cancel that came in the same turn as its submit must find the request.
+    EngineClock::time_point latest_arrival{};
+    for (auto& arrival : arrivals) {
+      latest_arrival = std::max(latest_arrival, arrival.at);
+      try {
+        scheduler_.add(arrival.request);
+        tracked_[arrival.request.id] = Tracked{std::move(arrival.listener), false};
+      } catch (const std::exception& e) {
+        waiting_.fetch_sub(1, std::memory_order_relaxed);
+        arrival.listener->on_failed(e.what());
+      }
+    }
     for (const auto id : cancels) {
       const auto it = tracked_.find(id);
       if (it == tracked_.end()) continue;
@@ -83,17 +97,11 @@ void EngineRuntime::loop() {
       tracked_.erase(it);
       scheduler_.abort(id);
     }
-    cancels.clear();
-    for (auto& [request, listener] : arrivals) {
-      try {
-        scheduler_.add(request);
-        tracked_[request.id] = Tracked{std::move(listener), false};
-      } catch (const std::exception& e) {
-        waiting_.fetch_sub(1, std::memory_order_relaxed);
-        listener->on_failed(e.what());
-      }
-    }
+    // The gauges follow arrivals and cancellations also when no step runs (an engine left idle
+    // by cancellations would otherwise show its last batch forever).
+    if (observer_ != nullptr && (!arrivals.empty() || !cancels.empty())) observer_->on_state(scheduler_.stats());
     arrivals.clear();
+    cancels.clear();
     if (!scheduler_.has_work()) {
       was_idle = true;
       continue;
@@ -102,7 +110,9 @@ void EngineRuntime::loop() {
     const auto now = EngineClock::now();
     // A busy engine starts each step where the previous one ended (absolute timeline); after an
     // idle spell, or when the machine stalled us for longer than max_catch_up, from now.
-    const EngineClock::time_point start = was_idle || now - timeline > options_.max_catch_up ? now : timeline;
+    EngineClock::time_point start = was_idle || now - timeline > options_.max_catch_up ? now : timeline;
+    // A request never starts before it arrived (it may have come in after the previous step ended).
+    start = std::max(start, latest_arrival);
     was_idle = false;
     const Step step = scheduler_.step();
     const EngineClock::time_point end = timer_->run(step.cost, start);
@@ -132,12 +142,12 @@ void EngineRuntime::loop() {
     if (observer_ != nullptr) observer_->on_step(step, start, end, scheduler_.stats());
   }
   // Stopping: whoever is still in the engine will get no more tokens.
-  std::vector<std::pair<EngineRequest, std::shared_ptr<EngineListener>>> pending;
+  std::vector<Arrival> pending;
   {
     std::lock_guard lock(mutex_);
     pending.swap(inbox_);
   }
-  for (auto& [request, listener] : pending) listener->on_failed("the server is shutting down");
+  for (auto& a : pending) a.listener->on_failed("the server is shutting down");
   for (auto& [id, t] : tracked_) t.listener->on_failed("the server is shutting down");
   tracked_.clear();
 }

@@ -135,6 +135,9 @@ TEST(Engine, MaxWaitingAnswers429AndTheClientCarriesOn) {
   EXPECT_GE(errors["by_http_status"]["429"]["count"].get<int>(), 10);
   EXPECT_GE(out.result["completed"].get<int>(), 1);
   EXPECT_EQ(out.result["completed"].get<int>() + out.result["failed"].get<int>(), 20);
+  // Refused requests never reached the engine: they stay out of its request metrics.
+  const std::string m = http_get(server.base_url + "/metrics");
+  EXPECT_EQ(metric(m, "vllm:e2e_request_latency_seconds_count" + kLabels), out.result["completed"].get<double>());
 }
 
 TEST(Engine, EveryInjectedFaultIsRecordedAsItsErrorClassAndTheRunCarriesOn) {
@@ -269,6 +272,27 @@ TEST(Engine, AClientThatGivesUpWhileQueuedLeavesTheEngineAtOnce) {
   EXPECT_EQ(metric(after, "vllm:request_success_total{engine=\"0\",finished_reason=\"length\",model_name=\"llmload-mock\"}"),
             1.0);
   EXPECT_EQ(metric(after, "vllm:generation_tokens_total" + kLabels), 2000.0) << "B never produced a token";
+}
+
+TEST(Engine, AClientThatGivesUpDuringAStallLeavesTheEngineAndTheGaugesShowIt) {
+  auto server = start_server({"--profile", "tiny"});
+  const RunResult r = run({curl(), "-sS", "-N", "--max-time", "0.5", "-H", "X-Llmload-Fault: stall=20s@1", "-H",
+                           "Content-Type: application/json", "-d",
+                           R"({"model":"llmload-mock","prompt":"a b","max_tokens":2000,"stream":true})",
+                           server.base_url + "/v1/completions"},
+                          20s);
+  EXPECT_NE(r.exit_code, 0) << "curl should have timed out";
+  std::this_thread::sleep_for(300ms);
+  const std::string m = http_get(server.base_url + "/metrics");
+  // The connection is still asleep in the stall, but the request left the engine, which is idle
+  // now, and the gauges say so without waiting for another step.
+  EXPECT_EQ(metric(m, "vllm:num_requests_running" + kLabels), 0.0) << m;
+  EXPECT_EQ(metric(m, "vllm:kv_cache_usage_perc" + kLabels), 0.0);
+  const double generated = metric(m, "vllm:generation_tokens_total" + kLabels);
+  EXPECT_LT(generated, 1000.0);
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(metric(http_get(server.base_url + "/metrics"), "vllm:generation_tokens_total" + kLabels), generated)
+      << "nothing generated after the client left";
 }
 
 TEST(Engine, DeviceCudaWithoutAGpuIsAClearError) {

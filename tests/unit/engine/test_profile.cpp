@@ -118,11 +118,34 @@ TEST(Profile, UserFileIsReadAndTyposAreNamed) {
                   "big.yaml");
     FAIL();
   } catch (const ProfileError& e) {
-    EXPECT_NE(std::string(e.what()).find("does not fit"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("do not fit"), std::string::npos) << e.what();
   }
   EXPECT_THROW(parse_profile("model: [1, 2]\n", "y.yaml"), ProfileError);
   EXPECT_THROW(parse_profile("{{{", "z.yaml"), ProfileError);
   std::remove(path.c_str());
+}
+
+TEST(Profile, ImplausibleValuesAreRejectedNotComputedWith) {
+  const std::string model = "model: {parameters: 1e9, layers: 8, hidden_size: 1024, kv_heads: 4, head_dim: 64}\n";
+  const std::string device = "device: {memory_bytes: 24GB, memory_bandwidth: 1e12, peak_flops: 1e14}\n";
+  auto rejected = [&](const std::string& yaml, const std::string& must_mention) {
+    try {
+      parse_profile(yaml, "p.yaml");
+      ADD_FAILURE() << "accepted: " << yaml;
+    } catch (const ProfileError& e) {
+      EXPECT_NE(std::string(e.what()).find(must_mention), std::string::npos) << e.what();
+    }
+  };
+  rejected(model + "device: {memory_bytes: 1e30, memory_bandwidth: 1e12, peak_flops: 1e14}\n", "device.memory_bytes");
+  rejected("model: {parameters: 1e9, weight_bytes: 1e30, layers: 8, hidden_size: 1, kv_heads: 1, head_dim: 1}\n" +
+               device + "engine: {kv_cache_tokens: 4096}\n",
+           "model.weight_bytes");
+  rejected("model: {parameters: 1e9, weight_bytes: 20GB, layers: 8, hidden_size: 1, kv_heads: 1, head_dim: 1}\n" +
+               device + "engine: {kv_cache_tokens: 4096, gpu_memory_utilization: 0.5}\n",
+           "do not fit");
+  rejected(model + "device: {memory_bytes: 24GB, memory_bandwidth: 1, peak_flops: 1e14}\n", "device.memory_bandwidth");
+  rejected(model + device + "engine: {max_num_seqs: 512, max_num_batched_tokens: 256}\n", "max_num_batched_tokens");
+  rejected("model: {parameters: 1e9, layers: 99999, hidden_size: 1, kv_heads: 1, head_dim: 1}\n" + device, "model.layers");
 }
 
 TEST(Profile, ByteSizes) {

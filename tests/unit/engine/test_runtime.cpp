@@ -128,6 +128,27 @@ TEST(EngineRuntime, StopFailsRequestsStillInTheEngine) {
   EXPECT_LT(l->tokens, 1000);
 }
 
+TEST(EngineRuntime, ACancelThatArrivesWithItsSubmitIsNotLost) {
+  Profile p = load_profile("tiny");
+  EngineRuntimeOptions o;
+  o.scheduler = scheduler_config(p);
+  EngineRuntime rt(o, CostModel(p), std::make_unique<RooflineStepTimer>());
+  // Submit and cancel before the engine thread runs: both are taken in the same turn.
+  auto gone = std::make_shared<CountingListener>();
+  rt.submit(EngineRequest{1, 10, 500, {}}, gone);
+  rt.cancel(1);
+  auto next = std::make_shared<CountingListener>();
+  rt.submit(EngineRequest{2, 10, 5, {}}, next);
+  rt.start();
+  ASSERT_TRUE(next->wait(std::chrono::seconds(10)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  {
+    std::lock_guard lock(gone->mutex);
+    EXPECT_EQ(gone->tokens, 0) << "the cancelled request ran anyway";
+  }
+  EXPECT_EQ(rt.waiting(), 0);
+}
+
 TEST(EngineRuntime, RequestTooLargeForTheCacheFailsItsListenerOnly) {
   Profile p = load_profile("tiny");
   EngineRuntimeOptions o;

@@ -65,6 +65,8 @@ class StepObserver {
   virtual ~StepObserver() = default;
   virtual void on_step(const Step& step, EngineClock::time_point start, EngineClock::time_point end,
                        const SchedulerStats& stats) = 0;
+  /// Requests arrived or left without a step (yet): the scheduler's state now.
+  virtual void on_state(const SchedulerStats& /*stats*/) {}
 };
 
 struct EngineRuntimeOptions {
@@ -111,7 +113,12 @@ class EngineRuntime {
 
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::vector<std::pair<EngineRequest, std::shared_ptr<EngineListener>>> inbox_;  // guarded by mutex_
+  struct Arrival {
+    EngineRequest request;
+    std::shared_ptr<EngineListener> listener;
+    EngineClock::time_point at;  ///< when submit() was called
+  };
+  std::vector<Arrival> inbox_;                                                    // guarded by mutex_
   std::vector<std::uint64_t> cancels_;                                            // guarded by mutex_
   bool stopping_ = false;                                                         // guarded by mutex_
 

@@ -20,6 +20,9 @@ class MetricsStepObserver final : public StepObserver {
   MetricsStepObserver(ServerMetrics& metrics, StepTimer& timer) : metrics_(metrics), timer_(timer) {}
   void on_step(const Step& step, EngineClock::time_point start, EngineClock::time_point end,
                const SchedulerStats& stats) override;
+  void on_state(const SchedulerStats& stats) override {
+    metrics_.set_scheduler_state(stats.running, stats.waiting, stats.kv_cache_usage());
+  }
 
  private:
   ServerMetrics& metrics_;
