@@ -115,7 +115,17 @@ void EngineRuntime::loop() {
     start = std::max(start, latest_arrival);
     was_idle = false;
     const Step step = scheduler_.step();
-    const EngineClock::time_point end = timer_->run(step.cost, start);
+    EngineClock::time_point end;
+    try {
+      end = timer_->run(step.cost, start);
+    } catch (const std::exception& e) {
+      // A GPU error is sticky: the runner cannot go on. The step still happens (on the model's
+      // time) and so do the ones after it; the log says loudly that the timing changed.
+      spdlog::error("engine step timer '{}' failed: {}; timing the remaining steps with the CPU roofline model",
+                    timer_->name(), e.what());
+      timer_ = std::make_unique<RooflineStepTimer>();
+      end = timer_->run(step.cost, start);
+    }
     timeline = end;
 
     for (const auto& e : step.events) {

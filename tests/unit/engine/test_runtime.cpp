@@ -149,6 +149,31 @@ TEST(EngineRuntime, ACancelThatArrivesWithItsSubmitIsNotLost) {
   EXPECT_EQ(rt.waiting(), 0);
 }
 
+/// A timer that breaks on its third step, as a GPU with a sticky CUDA error would.
+class BreakingTimer final : public StepTimer {
+ public:
+  std::string_view name() const override { return "breaking"; }
+  EngineClock::time_point run(const StepCost&, EngineClock::time_point start) override {
+    if (++steps == 3) throw std::runtime_error("an illegal memory access was encountered");
+    return start;
+  }
+  int steps = 0;
+};
+
+TEST(EngineRuntime, AFailingStepTimerFallsBackToTheRooflineAndRequestsStillFinish) {
+  Profile p = load_profile("tiny");
+  EngineRuntimeOptions o;
+  o.scheduler = scheduler_config(p);
+  EngineRuntime rt(o, CostModel(p), std::make_unique<BreakingTimer>());
+  rt.start();
+  auto l = std::make_shared<CountingListener>();
+  rt.submit(EngineRequest{1, 10, 20, {}}, l);
+  ASSERT_TRUE(l->wait(std::chrono::seconds(10)));
+  std::lock_guard lock(l->mutex);
+  EXPECT_EQ(l->tokens, 20);
+  EXPECT_TRUE(l->failed.empty()) << l->failed;
+}
+
 TEST(EngineRuntime, RequestTooLargeForTheCacheFailsItsListenerOnly) {
   Profile p = load_profile("tiny");
   EngineRuntimeOptions o;

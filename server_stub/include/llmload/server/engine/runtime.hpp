@@ -33,7 +33,8 @@ class StepTimer {
   /// "cpu" or "cuda".
   virtual std::string_view name() const = 0;
   /// Called on the engine thread when a step starts at `start` (the previous step's end, or now
-  /// when the engine was idle). Returns when the step is over, with the step's end time.
+  /// when the engine was idle). Returns when the step is over, with the step's end time. If it
+  /// throws, the runtime logs the error and times this and later steps with the CPU roofline.
   virtual EngineClock::time_point run(const StepCost& cost, EngineClock::time_point start) = 0;
   /// Power and energy since start, when the timer can measure them (a GPU with NVML).
   virtual bool power(double& /*watts*/, double& /*joules*/) { return false; }
@@ -100,7 +101,6 @@ class EngineRuntime {
 
   /// Requests submitted that have not had their first step yet.
   std::int64_t waiting() const { return waiting_.load(std::memory_order_relaxed); }
-  std::string_view timer_name() const { return timer_->name(); }
   const SchedulerConfig& scheduler_config() const { return options_.scheduler; }
 
  private:
