@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "llmload_run.hpp"
 #include "subprocess.hpp"
 
 namespace llmload::testing {
@@ -20,25 +21,10 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-struct RunOutput {
-  RunResult proc;
-  json result;
-  std::vector<json> records;
-};
-
-RunOutput run_llmload(const TempDir& dir, const std::string& base_url, std::vector<std::string> args,
-                      std::vector<std::string> env = {}) {
-  std::vector<std::string> argv = {binary_path("llmload"), "run", "--output", dir.path(), "--base-url", base_url};
-  argv.insert(argv.end(), args.begin(), args.end());
-  RunOutput out;
-  out.proc = run(argv, 240s, env);
-  if (std::filesystem::exists(dir.file("result.json"))) out.result = json::parse(read_file(dir.file("result.json")));
-  if (std::filesystem::exists(dir.file("requests.jsonl"))) {
-    std::istringstream in(read_file(dir.file("requests.jsonl")));
-    std::string line;
-    while (std::getline(in, line)) out.records.push_back(json::parse(line));
-  }
-  return out;
+/// llmload run against `base_url`.
+LlmloadRun run_llmload(const TempDir& dir, const std::string& base_url, std::vector<std::string> args) {
+  args.insert(args.begin(), {"--base-url", base_url});
+  return testing::run_llmload(dir, args);
 }
 
 /// curl by absolute path (the test runner spawns with execve, no PATH search).

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "llmload_run.hpp"
 #include "subprocess.hpp"
 
 namespace llmload::testing {
@@ -15,26 +16,7 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-struct RunOutput {
-  RunResult proc;
-  json result;
-  std::vector<json> records;
-};
-
-RunOutput run_llmload(const TempDir& dir, std::vector<std::string> args, std::vector<std::string> env = {}) {
-  std::vector<std::string> argv = {binary_path("llmload"), "run", "--output", dir.path()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  RunOutput out;
-  out.proc = run(argv, 180s, env);
-  const std::string result_path = dir.file("result.json");
-  if (std::filesystem::exists(result_path)) out.result = json::parse(read_file(result_path));
-  if (std::filesystem::exists(dir.file("requests.jsonl"))) {
-    std::istringstream in(read_file(dir.file("requests.jsonl")));
-    std::string line;
-    while (std::getline(in, line)) out.records.push_back(json::parse(line));
-  }
-  return out;
-}
+using RunOutput = LlmloadRun;
 
 class Fixture : public ::testing::Test {
  protected:
