@@ -81,7 +81,7 @@ std::int64_t unix_now_ns() {
 }
 
 double seconds_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
+  return to_seconds(std::chrono::duration_cast<std::chrono::nanoseconds>(b - a));
 }
 
 /// The per-request fault header (see fault.hpp).

@@ -44,7 +44,8 @@ Subprocess::Subprocess(std::vector<std::string> argv, std::vector<std::string> e
     std::vector<char*> envp;
     for (auto& e : envs) envp.push_back(e.data());
     envp.push_back(nullptr);
-    execve(args[0], args.data(), envp.data());
+    // A bare name (curl, python3) is looked up on PATH, like a shell would.
+    execvpe(args[0], args.data(), envp.data());
     std::fprintf(stderr, "exec %s failed: %s\n", args[0], std::strerror(errno));
     _exit(127);
   }

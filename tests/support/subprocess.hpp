@@ -15,7 +15,7 @@ std::string binary_path(const std::string& name);
 
 class Subprocess {
  public:
-  /// Starts argv[0] with the given arguments; stdout and stderr are captured separately.
+  /// Starts argv[0] (a path, or a name looked up on PATH) with the given arguments; stdout and stderr are captured separately.
   /// `env` entries ("K=V") are added to the inherited environment. Throws on failure to start.
   explicit Subprocess(std::vector<std::string> argv, std::vector<std::string> env = {});
   ~Subprocess();

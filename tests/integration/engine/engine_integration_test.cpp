@@ -27,11 +27,8 @@ LlmloadRun run_llmload(const TempDir& dir, const std::string& base_url, std::vec
   return testing::run_llmload(dir, args);
 }
 
-/// curl by absolute path (the test runner spawns with execve, no PATH search).
-std::string curl() { return std::filesystem::exists("/usr/bin/curl") ? "/usr/bin/curl" : "/usr/local/bin/curl"; }
-
 std::string http_get(const std::string& url) {
-  const RunResult r = run({curl(), "-sS", "--max-time", "10", url}, 20s);
+  const RunResult r = run({"curl", "-sS", "--max-time", "10", url}, 20s);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return r.out;
 }
@@ -152,7 +149,7 @@ TEST(Engine, EveryInjectedFaultIsRecordedAsItsErrorClassAndTheRunCarriesOn) {
 
 TEST(Engine, FaultHeaderIsValidated) {
   auto server = start_server({"--profile", "tiny"});
-  const RunResult r = run({curl(), "-sS", "-H", "X-Llmload-Fault: explode@2", "-H", "Content-Type: application/json",
+  const RunResult r = run({"curl", "-sS", "-H", "X-Llmload-Fault: explode@2", "-H", "Content-Type: application/json",
                            "-d", R"({"model":"llmload-mock","prompt":"a b","max_tokens":2})", "-w", "\n%{http_code}",
                            server.base_url + "/v1/completions"},
                           20s);
@@ -162,7 +159,7 @@ TEST(Engine, FaultHeaderIsValidated) {
 
 TEST(Engine, ResponsesCarryTheServersGroundTruthTimings) {
   auto server = start_server({"--profile", "tiny"});
-  const RunResult r = run({curl(), "-sS", "-H", "Content-Type: application/json", "-d",
+  const RunResult r = run({"curl", "-sS", "-H", "Content-Type: application/json", "-d",
                            R"({"model":"llmload-mock","prompt":"a b c","max_tokens":4})",
                            server.base_url + "/v1/completions"},
                           20s);
@@ -184,7 +181,7 @@ TEST(Engine, PrefixCachingHitsAreReportedToTheClient) {
   for (int i = 0; i < 100; ++i) prompt += "word" + std::to_string(i) + " ";
   const json req = {{"model", "llmload-mock"}, {"prompt", prompt}, {"max_tokens", 2}};
   auto post = [&] {
-    const RunResult r = run({curl(), "-sS", "-H", "Content-Type: application/json", "-d", req.dump(),
+    const RunResult r = run({"curl", "-sS", "-H", "Content-Type: application/json", "-d", req.dump(),
                              server.base_url + "/v1/completions"},
                             20s);
     return json::parse(r.out);
@@ -239,10 +236,10 @@ TEST(Engine, AClientThatGivesUpWhileQueuedLeavesTheEngineAtOnce) {
   // its client gives up after 300 ms, long before B would be scheduled.
   auto server = start_server({"--profile", "tiny", "--max-num-seqs", "1"});
   const std::string url = server.base_url + "/v1/completions";
-  Subprocess a({curl(), "-sS", "-o", "/dev/null", "-H", "Content-Type: application/json", "-d",
+  Subprocess a({"curl", "-sS", "-o", "/dev/null", "-H", "Content-Type: application/json", "-d",
                 R"({"model":"llmload-mock","prompt":"a b","max_tokens":2000})", url});
   std::this_thread::sleep_for(100ms);
-  const RunResult b = run({curl(), "-sS", "--max-time", "0.3", "-H", "Content-Type: application/json", "-d",
+  const RunResult b = run({"curl", "-sS", "--max-time", "0.3", "-H", "Content-Type: application/json", "-d",
                            R"({"model":"llmload-mock","prompt":"c d","max_tokens":10})", url},
                           20s);
   EXPECT_NE(b.exit_code, 0) << "curl should have timed out";
@@ -262,7 +259,7 @@ TEST(Engine, AClientThatGivesUpWhileQueuedLeavesTheEngineAtOnce) {
 
 TEST(Engine, AClientThatGivesUpDuringAStallLeavesTheEngineAndTheGaugesShowIt) {
   auto server = start_server({"--profile", "tiny"});
-  const RunResult r = run({curl(), "-sS", "-N", "--max-time", "0.5", "-H", "X-Llmload-Fault: stall=20s@1", "-H",
+  const RunResult r = run({"curl", "-sS", "-N", "--max-time", "0.5", "-H", "X-Llmload-Fault: stall=20s@1", "-H",
                            "Content-Type: application/json", "-d",
                            R"({"model":"llmload-mock","prompt":"a b","max_tokens":2000,"stream":true})",
                            server.base_url + "/v1/completions"},

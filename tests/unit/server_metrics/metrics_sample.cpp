@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "llmload/server/metrics.hpp"
+#include "sample_requests.hpp"
 
 int main() {
   using llmload::server::ServerMetrics;
@@ -18,18 +19,7 @@ int main() {
   for (long n : {1L, 8L, 9L, 20000L}) m.observe_iteration_tokens(n);
   for (double s : {0.01, 0.02, 0.5, 100.0}) m.observe_inter_token_latency(s);
 
-  ServerMetrics::FinishedRequest stop;
-  stop.prompt_tokens = 10;
-  stop.generation_tokens = 5;
-  stop.max_tokens = 16;
-  stop.finished_reason = "stop";
-  stop.ttft_s = 0.05;
-  stop.e2e_s = 0.55;
-  stop.queue_s = 0.01;
-  stop.prefill_s = 0.04;
-  stop.decode_s = 0.5;
-  stop.inference_s = 0.54;
-  m.on_request_finished(stop);
+  m.on_request_finished(llmload::server::sample::stopped());
 
   ServerMetrics::FinishedRequest length;
   length.prompt_tokens = 100;
@@ -42,13 +32,7 @@ int main() {
   length.inference_s = 0.2;
   m.on_request_finished(length);
 
-  ServerMetrics::FinishedRequest abort;
-  abort.prompt_tokens = 7;
-  abort.finished_reason = "abort";
-  abort.produced_first_token = false;
-  abort.e2e_s = 3.0;
-  abort.queue_s = 3.0;
-  m.on_request_finished(abort);
+  m.on_request_finished(llmload::server::sample::aborted_in_queue());
 
   m.set_gpu_power(350.5, 12345.25);
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "llmload/server/metrics.hpp"
+#include "sample_requests.hpp"
 
 namespace llmload::server {
 namespace {
@@ -184,26 +185,8 @@ TEST(ServerMetrics, InterTokenLatencyFeedsTheDeprecatedNameToo) {
 
 TEST(ServerMetrics, FinishedRequestsFillTheRequestHistograms) {
   auto m = make_metrics();
-  ServerMetrics::FinishedRequest stop;
-  stop.prompt_tokens = 10;
-  stop.generation_tokens = 5;
-  stop.max_tokens = 16;
-  stop.finished_reason = "stop";
-  stop.ttft_s = 0.05;
-  stop.e2e_s = 0.55;
-  stop.queue_s = 0.01;
-  stop.prefill_s = 0.04;
-  stop.decode_s = 0.5;
-  stop.inference_s = 0.54;
-  m.on_request_finished(stop);
-
-  ServerMetrics::FinishedRequest aborted;
-  aborted.prompt_tokens = 7;
-  aborted.finished_reason = "abort";
-  aborted.produced_first_token = false;  // no TTFT
-  aborted.e2e_s = 3.0;
-  aborted.queue_s = 3.0;  // max_tokens 0: not observed
-  m.on_request_finished(aborted);
+  m.on_request_finished(sample::stopped());
+  m.on_request_finished(sample::aborted_in_queue());  // no TTFT; max_tokens 0: not observed
 
   ServerMetrics::FinishedRequest odd;  // an unknown reason counts as abort
   odd.finished_reason = "cancelled";
