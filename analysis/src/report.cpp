@@ -150,6 +150,16 @@ json record_json(const RequestRecord& r) {
   j["output_events"] = r.output_events;
   j["cached_tokens"] = r.cached_tokens ? json(*r.cached_tokens) : json(nullptr);
   j["finish_reason"] = r.finish_reason ? json(*r.finish_reason) : json(nullptr);
+  j["ended_early"] = r.ended_early;
+  if (r.session >= 0) {
+    j["session"] = r.session;
+    j["turn"] = r.turn;
+  }
+  if (r.server_first_token_s) {
+    j["server"] = {{"queue_s", r.server_queue_s ? json(*r.server_queue_s) : json(nullptr)},
+                   {"first_token_s", *r.server_first_token_s},
+                   {"last_token_s", r.server_last_token_s ? json(*r.server_last_token_s) : json(nullptr)}};
+  }
   j["http_status"] = r.http_status;
   j["error_class"] = to_string(r.error);
   j["error"] = r.error_message.empty() ? json(nullptr) : json(r.error_message);

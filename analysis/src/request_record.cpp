@@ -14,6 +14,9 @@ std::string_view to_string(ErrorClass e) {
     case ErrorClass::kIncomplete: return "incomplete";
     case ErrorClass::kNoOutput: return "no_output";
     case ErrorClass::kCanceled: return "canceled";
+    case ErrorClass::kConnectTimeout: return "connect_timeout";
+    case ErrorClass::kFirstTokenTimeout: return "first_token_timeout";
+    case ErrorClass::kInterTokenTimeout: return "inter_token_timeout";
   }
   return "unknown";
 }

@@ -1,5 +1,9 @@
 #include "llmload/loadgen/prompt.hpp"
 
+#include <algorithm>
+
+#include "llmload/loadgen/workload.hpp"
+
 #include <array>
 #include <string_view>
 
@@ -40,6 +44,31 @@ std::string synthesize_prompt(std::int64_t words, std::uint64_t seed) {
     out.append(kWords[state % kWords.size()]);
   }
   return out;
+}
+
+TokenModel TokenModel::builtin() {
+  TokenModel m;
+  m.words.assign(kWords.begin(), kWords.end());
+  m.overhead = 0;
+  m.method = "estimate";
+  return m;
+}
+
+std::string TokenModel::words_text(std::int64_t n, std::uint64_t seed) const {
+  std::string out;
+  if (n <= 0 || words.empty()) return out;
+  out.reserve(static_cast<std::size_t>(n) * 6);
+  std::uint64_t state = seed;
+  for (std::int64_t i = 0; i < n; ++i) {
+    state = mix_seed(state);
+    if (i > 0) out.push_back(' ');
+    out.append(words[state % words.size()]);
+  }
+  return out;
+}
+
+std::string TokenModel::synthesize(std::int64_t tokens, std::uint64_t seed) const {
+  return words_text(std::max<std::int64_t>(1, tokens - overhead), seed);
 }
 
 }  // namespace llmload

@@ -19,6 +19,7 @@ std::string_view to_string(ScenarioKind k) {
     case ScenarioKind::kServer: return "server";
     case ScenarioKind::kOffline: return "offline";
     case ScenarioKind::kConcurrency: return "concurrency";
+    case ScenarioKind::kStages: return "stages";
   }
   return "unknown";
 }
@@ -30,7 +31,9 @@ ScenarioKind parse_scenario_kind(std::string_view s) {
   if (v == "server") return ScenarioKind::kServer;
   if (v == "offline") return ScenarioKind::kOffline;
   if (v == "concurrency") return ScenarioKind::kConcurrency;
-  throw ConfigError(fmt::format("unknown scenario '{}': use one of single-stream, server, offline, concurrency", s));
+  if (v == "stages") return ScenarioKind::kStages;
+  throw ConfigError(
+      fmt::format("unknown scenario '{}': use one of single-stream, server, offline, concurrency, stages", s));
 }
 
 WarmupSpec parse_warmup(std::string_view s) {
@@ -85,6 +88,10 @@ void ScenarioConfig::validate() {
       break;
     case ScenarioKind::kSingleStream:
       concurrency = 1;
+      break;
+    case ScenarioKind::kStages:
+      need(!arrivals.stages.empty(),
+           "scenario 'stages' needs --stages, e.g. --stages rate:5@30s,rate:10@30s,concurrency:16@60s");
       break;
   }
   if (kind != ScenarioKind::kServer && request_rate > 0) {

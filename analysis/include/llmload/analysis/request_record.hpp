@@ -15,7 +15,7 @@ using Nanos = std::chrono::nanoseconds;
 /// Why a request did not succeed. Each class is counted separately in the results.
 enum class ErrorClass {
   kNone,         // succeeded
-  kConnect,      // could not connect (refused, unreachable, DNS)
+  kConnect,      // could not connect (refused, unreachable, DNS, TLS handshake or certificate)
   kHttpStatus,   // the server answered with a non-2xx status
   kStreamError,  // the server sent {"error":...} inside a 200 stream
   kProtocol,     // the response could not be understood (bad SSE/JSON, bad HTTP)
@@ -23,7 +23,10 @@ enum class ErrorClass {
   kIdleTimeout,  // no bytes for longer than --idle-timeout
   kIncomplete,   // the connection ended before the response was complete (no [DONE], reset)
   kNoOutput,     // a complete response with no generated output at all
-  kCanceled      // canceled by the client (interrupted run)
+  kCanceled,     // canceled by the client (interrupted run)
+  kConnectTimeout,     // connecting (TCP and TLS) took longer than --connect-timeout
+  kFirstTokenTimeout,  // no generated token within --first-token-timeout of the send
+  kInterTokenTimeout   // a gap between generated tokens longer than --inter-token-timeout
 };
 std::string_view to_string(ErrorClass e);
 
@@ -48,6 +51,17 @@ struct RequestRecord {
   std::int64_t output_events = 0;    // events that carried output
   std::optional<std::int64_t> cached_tokens;
   std::optional<std::string> finish_reason;
+  bool ended_early = false;          // succeeded with fewer output tokens than requested
+
+  // Multi-turn sessions (-1: not part of a session).
+  std::int64_t session = -1;
+  std::int64_t turn = 0;
+
+  // The server's own ground truth, when it sends one (llmload-server's "llmload" object):
+  // seconds from the server's arrival of the request to its first and last token writes.
+  std::optional<double> server_queue_s;
+  std::optional<double> server_first_token_s;
+  std::optional<double> server_last_token_s;
 
   int http_status = 0;  // 0 when no response was received
   ErrorClass error = ErrorClass::kNone;

@@ -18,6 +18,8 @@ struct Release {
   std::uint64_t index;   // 0-based, in release order
   TimePoint intended;    // open loop: its arrival time; closed loop: when its slot became free
   bool warmup;           // released during warmup: never in statistics
+  std::int64_t session = -1;  // multi-turn: the session this request belongs to (-1: none)
+  std::int64_t turn = 0;      // multi-turn: 0-based turn within the session
 };
 
 /// Contract: the driver calls next(now) until it returns nullopt, then sleeps until wake_time()

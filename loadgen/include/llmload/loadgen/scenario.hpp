@@ -5,10 +5,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "llmload/analysis/slo.hpp"
 #include "llmload/loadgen/clock.hpp"
 #include "llmload/loadgen/stream_decoder.hpp"
+#include "llmload/loadgen/workload.hpp"
 
 namespace llmload {
 
@@ -17,7 +20,8 @@ enum class ScenarioKind {
   kSingleStream,  // one request at a time; the next is sent when the previous completes
   kServer,        // open loop: Poisson arrivals at request_rate
   kOffline,       // open loop: every request released at start (optionally capped in flight)
-  kConcurrency    // closed loop: `concurrency` requests always in flight
+  kConcurrency,   // closed loop: `concurrency` requests always in flight
+  kStages         // a multi-stage plan: a list of rate or concurrency stages, each for a duration
 };
 std::string_view to_string(ScenarioKind k);
 /// Parses "single-stream", "server", "offline", "concurrency" (underscores accepted). Throws ConfigError.
@@ -33,6 +37,26 @@ struct WarmupSpec {
 };
 /// Parses "20" (requests) or "5s" (time). Throws ConfigError.
 WarmupSpec parse_warmup(std::string_view s);
+
+/// How open-loop arrivals are spaced (server scenario) and how the rate evolves.
+struct ArrivalConfig {
+  /// poisson (exponential gaps), gamma (gamma gaps with shape `burstiness`, mean 1/rate: vLLM's
+  /// --burstiness; 1 is Poisson, < 1 burstier, > 1 more regular), constant (fixed gaps 1/rate).
+  std::string process = "poisson";
+  double burstiness = 1.0;
+  /// Ramp-up: none, linear or exponential, from ramp_start_rate to request_rate over ramp_duration.
+  std::string ramp = "none";
+  Nanos ramp_duration{0};
+  double ramp_start_rate = 0;  // 0: a tenth of the target rate... (see schedule.hpp)
+  /// Multi-stage plan (scenario 'stages'): each stage holds a rate (open loop) or a concurrency
+  /// (closed loop) for its duration, in order.
+  struct Stage {
+    bool concurrency = false;  // false: `value` is a rate in requests/s
+    double value = 0;
+    Nanos duration{0};
+  };
+  std::vector<Stage> stages;
+};
 
 struct ScenarioConfig {
   ScenarioKind kind = ScenarioKind::kConcurrency;
@@ -55,6 +79,30 @@ struct ScenarioConfig {
   Nanos idle_timeout = std::chrono::seconds(60);  // silence between bytes of a response
   Nanos drain_timeout = std::chrono::seconds(30);  // after a signal: how long in-flight requests may finish
   std::string output_dir;                    // empty: no files, console only
+
+  ArrivalConfig arrivals;
+  WorkloadConfig workload;
+  /// Multi-turn sessions: each session sends `turns` requests one after another, the next
+  /// `think_time` after the previous completes, its prompt carrying the conversation so far.
+  /// Sessions start as requests would (rate or concurrency); 1 turn = no sessions.
+  std::int64_t turns = 1;
+  Nanos think_time{0};
+
+  /// Backend: openai-completions, openai-chat or sglang (native /generate).
+  std::string backend = "openai-completions";
+  std::string endpoint_path;  // overrides the backend's path (vLLM's --endpoint), e.g. /v1/completions
+  std::string extra_body;     // JSON object merged into every request body
+  std::vector<std::pair<std::string, std::string>> headers;  // extra request headers
+  bool ignore_eos = true;     // send ignore_eos and min_tokens so the output length is exact
+
+  /// TLS (https:// base URLs): verification on by default against the system CAs.
+  std::string ca_cert;        // PEM file of CAs to trust instead of the system's
+  bool insecure = false;      // skip certificate and host name verification
+
+  /// Timeouts, each its own error class. 0 = none.
+  Nanos connect_timeout = std::chrono::seconds(30);
+  Nanos first_token_timeout{0};
+  Nanos inter_token_timeout{0};
 
   bool open_loop() const { return kind == ScenarioKind::kServer || kind == ScenarioKind::kOffline; }
   /// Checks the combination of settings; throws ConfigError naming the field and the fix.

@@ -12,7 +12,9 @@
 
 namespace llmload {
 
-enum class ApiKind { kCompletions, kChat };
+/// The response shape: OpenAI completions (choices[].text), chat (choices[].delta.content), or
+/// SGLang's native /generate (cumulative "text", "meta_info").
+enum class ApiKind { kCompletions, kChat, kSglang };
 
 struct Usage {
   std::int64_t prompt_tokens = 0;

@@ -2,6 +2,7 @@
 // The transport seam: sends one HTTP request and reports the response as it arrives.
 // The real one is Boost.Beast over TCP (net/); tests script a fake one on a manual clock.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -44,6 +45,16 @@ class ResponseObserver {
   /// e.g. an oversized event); the transport then completes with kCanceled.
   virtual bool on_body(TimePoint t, std::string_view bytes) = 0;
   virtual void on_complete(TimePoint t, const TransportError& error) = 0;
+
+  /// Progress deadlines the transport enforces for the observer (first token, gap between
+  /// tokens): the moment by which the observer needs more progress, or nullopt for none. The
+  /// transport asks after on_sent and after every on_body; when the moment passes before the
+  /// request completes, it calls on_deadline and completes the request with the error returned.
+  virtual std::optional<TimePoint> deadline() const { return std::nullopt; }
+  virtual TransportError on_deadline(TimePoint now) {
+    (void)now;
+    return TransportError{analysis::ErrorClass::kTimeout, "deadline passed"};
+  }
 };
 
 /// Contract: start() returns at once; the observer must outlive the request (until
