@@ -22,6 +22,8 @@ packages=(
   python3 python3-prometheus-client
   # used by the demo/test scripts
   curl procps
+  # the TLS tests: a throwaway CA (openssl) and a TLS-terminating proxy (nginx) on loopback
+  openssl nginx
 )
 
 # Node.js + npm: Debian's, unless the machine already has a node/npm (e.g. a NodeSource build,
@@ -41,7 +43,16 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   $SUDO apt-get update -qq
+  # Packages only: no service starts (nginx would otherwise start its default site on port 80;
+  # the tests run their own nginx as the current user on a loopback port).
+  policy_rc_d=""
+  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+    policy_rc_d=/usr/sbin/policy-rc.d
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy_rc_d" >/dev/null
+    $SUDO chmod +x "$policy_rc_d"
+  fi
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if [[ -n "$policy_rc_d" ]]; then $SUDO rm -f "$policy_rc_d"; fi
 else
   echo "setup: all Debian packages present"
 fi

@@ -155,6 +155,7 @@ json record_json(const RequestRecord& r) {
     j["session"] = r.session;
     j["turn"] = r.turn;
   }
+  if (r.stage >= 0) j["stage"] = r.stage;
   if (r.server_first_token_s) {
     j["server"] = {{"queue_s", r.server_queue_s ? json(*r.server_queue_s) : json(nullptr)},
                    {"first_token_s", *r.server_first_token_s},
@@ -177,7 +178,7 @@ void write_latency_hlog(std::ostream& out, const RunMetrics& m, double start_epo
   }
 }
 
-std::string console_report(const RunMetrics& m, const std::string& title) {
+std::string console_report(const RunMetrics& m, const std::string& title, const ConsoleOptions& options) {
   std::string o;
   auto line = [&](const std::string& text) {
     o += text;
@@ -209,16 +210,30 @@ std::string console_report(const RunMetrics& m, const std::string& title) {
   }
   if (m.invalid) line(fmt::format("RUN INVALID: {}", m.invalid_reason));
   line(fmt::format("{:-^78}", " Latency (ms) "));
-  line(fmt::format("{:<18}{:>8}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}", "metric", "mean", "p50", "p90", "p95", "p99", "p99.9", "max"));
+  const std::vector<double> pcts = options.percentiles.empty() ? std::vector<double>{50, 90, 95, 99, 99.9}
+                                                                : options.percentiles;
+  std::string head = fmt::format("{:<18}{:>8}", "metric", "mean");
+  for (double p : pcts) head += fmt::format("{:>9}", fmt::format("p{:g}", p));
+  line(head + fmt::format("{:>9}", "max"));
+  auto wanted = [&](const char* key) {
+    if (options.metrics.empty()) return true;
+    for (const auto& w : options.metrics) {
+      if (w == key || (w == "e2el" && std::string_view(key) == "e2e")) return true;
+    }
+    return false;
+  };
   auto row = [&](const char* name, Metric metric) {
+    if (!wanted(metric_name(metric).data())) return;
     const auto& s = m.latency.at(metric);
     if (s.count == 0) {
       line(fmt::format("{:<18}{:>8}", name, "-"));
       return;
     }
-    line(fmt::format("{:<18}{:>8.2f}{:>9.2f}{:>9.2f}{:>9.2f}{:>9.2f}{:>9.2f}{:>9.2f}{}", name, s.mean_us / 1e3, ms(s.percentile(50)),
-         ms(s.percentile(90)), ms(s.percentile(95)), ms(s.percentile(99)), ms(s.percentile(99.9)), ms(s.max_us),
-         s.p99_low_confidence ? " (n=" + std::to_string(s.count) + ", p99 low conf.)" : ""));
+    const auto& h = m.histograms.at(metric);
+    std::string r = fmt::format("{:<18}{:>8.2f}", name, s.mean_us / 1e3);
+    for (double p : pcts) r += fmt::format("{:>9.2f}", ms(h.value_at_percentile(p)));
+    r += fmt::format("{:>9.2f}{}", ms(s.max_us), s.p99_low_confidence ? " (n=" + std::to_string(s.count) + ", p99 low conf.)" : "");
+    line(r);
   };
   row("TTFT", Metric::kTtft);
   row("TPOT", Metric::kTpot);

@@ -13,6 +13,7 @@
 
 #include "llmload/common/duration.hpp"
 #include "llmload/loadgen/config_error.hpp"
+#include "llmload/loadgen/schedule.hpp"
 
 namespace llmload::app {
 namespace {
@@ -54,13 +55,195 @@ std::string normalize(std::string key) {
   return key;
 }
 
+std::vector<std::string> split_list(const std::string& v) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : v) {
+    if (c == ',' || c == ' ') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur.push_back(c);
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+// vLLM's --goodput "ttft:100 tpot:50 e2el:2000" (milliseconds) as an --slo spec.
+std::string goodput_to_slo(const std::string& v, const std::string& origin) {
+  std::string spec;
+  for (const auto& part : split_list(v)) {
+    const auto colon = part.find(':');
+    if (colon == std::string::npos) {
+      throw ConfigError(fmt::format("bad {} '{}': give metric:milliseconds pairs, e.g. --goodput ttft:500 tpot:50", origin,
+                                    part));
+    }
+    std::string metric = part.substr(0, colon);
+    if (metric == "e2el") metric = "e2e";
+    spec += (spec.empty() ? "" : ",") + metric + ":" + part.substr(colon + 1) + "ms";
+  }
+  if (spec.empty()) throw ConfigError(fmt::format("bad {}: empty; e.g. --goodput ttft:500 tpot:50", origin));
+  return spec;
+}
+
+std::optional<Nanos> parse_opt_dur(const std::string& v, const std::string& origin) {
+  const Nanos d = parse_dur(v, origin);
+  if (d.count() < 0) throw ConfigError(fmt::format("bad {} '{}': must not be negative", origin, v));
+  return d;
+}
+
+bool apply_extended_setting(const std::string& name, const std::string& value, const std::string& origin,
+                            ScenarioConfig& cfg) {
+  auto& w = cfg.workload;
+  if (name == "backend") {
+    cfg.backend = value;
+    cfg.backend_explicit = true;
+  } else if (name == "extra-body") {
+    cfg.extra_body = value;
+  } else if (name == "header") {
+    const auto colon = value.find(':');
+    std::string key = value.substr(0, colon);
+    if (colon == std::string::npos || key.empty() ||
+        key.find_first_of(" \t\r\n") != std::string::npos) {
+      throw ConfigError(fmt::format("bad {} '{}': give 'Name: value', e.g. --header 'X-Team: perf'", origin, value));
+    }
+    std::string val = value.substr(colon + 1);
+    while (!val.empty() && val.front() == ' ') val.erase(val.begin());
+    if (val.find_first_of("\r\n") != std::string::npos) {
+      throw ConfigError(fmt::format("bad {}: a header value must not contain line breaks", origin));
+    }
+    cfg.headers.emplace_back(std::move(key), std::move(val));
+  } else if (name == "ignore-eos") {
+    cfg.ignore_eos = parse_bool(value, origin);
+  } else if (name == "continuous-usage") {
+    cfg.continuous_usage = parse_bool(value, origin);
+  } else if (name == "ca-cert") {
+    cfg.ca_cert = value;
+  } else if (name == "insecure") {
+    cfg.insecure = parse_bool(value, origin);
+  } else if (name == "connect-timeout") {
+    cfg.connect_timeout = *parse_opt_dur(value, origin);
+  } else if (name == "first-token-timeout") {
+    cfg.first_token_timeout = *parse_opt_dur(value, origin);
+  } else if (name == "inter-token-timeout") {
+    cfg.inter_token_timeout = *parse_opt_dur(value, origin);
+  } else if (name == "dataset-name") {
+    if (value != "random" && value != "sharegpt" && value != "custom" && value != "trace") {
+      throw ConfigError(fmt::format("bad {} '{}': use random, sharegpt, custom or trace", origin, value));
+    }
+    w.dataset = value;
+  } else if (name == "dataset-path") {
+    w.dataset_path = value;
+  } else if (name == "input-dist") {
+    w.input_dist = value;
+  } else if (name == "output-dist") {
+    w.output_dist = value;
+  } else if (name == "traffic-scenario") {
+    w.genai_scenario = value;
+  } else if (name == "random-input-len") {
+    cfg.input_tokens = parse_int(value, origin, 1);
+  } else if (name == "random-output-len") {
+    cfg.output_tokens = parse_int(value, origin, 1);
+  } else if (name == "random-range-ratio") {
+    w.random_range_ratio = parse_double(value, origin);
+    if (w.random_range_ratio >= 1) {
+      throw ConfigError(fmt::format("bad {} '{}': must be in [0, 1)", origin, value));
+    }
+  } else if (name == "random-prefix-len") {
+    w.prefix_tokens = parse_int(value, origin, 0);
+    if (w.prefix_groups == 0 && w.prefix_tokens > 0) w.prefix_groups = 1;
+  } else if (name == "prefix-groups") {
+    w.prefix_groups = parse_int(value, origin, 0);
+  } else if (name == "prefix-tokens") {
+    w.prefix_tokens = parse_int(value, origin, 0);
+  } else if (name == "sharegpt-output-len") {
+    w.sharegpt_output_len = parse_int(value, origin, 1);
+  } else if (name == "prompt-calibration") {
+    if (value != "auto" && value != "tokenize" && value != "estimate") {
+      throw ConfigError(fmt::format("bad {} '{}': use auto, tokenize or estimate", origin, value));
+    }
+    cfg.prompt_calibration = value;
+  } else if (name == "trace") {
+    w.dataset = "trace";
+    w.trace_path = value;
+  } else if (name == "trace-format") {
+    if (value != "azure" && value != "mooncake") {
+      throw ConfigError(fmt::format("bad {} '{}': use azure or mooncake (or leave it out to detect)", origin, value));
+    }
+    w.trace_format = value;
+  } else if (name == "time-scale") {
+    w.time_scale = parse_double(value, origin);
+    if (w.time_scale <= 0) throw ConfigError(fmt::format("bad {} '{}': must be > 0 (2 = twice as fast)", origin, value));
+  } else if (name == "trace-start") {
+    w.trace_start = parse_opt_dur(value, origin);
+  } else if (name == "trace-duration") {
+    w.trace_duration = parse_opt_dur(value, origin);
+  } else if (name == "turns") {
+    cfg.turns = parse_int(value, origin, 1);
+  } else if (name == "think-time") {
+    cfg.think_time = *parse_opt_dur(value, origin);
+  } else if (name == "num-prompts") {
+    cfg.num_requests = parse_int(value, origin, 1);
+  } else if (name == "arrival-process") {
+    cfg.arrivals.process = value;
+  } else if (name == "burstiness") {
+    cfg.arrivals.burstiness = parse_double(value, origin);
+    if (cfg.arrivals.process == "poisson") cfg.arrivals.process = "gamma";
+  } else if (name == "ramp") {
+    cfg.arrivals.ramp = value;
+  } else if (name == "ramp-duration") {
+    cfg.arrivals.ramp_duration = *parse_opt_dur(value, origin);
+  } else if (name == "ramp-start-rate") {
+    cfg.arrivals.ramp_start_rate = parse_double(value, origin);
+  } else if (name == "stages") {
+    cfg.arrivals.stages = parse_stages(value);  // its errors name --stages
+    cfg.kind = ScenarioKind::kStages;
+  } else if (name == "max-concurrency") {
+    cfg.max_inflight = parse_int(value, origin, 1);
+  } else if (name == "goodput") {
+    try {
+      cfg.slo = analysis::parse_slo(goodput_to_slo(value, origin));
+    } catch (const analysis::SloParseError& e) {
+      throw ConfigError(fmt::format("bad {}: {}", origin, e.what()));
+    }
+  } else if (name == "percentile-metrics") {
+    cfg.percentile_metrics.clear();
+    for (const auto& m : split_list(value)) {
+      static const std::vector<std::string> kKnown = {"ttft", "tpot", "itl", "e2e", "e2el", "ttft_rt", "e2e_rt",
+                                                      "schedule_lag"};
+      if (std::find(kKnown.begin(), kKnown.end(), m) == kKnown.end()) {
+        throw ConfigError(fmt::format("bad {}: unknown metric '{}'; use ttft, tpot, itl, e2el, ttft_rt, e2e_rt, "
+                                      "schedule_lag",
+                                      origin, m));
+      }
+      cfg.percentile_metrics.push_back(m);
+    }
+  } else if (name == "metric-percentiles") {
+    cfg.metric_percentiles.clear();
+    for (const auto& p : split_list(value)) {
+      const double d = parse_double(p, origin);
+      if (d <= 0 || d > 100) throw ConfigError(fmt::format("bad {} '{}': percentiles are in (0, 100]", origin, p));
+      cfg.metric_percentiles.push_back(d);
+    }
+  } else if (name == "result-dir") {
+    cfg.output_dir = value;
+  } else if (name == "save-result") {
+    if (parse_bool(value, origin) && cfg.output_dir.empty()) cfg.output_dir = ".";
+  } else {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 const std::vector<SettingInfo>& settings() {
   static const std::vector<SettingInfo> kSettings = {
       {"scenario", "single-stream | server | offline | concurrency"},
       {"base-url", "server URL, e.g. http://127.0.0.1:8000 (a trailing /v1 is accepted)"},
-      {"endpoint", "completions (/v1/completions) | chat (/v1/chat/completions)"},
+      {"endpoint", "completions | chat (same as --backend openai-completions/openai-chat), or vLLM's request path, "
+                   "e.g. /v1/chat/completions"},
       {"model", "model name (default: the first model of GET /v1/models)"},
       {"api-key", "API key sent as 'Authorization: Bearer' (default: $OPENAI_API_KEY); never written out", false},
       {"input-tokens", "prompt length in tokens (synthesized prompts)"},
@@ -70,8 +253,10 @@ const std::vector<SettingInfo>& settings() {
       {"duration", "length of the measurement window, e.g. 60s"},
       {"warmup", "discarded warmup: a number of requests (e.g. 20) or a time (e.g. 5s)"},
       {"slo", "SLO bounds and percentile, e.g. ttft:2000ms,tpot:200ms (p99 by default)"},
-      {"request-rate", "server scenario: Poisson arrival rate in requests per second"},
-      {"max-inflight", "offline scenario: cap on requests in flight"},
+      {"request-rate", "server scenario: arrival rate in requests per second (without --scenario it selects "
+                       "server; 'inf' selects offline, as in vLLM)"},
+      {"max-inflight", "server, offline and rate stages: cap on requests in flight (a capped request keeps its intended "
+                       "time, so the wait shows in the from-schedule latencies)"},
       {"concurrency", "concurrency scenario: requests kept in flight"},
       {"output", "directory for result.json, requests.jsonl and latency.hlog"},
       {"timeout", "bound on each whole request (default 10m)"},
@@ -79,6 +264,58 @@ const std::vector<SettingInfo>& settings() {
       {"stream", "true: SSE streaming (default); false: non-streaming (then TTFT equals E2E)"},
       {"drain-timeout", "after SIGINT/SIGTERM, how long requests in flight may finish (default 30s)"},
       {"api-key-file", "read the API key from this file (first line); never written out"},
+      // Backends and connections
+      {"backend", "openai-completions (default; also 'openai', 'vllm') | openai-chat | sglang (native /generate)"},
+      {"extra-body", "JSON object merged into every request body, e.g. '{\"top_p\": 0.9}'"},
+      {"header", "extra request header 'Name: value' (repeatable)"},
+      {"ignore-eos", "true (default): send ignore_eos and min_tokens so outputs have exactly the requested length "
+                     "(vLLM's default is false)"},
+      {"continuous-usage", "true (default): ask for usage in every chunk (stream_options.continuous_usage_stats), so "
+                           "chunks carrying several tokens weigh right in ITL"},
+      {"ca-cert", "https: PEM file of the CAs to trust instead of the system's"},
+      {"insecure", "https: true to skip certificate verification (not for production numbers)"},
+      {"connect-timeout", "bound on TCP connect plus TLS handshake (default 30s; error class connect_timeout)"},
+      {"first-token-timeout", "bound on the wait for the first token after the send (default none; error class "
+                              "first_token_timeout)"},
+      {"inter-token-timeout", "bound on the gap between tokens (default none; error class inter_token_timeout)"},
+      // Workload
+      {"dataset-name", "random (synthesized prompts, default) | sharegpt | custom (JSONL) | trace"},
+      {"dataset-path", "file of the sharegpt/custom dataset (or the trace)"},
+      {"input-dist", "input length distribution: fixed:N, uniform:MIN,MAX, normal:MEAN,SD, lognormal:MEAN,SD, "
+                     "empirical:FILE"},
+      {"output-dist", "output length distribution (same forms as --input-dist)"},
+      {"traffic-scenario", "genai-bench lengths: D(in,out), N(mu,sd)/(mu,sd), U(min,max)/(min,max)"},
+      {"random-input-len", "vLLM name of --input-tokens"},
+      {"random-output-len", "vLLM name of --output-tokens"},
+      {"random-range-ratio", "vLLM: lengths uniform in [L*(1-r), L*(1+r)] (0 <= r < 1)"},
+      {"random-prefix-len", "vLLM: a shared prefix of this many tokens before every prompt (one prefix group)"},
+      {"prefix-groups", "shared-prefix workload: number of distinct prefixes"},
+      {"prefix-tokens", "shared-prefix workload: tokens in each prefix"},
+      {"sharegpt-output-len", "sharegpt: override every output length"},
+      {"prompt-calibration", "auto (default: the server's /tokenize when it has one) | tokenize | estimate"},
+      {"trace", "replay a trace file (Azure LLM CSV or Mooncake JSONL) at its own timing"},
+      {"trace-format", "azure | mooncake (default: detected from the content)"},
+      {"time-scale", "trace replay speed: 2 = twice as fast (default 1)"},
+      {"trace-start", "skip this much of the trace's start, e.g. 10m"},
+      {"trace-duration", "replay only this much of the trace, e.g. 5m"},
+      {"turns", "multi-turn sessions: requests per session (default 1: no sessions)"},
+      {"think-time", "multi-turn sessions: pause between a turn's completion and the next turn"},
+      // Arrivals
+      {"num-prompts", "vLLM name of --num-requests"},
+      {"arrival-process", "server scenario: poisson (default) | gamma | constant"},
+      {"burstiness", "vLLM: gamma shape of the inter-arrival times (1 = Poisson, < 1 burstier); implies gamma"},
+      {"ramp", "rate ramp-up: none | linear | exponential (from --ramp-start-rate to --request-rate)"},
+      {"ramp-duration", "length of the ramp-up, e.g. 30s (measured unless --warmup covers it)"},
+      {"ramp-start-rate", "rate at the start of the ramp (requests/s)"},
+      {"stages", "scenario 'stages': e.g. rate:5@30s,rate:10@30s,concurrency:16@60s"},
+      {"max-concurrency", "vLLM name of --max-inflight: cap on requests in flight (a capped request keeps its "
+                          "intended time, so the wait shows in the from-schedule latencies)"},
+      // Results
+      {"goodput", "vLLM form of --slo: 'ttft:MS tpot:MS e2el:MS' (milliseconds)"},
+      {"percentile-metrics", "metrics shown in the console table, e.g. ttft,tpot,itl,e2el (default: all)"},
+      {"metric-percentiles", "percentiles shown in the console table, e.g. 50,90,99 (default 50,90,95,99,99.9)"},
+      {"result-dir", "vLLM name of --output"},
+      {"save-result", "vLLM: true to write results (to --result-dir, default '.')"},
   };
   return kSettings;
 }
@@ -87,6 +324,7 @@ void apply_setting(const std::string& raw_name, const std::string& value, const 
                    ScenarioConfig& cfg) {
   const std::string name = normalize(raw_name);
   if (name == "scenario") {
+    cfg.scenario_explicit = true;
     try {
       cfg.kind = parse_scenario_kind(value);
     } catch (const ConfigError& e) {
@@ -96,11 +334,24 @@ void apply_setting(const std::string& raw_name, const std::string& value, const 
     cfg.base_url = value;
   } else if (name == "endpoint") {
     if (value == "completions") {
-      cfg.endpoint = ApiKind::kCompletions;
+      cfg.backend = "openai-completions";
     } else if (value == "chat") {
-      cfg.endpoint = ApiKind::kChat;
+      cfg.backend = "openai-chat";
+    } else if (!value.empty() && value.front() == '/') {
+      // vLLM's --endpoint: the request path. Without --backend, the path tells the API.
+      cfg.endpoint_path = value;
+      if (!cfg.backend_explicit) {
+        if (value.find("chat/completions") != std::string::npos) {
+          cfg.backend = "openai-chat";
+        } else if (value.find("/generate") != std::string::npos) {
+          cfg.backend = "sglang";
+        } else {
+          cfg.backend = "openai-completions";
+        }
+      }
     } else {
-      throw ConfigError(fmt::format("bad {} '{}': use completions or chat", origin, value));
+      throw ConfigError(fmt::format("bad {} '{}': use completions, chat, or a path such as /v1/completions", origin,
+                                    value));
     }
   } else if (name == "model") {
     cfg.model = value;
@@ -129,7 +380,14 @@ void apply_setting(const std::string& raw_name, const std::string& value, const 
       throw ConfigError(fmt::format("bad {}: {}", origin, e.what()));
     }
   } else if (name == "request-rate") {
-    cfg.request_rate = parse_double(value, origin);
+    if (value == "inf" || value == "infinity") {
+      // vLLM: every request at once (optionally capped by --max-concurrency): our offline scenario.
+      cfg.request_rate = 0;
+      if (!cfg.scenario_explicit) cfg.kind = ScenarioKind::kOffline;
+    } else {
+      cfg.request_rate = parse_double(value, origin);
+      if (!cfg.scenario_explicit && cfg.request_rate > 0) cfg.kind = ScenarioKind::kServer;
+    }
   } else if (name == "max-inflight") {
     cfg.max_inflight = parse_int(value, origin, 1);
   } else if (name == "concurrency") {
@@ -154,7 +412,7 @@ void apply_setting(const std::string& raw_name, const std::string& value, const 
     cfg.api_key = key;
   } else if (name == "stream") {
     cfg.stream = parse_bool(value, origin);
-  } else {
+  } else if (!apply_extended_setting(name, value, origin, cfg)) {
     std::string names;
     for (const auto& s : settings()) names += (names.empty() ? "" : ", ") + s.name;
     throw ConfigError(fmt::format("unknown setting '{}' ({}); known settings: {}", raw_name, origin, names));
@@ -215,6 +473,21 @@ void apply_scenario_text(const std::string& text, const std::string& path, Scena
                   (k == "percentile" ? "p" + b.second.as<std::string>() : k + ":" + b.second.as<std::string>());
         }
         apply_setting(name, spec, origin, cfg);
+        continue;
+      }
+      if (v.IsSequence() && (name == "header" || name == "goodput" || name == "stages" ||
+                             name == "percentile-metrics" || name == "metric-percentiles")) {
+        // Lists: headers one by one; the others as their comma-separated form.
+        std::string joined;
+        for (const auto& item : v) {
+          if (!item.IsScalar()) throw ConfigError(fmt::format("{}: list items must be single values", origin));
+          if (name == "header") {
+            apply_setting(name, item.as<std::string>(), origin, cfg);
+          } else {
+            joined += (joined.empty() ? "" : ",") + item.as<std::string>();
+          }
+        }
+        if (name != "header") apply_setting(name, joined, origin, cfg);
         continue;
       }
       if (!v.IsScalar()) {

@@ -1,11 +1,17 @@
 #include "llmload/loadgen/pacer.hpp"
 
+#include <algorithm>
 #include <deque>
+#include <queue>
+#include <unordered_map>
+#include <utility>
+
+#include "llmload/loadgen/prompt.hpp"
 
 namespace llmload {
 namespace {
 
-// The measurement window shared by both pacers: it starts with the first measured release (or
+// The measurement window shared by the pacers: it starts with the first measured release (or
 // at the end of a time warmup) and, for duration-bounded runs, lasts `window_duration_`.
 class WindowedPacer : public Pacer {
  public:
@@ -21,6 +27,20 @@ class WindowedPacer : public Pacer {
   std::optional<TimePoint> window_start_;
 };
 
+// Warmup by count (release index) or by time (intended time before start + duration).
+bool is_warmup(const WarmupSpec& w, std::uint64_t index, TimePoint intended, TimePoint start) {
+  return w.by_time() ? intended < start + w.duration : static_cast<std::int64_t>(index) < w.requests;
+}
+TimePoint first_window_start(const WarmupSpec& w, TimePoint intended, TimePoint start) {
+  return w.by_time() ? start + w.duration : intended;
+}
+
+std::optional<TimePoint> earliest(std::optional<TimePoint> a, std::optional<TimePoint> b) {
+  if (!a) return b;
+  if (!b) return a;
+  return std::min(*a, *b);
+}
+
 class OpenLoopPacer final : public WindowedPacer {
  public:
   OpenLoopPacer(Schedule schedule, std::optional<std::int64_t> max_inflight, std::optional<Nanos> window_duration,
@@ -35,9 +55,7 @@ class OpenLoopPacer final : public WindowedPacer {
     if (due > now) return std::nullopt;
     if (max_inflight_ && in_flight_ >= *max_inflight_) return std::nullopt;
     const bool warm = static_cast<std::int64_t>(next_) < schedule_.warmup_requests;
-    if (!warm && !window_start_) {
-      window_start_ = warmup_.by_time() ? start_ + warmup_.duration : due;
-    }
+    if (!warm && !window_start_) window_start_ = first_window_start(warmup_, due, start_);
     ++in_flight_;
     return Release{next_++, due, warm};
   }
@@ -48,7 +66,7 @@ class OpenLoopPacer final : public WindowedPacer {
     return start_ + schedule_.arrivals[next_];
   }
 
-  void on_complete(TimePoint) override {
+  void on_complete(std::uint64_t, TimePoint) override {
     if (in_flight_ > 0) --in_flight_;
   }
   bool exhausted() const override { return stopped_ || next_ >= schedule_.arrivals.size(); }
@@ -79,9 +97,8 @@ class ClosedLoopPacer final : public WindowedPacer {
   std::optional<Release> next(TimePoint now) override {
     if (exhausted() || free_since_.empty()) return std::nullopt;
     const TimePoint intended = free_since_.front();
-    bool warm = warmup_.by_time() ? intended < start_ + warmup_.duration
-                                  : static_cast<std::int64_t>(next_) < warmup_.requests;
-    if (!warm && !window_start_) window_start_ = warmup_.by_time() ? start_ + warmup_.duration : intended;
+    const bool warm = is_warmup(warmup_, next_, intended, start_);
+    if (!warm && !window_start_) window_start_ = first_window_start(warmup_, intended, start_);
     if (!warm) {
       if (auto end = window_end(); end && now >= *end) {
         done_ = true;
@@ -98,12 +115,12 @@ class ClosedLoopPacer final : public WindowedPacer {
   }
 
   std::optional<TimePoint> wake_time() const override {
-    // Time-bounded runs end at the window's end even if no completion arrives.
-    if (exhausted()) return std::nullopt;
+    // Only completions release more; a duration-bounded run ends at the first release attempt
+    // after the window's end.
     return std::nullopt;
   }
 
-  void on_complete(TimePoint now) override {
+  void on_complete(std::uint64_t, TimePoint now) override {
     if (!exhausted()) free_since_.push_back(now);
   }
   bool exhausted() const override { return stopped_ || done_; }
@@ -121,6 +138,347 @@ class ClosedLoopPacer final : public WindowedPacer {
   bool done_ = false;
 };
 
+// ---- scenario stages ----
+
+class StagedPacer final : public WindowedPacer {
+ public:
+  explicit StagedPacer(const ScenarioConfig& cfg)
+      : WindowedPacer(std::nullopt),
+        stages_(cfg.arrivals.stages),
+        process_(cfg.arrivals),
+        seed_(arrival_seed(cfg.seed)),
+        max_inflight_(cfg.max_inflight),
+        warmup_(cfg.warmup) {
+    process_.ramp = "none";  // ramps apply to the server scenario only
+    process_.ramp_duration = Nanos(0);
+    Nanos t(0);
+    for (const auto& s : stages_) {
+      begins_.push_back(t);
+      t += s.duration;
+      ends_.push_back(t);
+    }
+    plan_end_ = t;
+  }
+
+  void begin(TimePoint start) override {
+    start_ = start;
+    advance_stream();
+  }
+
+  std::optional<Release> next(TimePoint now) override {
+    if (exhausted()) return std::nullopt;
+    while (true) {
+      const std::optional<TimePoint> a = arrival_due();
+      const std::optional<TimePoint> f = free_.empty() ? std::nullopt : std::optional<TimePoint>(free_.front());
+      const std::optional<TimePoint> cand = earliest(a, f);
+      // A stage boundary at or before the next candidate comes first (arrivals of a stage lie
+      // strictly before its end, and free slots strictly before the active stage's end).
+      if (entered_ <= stages_.size()) {
+        const TimePoint b = boundary(entered_);
+        if (b <= now && (!cand || b <= *cand)) {
+          enter_next();
+          continue;
+        }
+      }
+      if (!cand || *cand > now) {
+        if (entered_ > stages_.size() && !next_arrival_) done_ = true;
+        return std::nullopt;
+      }
+      const bool take_arrival = a && (!f || *a <= *f);
+      Release r{next_index_, *cand, is_warmup(warmup_, next_index_, *cand, start_)};
+      if (take_arrival) {
+        r.stage = static_cast<std::int32_t>(arrival_stage_);
+        advance_stream();
+      } else {
+        r.stage = static_cast<std::int32_t>(active_conc_);
+        free_.pop_front();
+      }
+      if (!r.warmup && !window_start_) window_start_ = first_window_start(warmup_, r.intended, start_);
+      ++next_index_;
+      ++in_flight_;
+      return r;
+    }
+  }
+
+  std::optional<TimePoint> wake_time() const override {
+    if (exhausted()) return std::nullopt;
+    std::optional<TimePoint> t = arrival_due();
+    if (!free_.empty()) t = earliest(t, free_.front());
+    if (entered_ <= stages_.size()) t = earliest(t, boundary(entered_));
+    return t;
+  }
+
+  void on_complete(std::uint64_t, TimePoint now) override {
+    // Stages that began before this completion begin first: at their start the request was
+    // still in flight.
+    if (!exhausted()) {
+      while (entered_ <= stages_.size() && boundary(entered_) <= now) enter_next();
+    }
+    if (in_flight_ > 0) --in_flight_;
+    if (exhausted() || active_conc_ < 0) return;
+    const auto i = static_cast<std::size_t>(active_conc_);
+    if (now < start_ + ends_[i] && in_flight_ + static_cast<std::int64_t>(free_.size()) < concurrency_of(i)) {
+      free_.push_back(now);
+    }
+  }
+
+  bool exhausted() const override { return stopped_ || done_; }
+  void stop() override { stopped_ = true; }
+
+  std::optional<TimePoint> window_end() const override {
+    if (!window_start_) return std::nullopt;
+    return start_ + plan_end_;
+  }
+
+ private:
+  std::int64_t concurrency_of(std::size_t i) const { return static_cast<std::int64_t>(stages_[i].value); }
+  TimePoint boundary(std::size_t k) const { return start_ + (k < stages_.size() ? begins_[k] : plan_end_); }
+  bool capped() const { return max_inflight_ && in_flight_ >= *max_inflight_; }
+  std::optional<TimePoint> arrival_due() const {
+    if (!next_arrival_ || capped()) return std::nullopt;
+    return start_ + *next_arrival_;
+  }
+
+  // Enters stage `entered_` (or the end of the plan when it equals the stage count).
+  void enter_next() {
+    const std::size_t i = entered_++;
+    free_.clear();
+    active_conc_ = -1;
+    if (i >= stages_.size() || !stages_[i].concurrency) return;
+    active_conc_ = static_cast<std::int64_t>(i);
+    const TimePoint b = start_ + begins_[i];
+    for (std::int64_t k = in_flight_; k < concurrency_of(i); ++k) free_.push_back(b);
+  }
+
+  // Moves next_arrival_ to the following open-loop arrival, across rate stages.
+  void advance_stream() {
+    while (true) {
+      if (stream_) {
+        const Nanos t = begins_[stream_stage_] + stream_->next();
+        if (t < ends_[stream_stage_]) {
+          next_arrival_ = t;
+          arrival_stage_ = stream_stage_;
+          return;
+        }
+        stream_.reset();
+      }
+      std::size_t k = stream_started_ ? stream_stage_ + 1 : 0;
+      while (k < stages_.size() && stages_[k].concurrency) ++k;
+      if (k >= stages_.size()) {
+        next_arrival_.reset();
+        stream_stage_ = stages_.size();
+        stream_started_ = true;
+        return;
+      }
+      stream_stage_ = k;
+      stream_started_ = true;
+      stream_.emplace(process_, stages_[k].value, mix_seed(seed_ + 0x9E3779B97F4A7C15ULL * (k + 1)));
+    }
+  }
+
+  std::vector<ArrivalConfig::Stage> stages_;
+  ArrivalConfig process_;
+  std::uint64_t seed_;
+  std::optional<std::int64_t> max_inflight_;
+  WarmupSpec warmup_;
+  std::vector<Nanos> begins_, ends_;
+  Nanos plan_end_{0};
+  TimePoint start_{};
+
+  // Open-loop arrivals: one stream per rate stage, generated lazily.
+  std::optional<ArrivalStream> stream_;
+  std::size_t stream_stage_ = 0;
+  bool stream_started_ = false;
+  std::optional<Nanos> next_arrival_;  // offset from start
+  std::size_t arrival_stage_ = 0;
+
+  // Closed loop: the active concurrency stage and its free slots (the time each became free).
+  std::size_t entered_ = 0;  // stages entered so far; stages_.size() + 1 once the plan has ended
+  std::int64_t active_conc_ = -1;
+  std::deque<TimePoint> free_;
+
+  std::uint64_t next_index_ = 0;
+  std::int64_t in_flight_ = 0;
+  bool stopped_ = false;
+  bool done_ = false;
+};
+
+// ---- multi-turn sessions ----
+
+// Where open-loop sessions start: offsets from the run's start, non-decreasing.
+class StartSource {
+ public:
+  virtual ~StartSource() = default;
+  virtual std::optional<Nanos> peek() const = 0;
+  virtual void pop() = 0;
+};
+
+class VectorStarts final : public StartSource {
+ public:
+  explicit VectorStarts(std::vector<Nanos> v) : v_(std::move(v)) {}
+  std::optional<Nanos> peek() const override {
+    if (i_ >= v_.size()) return std::nullopt;
+    return v_[i_];
+  }
+  void pop() override { ++i_; }
+
+ private:
+  std::vector<Nanos> v_;
+  std::size_t i_ = 0;
+};
+
+class StreamStarts final : public StartSource {
+ public:
+  explicit StreamStarts(ArrivalStream s) : s_(std::move(s)), next_(s_.next()) {}
+  std::optional<Nanos> peek() const override { return next_; }
+  void pop() override { next_ = s_.next(); }
+
+ private:
+  ArrivalStream s_;
+  Nanos next_;
+};
+
+class SessionPacer final : public WindowedPacer {
+ public:
+  struct Options {
+    std::int64_t turns = 1;
+    Nanos think{0};
+    std::int64_t sessions_at_once = 0;  // > 0: closed loop over sessions; 0: open loop from `starts`
+    std::optional<std::int64_t> max_inflight;  // open loop only
+    std::optional<std::int64_t> num_requests;
+    std::optional<Nanos> window_duration;
+    WarmupSpec warmup;
+  };
+
+  SessionPacer(Options o, std::unique_ptr<StartSource> starts)
+      : WindowedPacer(o.window_duration), o_(o), starts_(std::move(starts)) {}
+
+  void begin(TimePoint start) override {
+    start_ = start;
+    for (std::int64_t i = 0; i < o_.sessions_at_once; ++i) free_.push_back(start);
+  }
+
+  std::optional<Release> next(TimePoint now) override {
+    if (exhausted()) return std::nullopt;
+    while (true) {
+      const std::optional<TimePoint> f =
+          follow_.empty() ? std::nullopt : std::optional<TimePoint>(follow_.top().due);
+      const std::optional<TimePoint> s = start_due();
+      if (!f && !s) {
+        // Nothing pending: only a completion could add something, and none can (nothing in
+        // flight) or whatever it adds would fall after the window.
+        const auto end = window_end();
+        if (inflight_.empty() || (end && now >= *end)) done_ = true;
+        return std::nullopt;
+      }
+      const bool take_follow = f && (!s || *f <= *s);
+      const TimePoint due = take_follow ? *f : *s;
+      if (auto end = window_end(); end && due >= *end) {
+        // Cut: nothing is released at or after the window's end.
+        if (take_follow) {
+          follow_.pop();
+        } else if (closed()) {
+          free_.pop_front();
+        } else {
+          starts_done_ = true;  // later starts are later still
+        }
+        continue;
+      }
+      if (due > now || capped()) return std::nullopt;
+      const bool warm = is_warmup(o_.warmup, next_index_, due, start_);
+      if (!warm) {
+        if (o_.num_requests && measured_ >= *o_.num_requests) {
+          done_ = true;
+          return std::nullopt;
+        }
+        if (!window_start_) window_start_ = first_window_start(o_.warmup, due, start_);
+        ++measured_;
+      }
+      Release r{next_index_++, due, warm};
+      if (take_follow) {
+        r.session = follow_.top().session;
+        r.turn = follow_.top().turn;
+        follow_.pop();
+      } else {
+        r.session = next_session_++;
+        r.turn = 0;
+        if (closed()) {
+          free_.pop_front();
+        } else {
+          starts_->pop();
+        }
+      }
+      inflight_.emplace(r.index, std::make_pair(r.session, r.turn));
+      return r;
+    }
+  }
+
+  std::optional<TimePoint> wake_time() const override {
+    if (exhausted() || capped()) return std::nullopt;
+    std::optional<TimePoint> t = start_due();
+    if (!follow_.empty()) t = earliest(t, follow_.top().due);
+    return t;
+  }
+
+  void on_complete(std::uint64_t index, TimePoint now) override {
+    auto it = inflight_.find(index);
+    if (it == inflight_.end()) return;
+    const auto [session, turn] = it->second;
+    inflight_.erase(it);
+    if (exhausted()) return;
+    if (turn + 1 < o_.turns) {
+      follow_.push(FollowUp{now + o_.think, seq_++, session, turn + 1});
+    } else if (closed()) {
+      free_.push_back(now);  // the session is over: its slot starts a new one
+    }
+  }
+
+  bool exhausted() const override { return stopped_ || done_; }
+  void stop() override { stopped_ = true; }
+
+ private:
+  struct FollowUp {
+    TimePoint due;
+    std::uint64_t seq;
+    std::int64_t session;
+    std::int64_t turn;
+  };
+  struct Later {
+    bool operator()(const FollowUp& a, const FollowUp& b) const {
+      return a.due != b.due ? a.due > b.due : a.seq > b.seq;
+    }
+  };
+
+  bool closed() const { return o_.sessions_at_once > 0; }
+  bool capped() const {
+    return !closed() && o_.max_inflight && static_cast<std::int64_t>(inflight_.size()) >= *o_.max_inflight;
+  }
+  std::optional<TimePoint> start_due() const {
+    if (closed()) {
+      if (free_.empty()) return std::nullopt;
+      return free_.front();
+    }
+    if (starts_done_ || !starts_) return std::nullopt;
+    auto off = starts_->peek();
+    if (!off) return std::nullopt;
+    return start_ + *off;
+  }
+
+  Options o_;
+  std::unique_ptr<StartSource> starts_;
+  bool starts_done_ = false;
+  std::deque<TimePoint> free_;  // closed loop: session slots free since
+  std::priority_queue<FollowUp, std::vector<FollowUp>, Later> follow_;
+  std::unordered_map<std::uint64_t, std::pair<std::int64_t, std::int64_t>> inflight_;  // index -> (session, turn)
+  TimePoint start_{};
+  std::uint64_t next_index_ = 0;
+  std::uint64_t seq_ = 0;
+  std::int64_t next_session_ = 0;
+  std::int64_t measured_ = 0;
+  bool stopped_ = false;
+  bool done_ = false;
+};
+
 }  // namespace
 
 std::unique_ptr<Pacer> make_open_loop_pacer(Schedule schedule, std::optional<std::int64_t> max_inflight,
@@ -133,10 +491,44 @@ std::unique_ptr<Pacer> make_closed_loop_pacer(std::int64_t concurrency, std::opt
   return std::make_unique<ClosedLoopPacer>(concurrency, num_requests, window_duration, warmup);
 }
 
-std::unique_ptr<Pacer> make_pacer(const ScenarioConfig& cfg) {
+std::unique_ptr<Pacer> make_staged_pacer(const ScenarioConfig& cfg) { return std::make_unique<StagedPacer>(cfg); }
+
+std::unique_ptr<Pacer> make_session_pacer(const ScenarioConfig& cfg, const std::vector<Nanos>* timed_starts) {
+  SessionPacer::Options o;
+  o.turns = cfg.turns;
+  o.think = cfg.think_time;
+  o.num_requests = cfg.num_requests;
+  o.window_duration = cfg.duration;
+  o.warmup = cfg.warmup;
+  std::unique_ptr<StartSource> starts;
+  switch (cfg.kind) {
+    case ScenarioKind::kSingleStream: o.sessions_at_once = 1; break;
+    case ScenarioKind::kConcurrency: o.sessions_at_once = cfg.concurrency; break;
+    case ScenarioKind::kOffline: {
+      o.max_inflight = cfg.max_inflight;
+      const std::int64_t requests = cfg.warmup.requests + cfg.num_requests.value_or(0);
+      const std::int64_t sessions = (requests + cfg.turns - 1) / cfg.turns;
+      starts = std::make_unique<VectorStarts>(std::vector<Nanos>(static_cast<std::size_t>(sessions), Nanos(0)));
+      break;
+    }
+    case ScenarioKind::kServer:
+    case ScenarioKind::kStages:
+      o.max_inflight = cfg.max_inflight;
+      if (timed_starts != nullptr) {
+        starts = std::make_unique<VectorStarts>(schedule_from_arrivals(*timed_starts, WarmupSpec{}).arrivals);
+      } else {
+        starts = std::make_unique<StreamStarts>(ArrivalStream(cfg.arrivals, cfg.request_rate, arrival_seed(cfg.seed)));
+      }
+      break;
+  }
+  return std::make_unique<SessionPacer>(o, std::move(starts));
+}
+
+std::unique_ptr<Pacer> make_pacer(const ScenarioConfig& cfg, const std::vector<Nanos>* timed_arrivals) {
+  if (cfg.kind == ScenarioKind::kStages) return make_staged_pacer(cfg);
+  if (cfg.turns > 1) return make_session_pacer(cfg, timed_arrivals);
   if (cfg.open_loop()) {
-    return make_open_loop_pacer(build_schedule(cfg), cfg.kind == ScenarioKind::kOffline ? cfg.max_inflight : std::nullopt,
-                                cfg.duration, cfg.warmup);
+    return make_open_loop_pacer(build_schedule(cfg, timed_arrivals), cfg.max_inflight, cfg.duration, cfg.warmup);
   }
   const std::int64_t c = cfg.kind == ScenarioKind::kSingleStream ? 1 : cfg.concurrency;
   return make_closed_loop_pacer(c, cfg.num_requests, cfg.duration, cfg.warmup);

@@ -1,45 +1,135 @@
 #include "llmload/loadgen/request_builder.hpp"
 
-#include <nlohmann/json.hpp>
+#include <fmt/format.h>
 
 #include "llmload/common/version.hpp"
+#include "llmload/loadgen/config_error.hpp"
 #include "llmload/loadgen/prompt.hpp"
 
 namespace llmload {
 
-RequestBuilder::RequestBuilder(const ScenarioConfig& cfg, std::string base_path, std::string host_header)
-    : cfg_(cfg), base_path_(std::move(base_path)), host_header_(std::move(host_header)), data_seed_(data_seed(cfg.seed)) {}
+using nlohmann::json;
 
-std::string RequestBuilder::path() const {
-  return base_path_ + (cfg_.endpoint == ApiKind::kChat ? "/v1/chat/completions" : "/v1/completions");
+BackendInfo parse_backend(std::string_view name) {
+  if (name == "openai-completions" || name == "openai" || name == "vllm" || name == "completions") {
+    return {ApiKind::kCompletions, "openai-completions", "/v1/completions"};
+  }
+  if (name == "openai-chat" || name == "chat" || name == "openai-chat-completions") {
+    return {ApiKind::kChat, "openai-chat", "/v1/chat/completions"};
+  }
+  if (name == "sglang" || name == "sglang-generate") return {ApiKind::kSglang, "sglang", "/generate"};
+  throw ConfigError(fmt::format("unknown backend '{}': use openai-completions (also 'openai', 'vllm'), openai-chat, "
+                                "or sglang (native /generate)",
+                                name));
 }
 
-HttpRequest RequestBuilder::build(std::uint64_t index) const {
-  nlohmann::json body;
-  body["model"] = cfg_.model;
-  const std::string prompt = synthesize_prompt(cfg_.input_tokens, mix_seed(data_seed_ + index));
-  if (cfg_.endpoint == ApiKind::kChat) {
-    body["messages"] = nlohmann::json::array({{{"role", "user"}, {"content", prompt}}});
-  } else {
-    body["prompt"] = prompt;
+namespace {
+// A conversation as one text (completions, SGLang): each part joined by a single space, so a
+// prompt made of single-token words still counts the sum of its parts' tokens.
+std::string flatten(const std::vector<Turn>& history, const std::string& prompt) {
+  std::string text;
+  auto add = [&](const std::string& part) {
+    if (part.empty()) return;
+    if (!text.empty() && text.back() != ' ' && part.front() != ' ') text.push_back(' ');
+    text += part;
+  };
+  for (const auto& t : history) {
+    add(t.user);
+    add(t.assistant);
   }
-  body["max_tokens"] = cfg_.output_tokens;
-  // vLLM/SGLang extensions that make the output length exact.
-  body["ignore_eos"] = true;
-  body["min_tokens"] = cfg_.output_tokens;
-  body["temperature"] = 0.0;
-  body["stream"] = cfg_.stream;
-  if (cfg_.stream) body["stream_options"] = {{"include_usage", true}};
+  add(prompt);
+  return text;
+}
+}  // namespace
+
+RequestBuilder::RequestBuilder(const ScenarioConfig& cfg, std::string base_path, std::string host_header,
+                               const Workload* workload)
+    : cfg_(cfg),
+      base_path_(std::move(base_path)),
+      host_header_(std::move(host_header)),
+      workload_(workload),
+      backend_(parse_backend(cfg.backend)),
+      data_seed_(data_seed(cfg.seed)),
+      builtin_(TokenModel::builtin()) {
+  if (!cfg.extra_body.empty()) {
+    extra_body_ = json::parse(cfg.extra_body, nullptr, false);
+    if (extra_body_.is_discarded() || !extra_body_.is_object()) {
+      throw ConfigError(fmt::format("bad --extra-body '{}': give a JSON object, e.g. --extra-body '{{\"top_p\": 0.9}}'",
+                                    cfg.extra_body.substr(0, 200)));
+    }
+  }
+}
+
+std::string RequestBuilder::path() const {
+  return base_path_ + (cfg_.endpoint_path.empty() ? backend_.default_path : cfg_.endpoint_path);
+}
+
+WorkItem RequestBuilder::item(std::uint64_t index) const {
+  if (workload_ != nullptr) {
+    const auto n = workload_->size();
+    return workload_->item(n && *n > 0 ? index % *n : index);
+  }
+  WorkItem w;
+  w.prompt = builtin_.synthesize(cfg_.input_tokens, mix_seed(data_seed_ + index));
+  w.input_tokens = cfg_.input_tokens;
+  w.output_tokens = cfg_.output_tokens;
+  return w;
+}
+
+HttpRequest RequestBuilder::build(const WorkItem& item, const std::vector<Turn>& history) const {
+  json body;
+  const bool exact = cfg_.ignore_eos;
+  if (backend_.api == ApiKind::kSglang) {
+    body["text"] = flatten(history, item.prompt);
+    json sp = {{"max_new_tokens", item.output_tokens}, {"temperature", 0.0}};
+    if (exact) {
+      sp["ignore_eos"] = true;
+      sp["min_new_tokens"] = item.output_tokens;
+    }
+    body["sampling_params"] = std::move(sp);
+    body["stream"] = cfg_.stream;
+  } else {
+    body["model"] = cfg_.model;
+    if (backend_.api == ApiKind::kChat) {
+      json messages = json::array();
+      for (const auto& t : history) {
+        messages.push_back({{"role", "user"}, {"content", t.user}});
+        messages.push_back({{"role", "assistant"}, {"content", t.assistant}});
+      }
+      messages.push_back({{"role", "user"}, {"content", item.prompt}});
+      body["messages"] = std::move(messages);
+      body["max_completion_tokens"] = item.output_tokens;
+    } else {
+      body["prompt"] = flatten(history, item.prompt);
+      body["max_tokens"] = item.output_tokens;
+    }
+    // vLLM/SGLang extensions that make the output length exact.
+    if (exact) {
+      body["ignore_eos"] = true;
+      body["min_tokens"] = item.output_tokens;
+    }
+    body["temperature"] = 0.0;
+    body["stream"] = cfg_.stream;
+    if (cfg_.stream) {
+      json so = {{"include_usage", true}};
+      // Per-chunk usage lets chunks that carry several tokens (speculative decoding) weigh right.
+      if (cfg_.continuous_usage) so["continuous_usage_stats"] = true;
+      body["stream_options"] = std::move(so);
+    }
+  }
+  if (!extra_body_.empty()) body.update(extra_body_);
 
   HttpRequest req;
   req.method = "POST";
   req.target = path();
+  req.headers.reserve(6 + cfg_.headers.size());
   req.headers.emplace_back("Host", host_header_);
   req.headers.emplace_back("Content-Type", "application/json");
   req.headers.emplace_back("Accept", cfg_.stream ? "text/event-stream" : "application/json");
   req.headers.emplace_back("User-Agent", std::string("llmload/") + kVersion);
   if (!cfg_.api_key.empty()) req.headers.emplace_back("Authorization", "Bearer " + cfg_.api_key);
-  req.body = body.dump();
+  for (const auto& h : cfg_.headers) req.headers.push_back(h);
+  req.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
   return req;
 }
 

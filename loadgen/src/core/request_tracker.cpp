@@ -11,8 +11,35 @@ constexpr std::size_t kMaxKeptBody = 64 * 1024;  // of error or non-streamed bod
 constexpr std::size_t kMaxWholeBody = 64 * 1024 * 1024;
 }  // namespace
 
-RequestTracker::RequestTracker(analysis::RequestRecord record, TimePoint run_start, ApiKind api, bool stream)
-    : record_(std::move(record)), run_start_(run_start), api_(api), stream_(stream), decoder_(api) {}
+RequestTracker::RequestTracker(analysis::RequestRecord record, TimePoint run_start, const TrackerOptions& options)
+    : record_(std::move(record)), run_start_(run_start), options_(options), decoder_(options.api, options.capture_text) {}
+
+std::optional<TimePoint> RequestTracker::deadline() const {
+  if (complete_ || !record_.t_send) return std::nullopt;
+  if (!record_.t_first) {
+    if (options_.first_token_timeout.count() > 0) return run_start_ + *record_.t_send + options_.first_token_timeout;
+    return std::nullopt;
+  }
+  if (options_.inter_token_timeout.count() > 0 && options_.stream && record_.t_last && !done_seen_) {
+    return run_start_ + *record_.t_last + options_.inter_token_timeout;
+  }
+  return std::nullopt;
+}
+
+TransportError RequestTracker::on_deadline(TimePoint now) {
+  const auto secs = [](Nanos d) { return std::chrono::duration<double>(d).count(); };
+  if (!record_.t_first) {
+    return TransportError{ErrorClass::kFirstTokenTimeout,
+                          fmt::format("no generated token {:.3f} s after the request was sent (--first-token-timeout "
+                                      "{} s)",
+                                      secs(now - run_start_ - record_.t_send.value_or(Nanos(0))),
+                                      secs(options_.first_token_timeout))};
+  }
+  return TransportError{ErrorClass::kInterTokenTimeout,
+                        fmt::format("no generated token for {:.3f} s after output event {} (--inter-token-timeout {} s)",
+                                    secs(now - run_start_ - record_.t_last.value_or(Nanos(0))), record_.output_events,
+                                    secs(options_.inter_token_timeout))};
+}
 
 void RequestTracker::fail(ErrorClass cls, std::string message) {
   if (record_.error != ErrorClass::kNone) return;  // the first error is the cause
@@ -57,12 +84,18 @@ void RequestTracker::on_event(TimePoint t, SseEvent&& ev) {
   StreamUpdate u = decoder_.decode(ev);
   if (u.usage) usage_ = u.usage;
   if (u.finish_reason) record_.finish_reason = u.finish_reason;
+  if (u.server_timing) {
+    record_.server_queue_s = u.server_timing->queue_s;
+    record_.server_first_token_s = u.server_timing->first_token_s;
+    record_.server_last_token_s = u.server_timing->last_token_s;
+  }
   switch (u.kind) {
     case StreamUpdate::Kind::kOutput:
       if (!record_.t_first) record_.t_first = offset(t);
       record_.t_last = offset(t);
       ++record_.output_events;
       chunks_.push_back({offset(t), u.tokens});
+      if (options_.capture_text) output_text_ += u.text;
       break;
     case StreamUpdate::Kind::kDone:
       done_seen_ = true;
@@ -91,7 +124,7 @@ void RequestTracker::on_complete(TimePoint t, const TransportError& error) {
          fmt::format("HTTP {}{}: {}", record_.http_status,
                      retry_after_.empty() ? std::string() : " (Retry-After: " + retry_after_ + ")",
                      error_message_from_body(body_)));
-  } else if (stream_) {
+  } else if (options_.stream) {
     if (!sse_) {
       fail(ErrorClass::kProtocol, fmt::format("expected a text/event-stream response to a streaming request, got: {}",
                                               error_message_from_body(body_, 120)));
@@ -101,13 +134,19 @@ void RequestTracker::on_complete(TimePoint t, const TransportError& error) {
                        parser_.has_partial_event() ? " (last event truncated)" : ""));
     }
   } else {
-    WholeResponse w = decode_whole_response(body_, api_);
+    WholeResponse w = decode_whole_response(body_, options_.api);
     if (!w.ok) {
       fail(ErrorClass::kProtocol, w.message);
     } else {
       // Non-streamed: the output arrives all at once, so TTFT equals E2E.
       usage_ = w.usage;
       record_.finish_reason = w.finish_reason;
+      if (w.server_timing) {
+        record_.server_queue_s = w.server_timing->queue_s;
+        record_.server_first_token_s = w.server_timing->first_token_s;
+        record_.server_last_token_s = w.server_timing->last_token_s;
+      }
+      if (options_.capture_text) output_text_ = std::move(w.text);
       if (w.has_output) {
         record_.t_first = offset(t);
         record_.t_last = offset(t);
@@ -121,7 +160,7 @@ void RequestTracker::on_complete(TimePoint t, const TransportError& error) {
     record_.output_tokens = usage_->completion_tokens;
     record_.cached_tokens = usage_->cached_tokens;
     record_.tokens_from_usage = true;
-    if (!stream_ && !chunks_.empty()) chunks_.back().tokens = std::max<std::int64_t>(1, usage_->completion_tokens);
+    if (!options_.stream && !chunks_.empty()) chunks_.back().tokens = std::max<std::int64_t>(1, usage_->completion_tokens);
   } else {
     record_.input_tokens = record_.requested_input_tokens;
     std::int64_t n = 0;
@@ -131,6 +170,10 @@ void RequestTracker::on_complete(TimePoint t, const TransportError& error) {
   if (record_.error == ErrorClass::kNone && !record_.t_first) {
     fail(ErrorClass::kNoOutput, "the response completed without any generated output");
   }
+  // A success with fewer tokens than asked for (EOS or a stop despite ignore_eos, or a server
+  // that caps max_tokens): flagged, since it shortens E2E and changes TPOT's meaning.
+  record_.ended_early = record_.error == ErrorClass::kNone && record_.requested_output_tokens > 0 &&
+                        record_.output_tokens < record_.requested_output_tokens;
 }
 
 }  // namespace llmload

@@ -22,8 +22,18 @@ class RunController::Slot final : public ResponseObserver {
     owner_.complete(index_, t);  // may destroy *this later (deferred), never during this call
   }
   RequestTracker& tracker() { return tracker_; }
+  std::optional<TimePoint> deadline() const override { return tracker_.deadline(); }
+  TransportError on_deadline(TimePoint now) override { return tracker_.on_deadline(now); }
+  void set_prompt(std::string p, std::int64_t tokens) {
+    prompt_ = std::move(p);
+    prompt_tokens_ = tokens;
+  }
+  std::string& prompt() { return prompt_; }
+  std::int64_t prompt_tokens() const { return prompt_tokens_; }
 
  private:
+  std::string prompt_;
+  std::int64_t prompt_tokens_ = 0;  // sessions: the user prompt of this turn, for the next turn's history
   RunController& owner_;
   std::uint64_t index_;
   RequestTracker tracker_;
@@ -51,13 +61,35 @@ void RunController::poll() {
     rec.warmup = rel->warmup;
     rec.in_window = !rel->warmup;
     rec.t_intended = rel->intended - start_;
-    rec.requested_input_tokens = cfg_.input_tokens;
-    rec.requested_output_tokens = cfg_.output_tokens;
-    auto slot = std::make_unique<Slot>(*this, rel->index, RequestTracker(std::move(rec), start_, cfg_.endpoint, cfg_.stream));
+    rec.session = rel->session;
+    rec.turn = rel->turn;
+    rec.stage = rel->stage;
+    WorkItem item = builder_.item(rel->index);
+    rec.requested_input_tokens = item.input_tokens;
+    rec.requested_output_tokens = item.output_tokens;
+    const std::vector<Turn>* history = &no_history_;
+    if (rel->session >= 0) {
+      auto& conv = sessions_[rel->session];
+      // The conversation so far travels with the new turn; its tokens count as requested input
+      // (earlier prompts as requested, earlier answers as received).
+      for (const auto& t : conv.turns) rec.requested_input_tokens += t.user_tokens + t.assistant_tokens;
+      conv.history.clear();
+      for (const auto& t : conv.turns) conv.history.push_back(Turn{t.user, t.assistant});
+      history = &conv.history;
+    }
+    TrackerOptions topts;
+    topts.api = cfg_.endpoint;
+    topts.stream = cfg_.stream;
+    topts.capture_text = rel->session >= 0;
+    topts.first_token_timeout = cfg_.first_token_timeout;
+    topts.inter_token_timeout = cfg_.inter_token_timeout;
+    HttpRequest http = builder_.build(item, *history);
+    auto slot = std::make_unique<Slot>(*this, rel->index, RequestTracker(std::move(rec), start_, topts));
+    if (rel->session >= 0) slot->set_prompt(std::move(item.prompt), item.input_tokens);
     Slot& ref = *slot;
     trackers_.emplace(rel->index, std::move(slot));
     max_in_flight_ = std::max(max_in_flight_, trackers_.size());
-    transport_.start(builder_.build(rel->index), ref);
+    transport_.start(http, ref);
   }
 }
 
@@ -81,6 +113,12 @@ void RunController::complete(std::uint64_t index, TimePoint t) {
   // A server may echo the API key back in an error: it never reaches any output.
   rec.error_message = redact(std::move(rec.error_message), cfg_.api_key);
   acc_.add(rec, tracker.chunks());
+  if (rec.session >= 0) {
+    auto& conv = sessions_[rec.session];
+    conv.turns.push_back(SessionTurn{std::move(it->second->prompt()), tracker.output_text(),
+                                     it->second->prompt_tokens(), rec.output_tokens});
+    if (rec.turn + 1 >= cfg_.turns) sessions_.erase(rec.session);
+  }
   if (!rec.warmup) {
     const TimePoint done = start_ + rec.t_done.value_or(t - start_);
     if (!last_measured_done_ || done > *last_measured_done_) last_measured_done_ = done;
@@ -89,7 +127,7 @@ void RunController::complete(std::uint64_t index, TimePoint t) {
   records_.push_back(std::move(rec));
   graveyard_.push_back(std::move(it->second));
   trackers_.erase(it);
-  pacer_.on_complete(t);
+  pacer_.on_complete(index, t);
   if (on_progress) on_progress();
 }
 
@@ -119,7 +157,9 @@ analysis::Window RunController::window() const {
 }
 
 analysis::RunMetrics RunController::metrics() const {
-  const bool server = cfg_.kind == ScenarioKind::kServer;
+  // Open-loop load (server, or a plan with rate stages) is judged in the response-time view.
+  bool server = cfg_.kind == ScenarioKind::kServer;
+  for (const auto& st : cfg_.arrivals.stages) server = server || (cfg_.kind == ScenarioKind::kStages && !st.concurrency);
   const auto view = server ? analysis::LatencyView::kResponse : analysis::LatencyView::kService;
   return acc_.finalize(window(), server, cfg_.slo, view, records_);
 }

@@ -10,6 +10,7 @@
 #include "llmload/common/duration.hpp"
 #include "llmload/loadgen/config_error.hpp"
 #include "llmload/loadgen/prompt.hpp"
+#include "llmload/loadgen/schedule.hpp"
 
 namespace llmload {
 
@@ -61,6 +62,9 @@ void ScenarioConfig::validate() {
   auto need = [](bool ok, const std::string& msg) {
     if (!ok) throw ConfigError(msg);
   };
+  // Every request of a run is kept in memory (its record), so the count is bounded.
+  constexpr std::int64_t kMaxRequests = 50'000'000;
+  constexpr double kMaxStageConcurrency = 1'000'000;
   need(base_url.rfind("http://", 0) == 0 || base_url.rfind("https://", 0) == 0,
        fmt::format("bad --base-url '{}': give an http:// URL, e.g. http://127.0.0.1:8000", base_url));
   constexpr std::int64_t kMaxTokens = 10'000'000;  // far beyond any context length; bounds prompt memory
@@ -72,13 +76,14 @@ void ScenarioConfig::validate() {
   if (duration) need(duration->count() > 0, "bad --duration: must be positive, e.g. 30s");
   need(timeout.count() > 0, "bad --timeout: must be positive, e.g. 10m");
   need(idle_timeout.count() > 0, "bad --idle-timeout: must be positive, e.g. 60s");
+  // Scenario, arrival process, ramp, stages, sessions and the in-flight cap.
+  const std::string_view scen = to_string(kind);
   switch (kind) {
     case ScenarioKind::kServer:
-      need(std::isfinite(request_rate) && request_rate > 0,
+      need(timed_arrivals || (std::isfinite(request_rate) && request_rate > 0),
            "scenario 'server' needs --request-rate R (requests per second, > 0), e.g. --request-rate 10");
       break;
     case ScenarioKind::kOffline:
-      if (max_inflight) need(*max_inflight >= 1, "bad --max-inflight: must be at least 1");
       need(!duration || num_requests,
            "scenario 'offline' releases every request at start, so it needs --num-requests (a --duration alone "
            "does not say how many)");
@@ -89,17 +94,107 @@ void ScenarioConfig::validate() {
     case ScenarioKind::kSingleStream:
       concurrency = 1;
       break;
-    case ScenarioKind::kStages:
+    case ScenarioKind::kStages: {
       need(!arrivals.stages.empty(),
            "scenario 'stages' needs --stages, e.g. --stages rate:5@30s,rate:10@30s,concurrency:16@60s");
+      Nanos total(0);
+      double expected_requests = 0;  // of the rate stages
+      for (std::size_t i = 0; i < arrivals.stages.size(); ++i) {
+        const auto& st = arrivals.stages[i];
+        need(std::isfinite(st.value) && st.value > 0 && (!st.concurrency || st.value == std::floor(st.value)),
+             fmt::format("bad --stages: stage {} needs a {} above 0, e.g. --stages rate:5@30s,concurrency:16@60s", i + 1,
+                         st.concurrency ? "whole-number concurrency" : "rate"));
+        need(!st.concurrency || st.value <= kMaxStageConcurrency,
+             fmt::format("bad --stages: stage {} asks for concurrency {}, above {}", i + 1, st.value, kMaxStageConcurrency));
+        need(st.duration.count() > 0,
+             fmt::format("bad --stages: stage {} needs a positive duration, e.g. rate:5@30s", i + 1));
+        total += st.duration;
+        if (!st.concurrency) expected_requests += st.value * to_seconds(st.duration);
+      }
+      // Every request is kept in memory (its record): bound what the rate stages will send.
+      need(expected_requests <= static_cast<double>(kMaxRequests),
+           fmt::format("bad --stages: the rate stages would send about {:.0f} requests, above {}: lower the rates or "
+                       "durations, or split the run",
+                       expected_requests, kMaxRequests));
+      need(!num_requests && !duration,
+           "scenario 'stages' runs for the sum of its stage durations: drop --num-requests and --duration");
+      need(!warmup.by_time() || warmup.duration < total,
+           fmt::format("--warmup {} would cover the whole stage plan ({}): give a shorter warmup",
+                       format_duration(warmup.duration), format_duration(total)));
+      need(turns == 1, "multi-turn sessions (--turns) are not supported with scenario 'stages'");
       break;
+    }
   }
   if (kind != ScenarioKind::kServer && request_rate > 0) {
-    throw ConfigError(fmt::format("--request-rate applies only to --scenario server (this run is '{}')", to_string(kind)));
+    throw ConfigError(fmt::format("--request-rate applies only to --scenario server (this run is '{}')", scen));
   }
-  if (!num_requests && !duration) num_requests = 100;
-  // Every request of a run is kept in memory (its record), so the count is bounded.
-  constexpr std::int64_t kMaxRequests = 50'000'000;
+  if (kind != ScenarioKind::kStages && !arrivals.stages.empty()) {
+    throw ConfigError(fmt::format("--stages applies only to --scenario stages (this run is '{}')", scen));
+  }
+  if (timed_arrivals) {
+    need(kind == ScenarioKind::kServer,
+         fmt::format("a workload with its own arrival times replays open loop: use --scenario server (this run is "
+                     "'{}')", scen));
+  }
+
+  // In-flight cap: open-loop scenarios (vLLM's --max-concurrency with --request-rate).
+  if (max_inflight) {
+    need(*max_inflight >= 1, fmt::format("bad --max-inflight {}: must be at least 1, e.g. --max-inflight 64", *max_inflight));
+    need(kind == ScenarioKind::kServer || kind == ScenarioKind::kOffline || kind == ScenarioKind::kStages,
+         fmt::format("--max-inflight applies to scenarios server, offline and stages; scenario '{}' already holds "
+                     "--concurrency requests in flight",
+                     scen));
+  }
+
+  // Arrival process.
+  const ArrivalProcess process = parse_arrival_process(arrivals.process);
+  need(std::isfinite(arrivals.burstiness) && arrivals.burstiness > 0,
+       fmt::format("bad --burstiness {}: must be above 0 (1 is Poisson, below 1 burstier, above 1 more regular), e.g. "
+                   "--burstiness 0.5",
+                   arrivals.burstiness));
+  need(arrivals.burstiness == 1.0 || process == ArrivalProcess::kGamma,
+       fmt::format("--burstiness applies to --arrival-process gamma (this run uses '{}'), e.g. --arrival-process gamma "
+                   "--burstiness 0.5",
+                   arrivals.process));
+  const bool generated_arrivals = (kind == ScenarioKind::kServer && !timed_arrivals) || kind == ScenarioKind::kStages;
+  need(process == ArrivalProcess::kPoisson || generated_arrivals,
+       timed_arrivals ? std::string("--arrival-process (and --burstiness) does not apply: the workload gives every arrival time")
+                      : fmt::format("--arrival-process {} (and --burstiness) applies to scenarios server and stages (this run is '{}')",
+                                    arrivals.process, scen));
+
+  // Ramp.
+  const RampKind ramp = parse_ramp(arrivals.ramp);
+  need(arrivals.ramp_duration.count() >= 0, "bad --ramp-duration: must be positive, e.g. --ramp-duration 60s");
+  need(std::isfinite(arrivals.ramp_start_rate) && arrivals.ramp_start_rate >= 0,
+       "bad --ramp-start-rate: must be a rate in requests per second, >= 0 (0: a tenth of --request-rate), e.g. "
+       "--ramp-start-rate 1");
+  if (ramp == RampKind::kNone) {
+    need(arrivals.ramp_duration.count() == 0,
+         "--ramp-duration is set but --ramp is none: add --ramp linear or --ramp exponential");
+    need(arrivals.ramp_start_rate == 0, "--ramp-start-rate is set but --ramp is none: add --ramp linear or --ramp exponential");
+  } else {
+    need(kind == ScenarioKind::kServer && !timed_arrivals,
+         timed_arrivals ? std::string("--ramp does not apply: the workload gives every arrival time")
+                        : fmt::format("--ramp applies only to --scenario server (this run is '{}')", scen));
+    need(arrivals.ramp_duration.count() > 0,
+         fmt::format("--ramp {} needs --ramp-duration, e.g. --ramp {} --ramp-duration 60s", arrivals.ramp, arrivals.ramp));
+  }
+
+  // Multi-turn sessions.
+  need(turns >= 1, fmt::format("bad --turns {}: must be at least 1 (1: no sessions), e.g. --turns 4", turns));
+  need(think_time.count() >= 0, "bad --think-time: must be zero or positive, e.g. --think-time 2s");
+  need(think_time.count() == 0 || turns > 1, "--think-time applies to multi-turn sessions: add --turns N (N > 1)");
+  if (kind == ScenarioKind::kServer && !timed_arrivals && turns > 1 && duration && !num_requests) {
+    // Sessions are started lazily (not from a precomputed schedule): bound them here.
+    const double peak = std::max(request_rate, arrivals.ramp_start_rate);
+    const double expected = peak * to_seconds(*duration + warmup.duration) * static_cast<double>(turns);
+    need(expected <= static_cast<double>(kMaxRequests),
+         fmt::format("--request-rate {} sessions/s of {} turns for {} would send about {:.0f} requests, above {}: "
+                     "lower the rate or --duration, or give --num-requests",
+                     request_rate, turns, format_duration(*duration), expected, kMaxRequests));
+  }
+  // Stages set the run's length themselves; a trace's length is its own.
+  if (!num_requests && !duration && kind != ScenarioKind::kStages && !timed_arrivals) num_requests = 100;
   if (warmup.requests > kMaxRequests || (num_requests && *num_requests > kMaxRequests - warmup.requests)) {
     throw ConfigError(fmt::format("--num-requests plus --warmup requests must stay below {}: split the run",
                                   kMaxRequests));

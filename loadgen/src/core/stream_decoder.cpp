@@ -1,5 +1,7 @@
 #include "llmload/loadgen/stream_decoder.hpp"
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 namespace llmload {
@@ -69,6 +71,45 @@ std::optional<Usage> read_usage(const json& j) {
   }
   if (!valid) return std::nullopt;
   return u;
+}
+
+std::optional<double> number_field(const json& obj, const char* key) {
+  auto f = obj.find(key);
+  if (f == obj.end() || !f->is_number()) return std::nullopt;
+  const double v = f->get<double>();
+  if (!std::isfinite(v) || v < 0) return std::nullopt;
+  return v;
+}
+
+// llmload-server's ground truth: {"llmload": {"queue_s", "first_token_s", "last_token_s", ...}}.
+std::optional<ServerTiming> read_server_timing(const json& j) {
+  auto it = j.find("llmload");
+  if (it == j.end() || !it->is_object()) return std::nullopt;
+  ServerTiming t;
+  t.queue_s = number_field(*it, "queue_s");
+  t.first_token_s = number_field(*it, "first_token_s");
+  t.last_token_s = number_field(*it, "last_token_s");
+  if (!t.first_token_s) return std::nullopt;
+  return t;
+}
+
+const std::string* string_field(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  if (it == obj.end() || !it->is_string()) return nullptr;
+  return &it->get_ref<const std::string&>();
+}
+
+// The generated text of a choice (completions: text; chat: delta/message content).
+void append_choice_text(const json& choice, ApiKind api, std::string& out) {
+  if (!choice.is_object()) return;
+  if (api == ApiKind::kCompletions) {
+    if (const auto* t = string_field(choice, "text")) out += *t;
+    return;
+  }
+  auto d = choice.find("delta");
+  if (d == choice.end() || !d->is_object()) d = choice.find("message");
+  if (d == choice.end() || !d->is_object()) return;
+  if (const auto* t = string_field(*d, "content")) out += *t;
 }
 
 bool nonempty_string(const json& obj, const char* key) {
@@ -144,6 +185,8 @@ StreamUpdate OpenAiStreamDecoder::decode(const SseEvent& event) {
     u.message = error_text(*e);
     return u;
   }
+  u.server_timing = read_server_timing(j);
+  if (api_ == ApiKind::kSglang) return decode_sglang(std::move(u), j);
   u.usage = read_usage(j);
   auto choices = j.find("choices");
   if (choices == j.end() || !choices->is_array()) {
@@ -158,6 +201,9 @@ StreamUpdate OpenAiStreamDecoder::decode(const SseEvent& event) {
   if (output) {
     u.kind = StreamUpdate::Kind::kOutput;
     u.tokens = 1;
+    if (capture_text_) {
+      for (const auto& c : *choices) append_choice_text(c, api_, u.text);
+    }
     if (u.usage) {
       // Per-chunk usage (continuous usage stats): the growth of completion_tokens is n_k.
       const std::int64_t growth = u.usage->completion_tokens - last_completion_tokens_;
@@ -168,6 +214,44 @@ StreamUpdate OpenAiStreamDecoder::decode(const SseEvent& event) {
     last_completion_tokens_ = u.usage->completion_tokens;
     have_running_usage_ = true;
   }
+  return u;
+}
+
+// SGLang's native /generate stream: {"text": cumulative text, "output_ids": [...], "meta_info":
+// {"id", "finish_reason": null | {"type": ...}, "prompt_tokens", "completion_tokens" (cumulative),
+// "cached_tokens", ...}}. Output is the growth of the text; its tokens the growth of
+// completion_tokens.
+StreamUpdate OpenAiStreamDecoder::decode_sglang(StreamUpdate u, const json& j) {
+  auto meta = j.find("meta_info");
+  const std::string* text = string_field(j, "text");
+  if (text == nullptr || meta == j.end() || !meta->is_object()) {
+    u.kind = StreamUpdate::Kind::kMalformed;
+    u.message = "SGLang event lacks \"text\" or \"meta_info\"";
+    return u;
+  }
+  if (!u.server_timing) u.server_timing = read_server_timing(*meta);
+  if (auto f = meta->find("finish_reason"); f != meta->end() && f->is_object()) {
+    if (const auto* type = string_field(*f, "type")) u.finish_reason = *type;
+  }
+  Usage usage;
+  bool have_usage = false;
+  if (auto p = number_field(*meta, "prompt_tokens")) usage.prompt_tokens = static_cast<std::int64_t>(*p), have_usage = true;
+  if (auto c = number_field(*meta, "completion_tokens")) usage.completion_tokens = static_cast<std::int64_t>(*c), have_usage = true;
+  if (auto c = number_field(*meta, "cached_tokens")) usage.cached_tokens = static_cast<std::int64_t>(*c);
+  if (usage.prompt_tokens > kMaxUsageCount || usage.completion_tokens > kMaxUsageCount) have_usage = false;
+  if (have_usage) u.usage = usage;
+  if (text->size() > sglang_text_len_) {
+    u.kind = StreamUpdate::Kind::kOutput;
+    if (capture_text_) u.text = text->substr(sglang_text_len_);
+    sglang_text_len_ = text->size();
+    u.tokens = 1;
+    if (have_usage) u.tokens = std::max<std::int64_t>(1, usage.completion_tokens - last_completion_tokens_);
+  } else if (text->size() < sglang_text_len_) {
+    u.kind = StreamUpdate::Kind::kMalformed;
+    u.message = "SGLang's cumulative \"text\" got shorter between events";
+    return u;
+  }
+  if (have_usage) last_completion_tokens_ = usage.completion_tokens;
   return u;
 }
 
@@ -182,6 +266,24 @@ WholeResponse decode_whole_response(std::string_view body, ApiKind api) {
     r.message = error_text(*e);
     return r;
   }
+  r.server_timing = read_server_timing(j);
+  if (api == ApiKind::kSglang) {
+    OpenAiStreamDecoder d(api, /*capture_text=*/true);
+    SseEvent whole;
+    whole.data.assign(body);
+    StreamUpdate u = d.decode(whole);
+    if (u.kind == StreamUpdate::Kind::kMalformed || u.kind == StreamUpdate::Kind::kError) {
+      r.message = u.message.empty() ? "response is not an SGLang /generate body" : u.message;
+      return r;
+    }
+    r.ok = true;
+    r.usage = u.usage;
+    r.finish_reason = u.finish_reason;
+    r.server_timing = u.server_timing;
+    r.has_output = u.kind == StreamUpdate::Kind::kOutput;
+    r.text = std::move(u.text);
+    return r;
+  }
   auto choices = j.find("choices");
   if (choices == j.end() || !choices->is_array()) {
     r.message = "response has no \"choices\" array: " + excerpt(body, 120);
@@ -191,6 +293,7 @@ WholeResponse decode_whole_response(std::string_view body, ApiKind api) {
   r.usage = read_usage(j);
   r.finish_reason = finish_reason_of(*choices);
   for (const auto& c : *choices) r.has_output = r.has_output || choice_has_output(c, api);
+  if (!choices->empty()) append_choice_text(choices->front(), api, r.text);
   return r;
 }
 

@@ -23,13 +23,10 @@ BaseUrl parse_base_url(std::string_view url) {
   };
   BaseUrl u;
   auto sep = url.find("://");
-  if (sep == std::string_view::npos) throw bad("missing scheme http://");
+  if (sep == std::string_view::npos) throw bad("missing scheme http:// or https://");
   u.scheme = std::string(url.substr(0, sep));
   std::transform(u.scheme.begin(), u.scheme.end(), u.scheme.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (u.scheme == "https") {
-    throw bad("https is not supported yet; use http:// (or put a TLS-terminating proxy in front)");
-  }
-  if (u.scheme != "http") throw bad("unsupported scheme '" + u.scheme + "'");
+  if (u.scheme != "http" && u.scheme != "https") throw bad("unsupported scheme '" + u.scheme + "' (http or https)");
   std::string_view rest = url.substr(sep + 3);
   auto slash = rest.find('/');
   std::string_view authority = rest.substr(0, slash);
@@ -51,7 +48,7 @@ BaseUrl parse_base_url(std::string_view url) {
     if (colon != std::string_view::npos) u.port = std::string(authority.substr(colon + 1));
   }
   if (u.host.empty()) throw bad("missing host");
-  if (u.port.empty()) u.port = "80";
+  if (u.port.empty()) u.port = u.scheme == "https" ? "443" : "80";
   if (!std::all_of(u.port.begin(), u.port.end(), [](unsigned char c) { return std::isdigit(c); }) ||
       u.port.size() > 5 || std::stoi(u.port) < 1 || std::stoi(u.port) > 65535) {
     throw bad("port must be a number from 1 to 65535");

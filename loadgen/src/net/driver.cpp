@@ -109,21 +109,26 @@ class Collector final : public ResponseObserver {
 }  // namespace
 
 ModelsInfo probe_models(asio::io_context& ioc, Transport& transport, const std::string& base_url,
-                        const std::string& base_path, const std::string& host_header, const std::string& api_key) {
+                        const std::string& base_path, const std::string& host_header, const std::string& api_key,
+                        const std::vector<std::pair<std::string, std::string>>& headers) {
   HttpRequest req;
   req.method = "GET";
   req.target = base_path + "/v1/models";
   req.headers.emplace_back("Host", host_header);
   req.headers.emplace_back("Accept", "application/json");
   if (!api_key.empty()) req.headers.emplace_back("Authorization", "Bearer " + api_key);
+  for (const auto& h : headers) req.headers.push_back(h);
   Collector c;
   transport.start(req, c);
   ioc.restart();
   ioc.run();
   const std::string tried = fmt::format("GET {}{}", base_url, "/v1/models");
   if (!c.done || !c.error.ok()) {
-    throw ConfigError(fmt::format("cannot reach the endpoint ({}): {}. Is the server running, and is --base-url right?",
-                                  tried, c.done ? c.error.message : "no answer"));
+    const std::string why = c.done ? c.error.message : "no answer";
+    // TLS failures already say how to fix them.
+    const bool tls_advice = why.find("--ca-cert") != std::string::npos || why.find("--insecure") != std::string::npos;
+    throw ConfigError(fmt::format("cannot reach the endpoint ({}): {}{}", tried, why,
+                                  tls_advice ? "" : ". Is the server running, and is --base-url right?"));
   }
   if (c.status == 401 || c.status == 403) {
     throw ConfigError(fmt::format("the endpoint refused the API key ({} returned HTTP {}: {}): set --api-key or "
@@ -146,6 +151,40 @@ ModelsInfo probe_models(asio::io_context& ioc, Transport& transport, const std::
     if (m.is_object() && m.contains("id") && m["id"].is_string()) info.ids.push_back(m["id"].get<std::string>());
   }
   return info;
+}
+
+std::optional<std::int64_t> tokenize_count(asio::io_context& ioc, Transport& transport, const TokenizeTarget& target,
+                                           const std::string& prompt) {
+  nlohmann::json body = {{"model", target.model}};
+  if (target.chat) {
+    body["messages"] = nlohmann::json::array({{{"role", "user"}, {"content", prompt}}});
+    body["add_generation_prompt"] = true;
+  } else {
+    body["prompt"] = prompt;
+  }
+  HttpRequest req;
+  req.method = "POST";
+  req.target = target.base_path + "/tokenize";
+  req.headers.emplace_back("Host", target.host_header);
+  req.headers.emplace_back("Content-Type", "application/json");
+  req.headers.emplace_back("Accept", "application/json");
+  if (!target.api_key.empty()) req.headers.emplace_back("Authorization", "Bearer " + target.api_key);
+  for (const auto& h : target.headers) req.headers.push_back(h);
+  req.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  Collector c;
+  transport.start(req, c);
+  ioc.restart();
+  ioc.run();
+  if (!c.done || !c.error.ok()) {
+    throw ConfigError(fmt::format("POST {}/tokenize failed: {}", target.base_path,
+                                  c.done ? c.error.message : "no answer"));
+  }
+  if (c.status != 200) return std::nullopt;
+  auto j = nlohmann::json::parse(c.body, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  auto it = j.find("count");
+  if (it == j.end() || !it->is_number_integer()) return std::nullopt;
+  return it->get<std::int64_t>();
 }
 
 }  // namespace llmload::net

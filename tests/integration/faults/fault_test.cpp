@@ -34,8 +34,9 @@ Outputs read_outputs(const TempDir& dir) {
 }
 
 std::vector<std::string> llmload_args(const std::string& url, const TempDir& dir, std::vector<std::string> extra) {
+  // The scripted server answers generation requests only: no /tokenize calibration.
   std::vector<std::string> a = {binary_path("llmload"), "run", "--base-url", url, "--output", dir.path(),
-                                "--input-tokens", "3", "--output-tokens", "4"};
+                                "--input-tokens", "3", "--output-tokens", "4", "--prompt-calibration", "estimate"};
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
 }

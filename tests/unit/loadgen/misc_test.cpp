@@ -36,8 +36,11 @@ TEST(Url, ParsesBaseUrls) {
   EXPECT_EQ(parse_base_url("http://h").port, "80");
   EXPECT_EQ(parse_base_url("http://h").host_header(), "h");
   EXPECT_EQ(parse_base_url("http://[::1]:9000").host, "::1");
+  EXPECT_EQ(parse_base_url("https://h").port, "443");
+  EXPECT_EQ(parse_base_url("https://h").scheme, "https");
+  EXPECT_EQ(parse_base_url("https://h:8443/v1").host_header(), "h:8443");
   for (const char* bad : {"127.0.0.1:8000", "ftp://h", "http://", "http://h:99999", "http://h:abc", "http://u:p@h",
-                          "https://h"}) {
+                          "https://"}) {
     EXPECT_THROW(parse_base_url(bad), ConfigError) << bad;
   }
 }

@@ -115,7 +115,7 @@ TEST(Pacer, OfflineCapHoldsRequestsButKeepsIntendedTime) {
   EXPECT_TRUE(p->next(t0));
   EXPECT_FALSE(p->next(t0 + 1s));
   EXPECT_FALSE(p->wake_time());  // only a completion can release more
-  p->on_complete(t0 + 2s);
+  p->on_complete(0, t0 + 2s);
   auto r = p->next(t0 + 2s);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->intended, t0);
@@ -128,14 +128,14 @@ TEST(Pacer, ClosedLoopKeepsConcurrencyAndUsesSlotFreeTimeAsIntended) {
   int released = 0;
   while (p->next(t0)) ++released;
   EXPECT_EQ(released, 3);
-  p->on_complete(t0 + 70ms);
+  p->on_complete(0, t0 + 70ms);
   auto r = p->next(t0 + 70ms);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->intended, t0 + 70ms);
   EXPECT_FALSE(p->next(t0 + 70ms));
-  p->on_complete(t0 + 80ms);
+  p->on_complete(1, t0 + 80ms);
   EXPECT_TRUE(p->next(t0 + 80ms));
-  p->on_complete(t0 + 90ms);
+  p->on_complete(2, t0 + 90ms);
   EXPECT_FALSE(p->next(t0 + 90ms));  // 5 measured requests released
   EXPECT_TRUE(p->exhausted());
 }
@@ -147,10 +147,10 @@ TEST(Pacer, WarmupByCountIsFlaggedAndWindowStartsAfterIt) {
   auto a = p->next(t0);
   ASSERT_TRUE(a);
   EXPECT_TRUE(a->warmup);
-  p->on_complete(t0 + 10ms);
+  p->on_complete(0, t0 + 10ms);
   EXPECT_TRUE(p->next(t0 + 10ms)->warmup);
   EXPECT_FALSE(p->window_start());
-  p->on_complete(t0 + 20ms);
+  p->on_complete(1, t0 + 20ms);
   auto c = p->next(t0 + 20ms);
   EXPECT_FALSE(c->warmup);
   EXPECT_EQ(p->window_start(), t0 + 20ms);

@@ -4,6 +4,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -25,8 +26,16 @@ nlohmann::json record_json(const RequestRecord& r);
 /// `start_epoch_sec` is the wall-clock time of the run's start.
 void write_latency_hlog(std::ostream& out, const RunMetrics& m, double start_epoch_sec, const std::string& tool);
 
-/// The console summary: counts, throughput, goodput, verdict, and for each metric mean, p50,
-/// p90, p95, p99, p99.9, max.
-std::string console_report(const RunMetrics& m, const std::string& title);
+/// What the console latency table shows (vLLM's --percentile-metrics / --metric-percentiles).
+struct ConsoleOptions {
+  /// Percentiles as columns; empty: 50, 90, 95, 99, 99.9.
+  std::vector<double> percentiles;
+  /// Rows by short name (ttft, tpot, itl, e2e or e2el, ttft_rt, e2e_rt, schedule_lag); empty: all.
+  std::vector<std::string> metrics;
+};
+
+/// The console summary: counts, throughput, goodput, verdict, and for each metric mean, the
+/// percentiles and max.
+std::string console_report(const RunMetrics& m, const std::string& title, const ConsoleOptions& options = {});
 
 }  // namespace llmload::analysis

@@ -56,6 +56,7 @@ struct RequestRecord {
   // Multi-turn sessions (-1: not part of a session).
   std::int64_t session = -1;
   std::int64_t turn = 0;
+  std::int32_t stage = -1;  // scenario stages: the stage the request was released in (-1: none)
 
   // The server's own ground truth, when it sends one (llmload-server's "llmload" object):
   // seconds from the server's arrival of the request to its first and last token writes.

@@ -20,6 +20,7 @@ struct Release {
   bool warmup;           // released during warmup: never in statistics
   std::int64_t session = -1;  // multi-turn: the session this request belongs to (-1: none)
   std::int64_t turn = 0;      // multi-turn: 0-based turn within the session
+  std::int32_t stage = -1;    // scenario stages: 0-based stage the request belongs to (-1: none)
 };
 
 /// Contract: the driver calls next(now) until it returns nullopt, then sleeps until wake_time()
@@ -36,8 +37,10 @@ class Pacer {
   /// When next() could next return a request without a completion happening; nullopt when
   /// only a completion (or nothing) can release more.
   virtual std::optional<TimePoint> wake_time() const = 0;
-  /// A request finished at `now` (frees a slot).
-  virtual void on_complete(TimePoint now) = 0;
+  /// Request `index` (a Release's index) finished at `now`: frees a slot, and in a multi-turn
+  /// session schedules the session's next turn. `now` is the completion time (the transport's
+  /// timestamp), not the time the driver got round to it.
+  virtual void on_complete(std::uint64_t index, TimePoint now) = 0;
   /// True when no request will ever be released again.
   virtual bool exhausted() const = 0;
   /// Stop releasing (graceful interruption); exhausted() becomes true.
@@ -48,8 +51,10 @@ class Pacer {
   virtual std::optional<TimePoint> window_end() const = 0;
 };
 
-/// Open loop (server, offline): releases request i at start + arrivals[i]; with `max_inflight`,
-/// a due request waits for a free slot but keeps its intended time (the wait shows as lag).
+/// Open loop (server, offline, trace replay): releases request i at start + arrivals[i]; with
+/// `max_inflight`, a due request waits for a free slot but keeps its intended time (the wait
+/// shows as schedule lag and in the response-time view; vLLM's --max-concurrency with
+/// --request-rate).
 std::unique_ptr<Pacer> make_open_loop_pacer(Schedule schedule, std::optional<std::int64_t> max_inflight,
                                             std::optional<Nanos> window_duration, WarmupSpec warmup);
 
@@ -59,7 +64,48 @@ std::unique_ptr<Pacer> make_open_loop_pacer(Schedule schedule, std::optional<std
 std::unique_ptr<Pacer> make_closed_loop_pacer(std::int64_t concurrency, std::optional<std::int64_t> num_requests,
                                               std::optional<Nanos> window_duration, WarmupSpec warmup);
 
-/// The pacer for a validated scenario.
-std::unique_ptr<Pacer> make_pacer(const ScenarioConfig& cfg);
+/// Scenario stages (cfg.arrivals.stages, validated). Stage i runs from S_i = the sum of the
+/// durations before it to S_i + duration_i, offsets from the run's start, fixed: a late or
+/// overloaded stage never shifts the next one.
+/// - A rate stage releases open-loop arrivals of cfg.arrivals' process at its rate, each stage
+///   with its own stream (seeded from the arrival seed and the stage index) starting at S_i;
+///   arrivals fall in [S_i, S_i + duration_i). cfg.max_inflight caps what is in flight when such
+///   an arrival is released (it waits, keeping its intended time; it may then be released after
+///   its stage has ended and still counts for its stage).
+/// - A concurrency stage N holds N requests in flight, counting any still in flight from earlier
+///   stages: at S_i it releases N minus those in flight (intended S_i), then one per completion
+///   while fewer than N are in flight (intended = completion time). max_inflight does not apply.
+///   A slot freed but not yet released when the stage ends is dropped (closed-loop slots are
+///   chances to send, not arrivals).
+/// Requests in flight at a boundary continue. Nothing is released after the last stage's end
+/// (except arrivals that were due before it and waited for the cap); then the run drains.
+/// Warmup: the first N releases or those intended before the warmup time, as elsewhere. Window:
+/// from the first measured release (or the end of a time warmup) to the end of the last stage.
+/// Every Release carries its stage.
+std::unique_ptr<Pacer> make_staged_pacer(const ScenarioConfig& cfg);
+
+/// Multi-turn sessions (cfg.turns > 1, validated). A session is `turns` requests; turn t + 1 is
+/// released think_time after turn t completes, with intended = that completion + think_time
+/// (never later, however late the driver is). Session starts follow the scenario:
+/// - concurrency N: N sessions active at once (a session holds its slot while it thinks); when a
+///   session's last turn completes, a new session starts with intended = that completion time;
+///   single-stream: one session at a time.
+/// - server: sessions start as the arrival process at request_rate sessions/s (with its ramp);
+///   with timed arrivals (`timed_starts`, trace replay) those offsets are the session starts.
+/// - offline: ceil((warmup + num_requests) / turns) sessions all start at 0.
+/// Open loop honours max_inflight for every turn (a due turn waits, keeping its intended time).
+/// Releases carry session (0-based, in start order) and turn (0-based); when two are due at the
+/// same time a session's next turn goes before a new session.
+/// Limits: num_requests counts requests (turns), not sessions. Once num_requests measured
+/// requests (after warmup) have been released nothing more is released, so sessions still in
+/// progress are cut short. In duration-bounded runs nothing (no new session, no next turn) is
+/// released with an intended time at or after the window's end; those sessions are cut short too.
+/// Warmup and window as for the other pacers (warmup counts requests, not sessions).
+std::unique_ptr<Pacer> make_session_pacer(const ScenarioConfig& cfg, const std::vector<Nanos>* timed_starts = nullptr);
+
+/// The pacer for a validated scenario: stages, sessions (turns > 1), open loop (server, offline;
+/// server honours max_inflight too) or closed loop. `timed_arrivals`: the workload's own arrival
+/// offsets for trace replay (cfg.timed_arrivals), used as the schedule (or as session starts).
+std::unique_ptr<Pacer> make_pacer(const ScenarioConfig& cfg, const std::vector<Nanos>* timed_arrivals = nullptr);
 
 }  // namespace llmload

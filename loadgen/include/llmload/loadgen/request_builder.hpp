@@ -1,28 +1,62 @@
 #pragma once
-// Builds the HTTP request of each scheduled request: endpoint path, headers and JSON body.
+// Builds the HTTP request of each scheduled request: endpoint path, headers and JSON body, for
+// the backend of the run (OpenAI completions, OpenAI chat, SGLang /generate).
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "llmload/loadgen/scenario.hpp"
 #include "llmload/loadgen/transport.hpp"
+#include "llmload/loadgen/workload.hpp"
 
 namespace llmload {
 
-/// Contract: build(i) is deterministic for (config, i): the same seed gives the same bodies.
+/// A parsed --backend.
+struct BackendInfo {
+  ApiKind api = ApiKind::kCompletions;
+  std::string name;          // openai-completions, openai-chat, sglang
+  std::string default_path;  // /v1/completions, /v1/chat/completions, /generate
+};
+/// Parses a backend name; "openai" and "vllm" mean openai-completions, "completions"/"chat"
+/// are accepted too. Throws ConfigError listing the choices.
+BackendInfo parse_backend(std::string_view name);
+
+/// One earlier turn of a multi-turn session: the user prompt and the assistant's answer.
+struct Turn {
+  std::string user;
+  std::string assistant;
+};
+
+/// Contract: build() is deterministic for (config, item, history).
 class RequestBuilder {
  public:
   /// `base_path` is the path prefix of the base URL (e.g. "" or "/proxy"); `host_header` is the
-  /// value of the Host header.
-  RequestBuilder(const ScenarioConfig& cfg, std::string base_path, std::string host_header);
-  HttpRequest build(std::uint64_t index) const;
+  /// value of the Host header. `workload` supplies the content of request i (nullptr: prompts of
+  /// cfg.input_tokens synthesized words, cfg.output_tokens out). Throws ConfigError when
+  /// cfg.extra_body is not a JSON object or the backend is unknown.
+  RequestBuilder(const ScenarioConfig& cfg, std::string base_path, std::string host_header,
+                 const Workload* workload = nullptr);
+  /// The content of request `index` (finite workloads wrap around).
+  WorkItem item(std::uint64_t index) const;
+  /// The request for `item`, with the conversation so far (multi-turn sessions) before it.
+  HttpRequest build(const WorkItem& item, const std::vector<Turn>& history = {}) const;
+  HttpRequest build(std::uint64_t index) const { return build(item(index)); }
   std::string path() const;  // e.g. "/v1/completions"
+  const BackendInfo& backend() const { return backend_; }
 
  private:
   const ScenarioConfig& cfg_;
   std::string base_path_;
   std::string host_header_;
+  const Workload* workload_;
+  BackendInfo backend_;
+  nlohmann::json extra_body_;
   std::uint64_t data_seed_;
+  TokenModel builtin_;
 };
 
 }  // namespace llmload

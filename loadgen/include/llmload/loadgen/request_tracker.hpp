@@ -12,20 +12,34 @@
 
 namespace llmload {
 
+struct TrackerOptions {
+  ApiKind api = ApiKind::kCompletions;
+  bool stream = true;
+  bool capture_text = false;       // keep the generated text (multi-turn sessions)
+  Nanos first_token_timeout{0};    // 0: none; else a request with no output this long after its send fails
+  Nanos inter_token_timeout{0};    // 0: none; else a gap this long between output events fails
+};
+
 class RequestTracker final : public ResponseObserver {
  public:
   /// `run_start` is the origin of the record's time offsets.
-  RequestTracker(analysis::RequestRecord record, TimePoint run_start, ApiKind api, bool stream);
+  RequestTracker(analysis::RequestRecord record, TimePoint run_start, const TrackerOptions& options);
+  RequestTracker(analysis::RequestRecord record, TimePoint run_start, ApiKind api, bool stream)
+      : RequestTracker(std::move(record), run_start, TrackerOptions{api, stream, false, Nanos(0), Nanos(0)}) {}
 
   void on_sent(TimePoint t) override;
   void on_header_field(std::string_view name, std::string_view value) override;
   void on_headers(TimePoint t, int status, std::string_view content_type) override;
   bool on_body(TimePoint t, std::string_view bytes) override;
   void on_complete(TimePoint t, const TransportError& error) override;
+  std::optional<TimePoint> deadline() const override;
+  TransportError on_deadline(TimePoint now) override;
 
   bool complete() const { return complete_; }
   const analysis::RequestRecord& record() const { return record_; }
   const std::vector<analysis::ChunkArrival>& chunks() const { return chunks_; }
+  /// The generated text (only with capture_text).
+  const std::string& output_text() const { return output_text_; }
 
  private:
   analysis::Nanos offset(TimePoint t) const { return t - run_start_; }
@@ -34,8 +48,7 @@ class RequestTracker final : public ResponseObserver {
 
   analysis::RequestRecord record_;
   TimePoint run_start_;
-  ApiKind api_;
-  bool stream_;
+  TrackerOptions options_;
   bool sse_ = false;         // response is text/event-stream
   bool done_seen_ = false;   // "data: [DONE]" arrived
   bool complete_ = false;
@@ -45,6 +58,7 @@ class RequestTracker final : public ResponseObserver {
   std::string body_;  // non-streamed or error bodies (capped)
   std::string retry_after_;  // Retry-After of an error response (429/503)
   std::vector<analysis::ChunkArrival> chunks_;
+  std::string output_text_;
 };
 
 }  // namespace llmload

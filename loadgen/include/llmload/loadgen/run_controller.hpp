@@ -66,6 +66,20 @@ class RunController {
   std::vector<analysis::RequestRecord> records_;
   analysis::MetricsAccumulator acc_;
   std::optional<TimePoint> last_measured_done_;
+
+  // Multi-turn sessions in progress: their completed turns (dropped after the last turn).
+  struct SessionTurn {
+    std::string user;
+    std::string assistant;
+    std::int64_t user_tokens = 0;
+    std::int64_t assistant_tokens = 0;
+  };
+  struct Conversation {
+    std::vector<SessionTurn> turns;
+    std::vector<Turn> history;  // scratch for building the next request
+  };
+  std::map<std::int64_t, Conversation> sessions_;
+  const std::vector<Turn> no_history_;
 };
 
 }  // namespace llmload

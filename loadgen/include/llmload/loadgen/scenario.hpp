@@ -94,6 +94,7 @@ struct ScenarioConfig {
   std::string extra_body;     // JSON object merged into every request body
   std::vector<std::pair<std::string, std::string>> headers;  // extra request headers
   bool ignore_eos = true;     // send ignore_eos and min_tokens so the output length is exact
+  bool continuous_usage = true;  // ask for usage in every chunk (stream_options.continuous_usage_stats)
 
   /// TLS (https:// base URLs): verification on by default against the system CAs.
   std::string ca_cert;        // PEM file of CAs to trust instead of the system's
@@ -103,6 +104,16 @@ struct ScenarioConfig {
   Nanos connect_timeout = std::chrono::seconds(30);
   Nanos first_token_timeout{0};
   Nanos inter_token_timeout{0};
+
+  /// Prompt token calibration: auto (the server's /tokenize when it answers), tokenize, estimate.
+  std::string prompt_calibration = "auto";
+  /// Console table (vLLM's --percentile-metrics / --metric-percentiles); empty: defaults.
+  std::vector<std::string> percentile_metrics;
+  std::vector<double> metric_percentiles;
+  bool scenario_explicit = false;  // --scenario given (else vLLM-style flags may choose it)
+  bool backend_explicit = false;   // --backend given (else --endpoint's path may choose it)
+  /// Arrivals come from the workload (trace replay, timestamped datasets): no rate needed.
+  bool timed_arrivals = false;
 
   bool open_loop() const { return kind == ScenarioKind::kServer || kind == ScenarioKind::kOffline; }
   /// Checks the combination of settings; throws ConfigError naming the field and the fix.

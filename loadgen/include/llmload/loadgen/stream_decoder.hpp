@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "llmload/loadgen/sse_parser.hpp"
 
 namespace llmload {
@@ -20,6 +22,14 @@ struct Usage {
   std::int64_t prompt_tokens = 0;
   std::int64_t completion_tokens = 0;
   std::optional<std::int64_t> cached_tokens;
+};
+
+/// The server's own timing of a request (llmload-server's "llmload" object): seconds from its
+/// arrival of the request to the end of queueing and to the writes of its first and last tokens.
+struct ServerTiming {
+  std::optional<double> queue_s;
+  std::optional<double> first_token_s;
+  std::optional<double> last_token_s;
 };
 
 /// What one SSE event means for the request.
@@ -35,22 +45,30 @@ struct StreamUpdate {
   std::int64_t tokens = 0;            // for kOutput: tokens in this event (n_k, at least 1)
   std::optional<Usage> usage;         // usage carried by this event, if any
   std::optional<std::string> finish_reason;
+  std::optional<ServerTiming> server_timing;  // ground truth carried by this event, if any
+  std::string text;                   // generated text of this event (only when capturing text)
   std::string message;                // for kError/kMalformed: what was wrong
 };
 
 /// Stateful decoder for one streamed response. Threading: one per stream.
 class OpenAiStreamDecoder {
  public:
-  explicit OpenAiStreamDecoder(ApiKind api) : api_(api) {}
+  /// `capture_text`: also return each event's generated text (multi-turn sessions need it).
+  explicit OpenAiStreamDecoder(ApiKind api, bool capture_text = false) : api_(api), capture_text_(capture_text) {}
 
   /// Interprets one SSE event. The token count of an output event is the growth of
-  /// `usage.completion_tokens` when the server sends per-chunk usage, else 1.
+  /// `usage.completion_tokens` when the server sends per-chunk usage (SGLang: the growth of
+  /// `meta_info.completion_tokens`), else 1.
   StreamUpdate decode(const SseEvent& event);
 
  private:
+  StreamUpdate decode_sglang(StreamUpdate u, const nlohmann::json& j);
+
   ApiKind api_;
+  bool capture_text_;
   std::int64_t last_completion_tokens_ = 0;
   bool have_running_usage_ = false;
+  std::size_t sglang_text_len_ = 0;  // SGLang's text is cumulative: bytes already seen
 };
 
 /// Result of a non-streamed response body (200 OK).
@@ -59,6 +77,8 @@ struct WholeResponse {
   bool has_output = false;
   std::optional<Usage> usage;
   std::optional<std::string> finish_reason;
+  std::optional<ServerTiming> server_timing;
+  std::string text;     // the generated text (first choice)
   std::string message;  // when !ok: what was wrong
 };
 WholeResponse decode_whole_response(std::string_view body, ApiKind api);

@@ -1,8 +1,11 @@
 #pragma once
-// The real transport: HTTP/1.1 over TCP with Boost.Beast, a keep-alive connection pool, and
-// per-request total and idle timeouts. The only loadgen code (with driver.hpp) that uses Asio.
+// The real transport: HTTP/1.1 over TCP, or over TLS (OpenSSL) for https:// base URLs, with
+// Boost.Beast, a keep-alive connection pool, per-request total and idle timeouts, a connect
+// timeout, and the observer's progress deadlines (transport.hpp). The only loadgen code (with
+// driver.hpp) that uses Asio.
 
 #include <memory>
+#include <string>
 
 #include "llmload/loadgen/clock.hpp"
 #include "llmload/loadgen/transport.hpp"
@@ -15,14 +18,23 @@ class io_context;
 namespace llmload::net {
 
 struct TransportOptions {
-  Nanos timeout = std::chrono::minutes(10);      // whole request, from start()
-  Nanos idle_timeout = std::chrono::seconds(60);  // longest silence while connecting, writing or reading
+  Nanos timeout = std::chrono::minutes(10);      // whole request, from start() (kTimeout)
+  Nanos idle_timeout = std::chrono::seconds(60);  // longest silence while writing or reading (kIdleTimeout)
+  /// Establishing a new connection: TCP connect plus, for https, the TLS handshake
+  /// (kConnectTimeout). 0 = none: then idle_timeout bounds it, as silence.
+  Nanos connect_timeout = std::chrono::seconds(30);
+  /// https only. A PEM file of CA certificates to trust instead of the system's; empty = the
+  /// system's. Checked when the transport is built (ConfigError naming the file).
+  std::string ca_cert;
+  /// https only. Skip certificate and host name verification.
+  bool insecure = false;
 };
 
 /// Threading: every call and every observer callback on the io_context's (single) thread.
 class AsioTransport final : public Transport {
  public:
-  /// Resolves the host now (blocking); throws ConfigError when it cannot be resolved.
+  /// Resolves the host now (blocking), and for https sets up TLS (loads the CA certificates);
+  /// throws ConfigError when the host cannot be resolved or options.ca_cert cannot be loaded.
   AsioTransport(boost::asio::io_context& ioc, const Clock& clock, BaseUrl url, TransportOptions options);
   ~AsioTransport() override;
   void start(const HttpRequest& request, ResponseObserver& observer) override;

@@ -3,7 +3,10 @@
 // completion, and signal handling (first SIGINT/SIGTERM: stop issuing and drain in-flight
 // requests for at most `drain_timeout`; second: abort at once).
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "llmload/loadgen/clock.hpp"
@@ -34,7 +37,25 @@ struct ModelsInfo {
 /// Fetches {base}/v1/models through `transport` (blocking: runs the io_context until done).
 /// Throws ConfigError saying what was tried when the endpoint is unreachable or does not answer
 /// like an OpenAI-compatible server.
+/// `headers`: the run's extra request headers (--header), sent here too.
 ModelsInfo probe_models(boost::asio::io_context& ioc, Transport& transport, const std::string& base_url,
-                        const std::string& base_path, const std::string& host_header, const std::string& api_key);
+                        const std::string& base_path, const std::string& host_header, const std::string& api_key,
+                        const std::vector<std::pair<std::string, std::string>>& headers = {});
+
+/// Where and how to reach the server's /tokenize (vLLM, SGLang, llmload-server).
+struct TokenizeTarget {
+  std::string base_path;
+  std::string host_header;
+  std::string api_key;
+  std::string model;
+  bool chat = false;  // count as a chat message (with the chat template), not a raw prompt
+  std::vector<std::pair<std::string, std::string>> headers;  // --header
+};
+
+/// Counts the tokens of `prompt` with the server's POST /tokenize (blocking). Returns nullopt when
+/// the server has no /tokenize (an HTTP 404/405, or an answer without "count"); throws
+/// ConfigError when the server cannot be reached.
+std::optional<std::int64_t> tokenize_count(boost::asio::io_context& ioc, Transport& transport,
+                                           const TokenizeTarget& target, const std::string& prompt);
 
 }  // namespace llmload::net

@@ -11,9 +11,10 @@
 namespace llmload::net {
 
 /// `stage` is the class of the step that failed: kProtocol while waiting for the response head,
-/// kIncomplete while reading the body. A connection that ends (EOF, reset, broken pipe) before
-/// the response head is complete is kIncomplete; an HTTP syntax error inside the body (bad chunk
-/// encoding and the like) is kProtocol.
+/// kIncomplete while reading the body. A connection that ends (EOF, reset, broken pipe, or over
+/// TLS a close without close_notify: stream_truncated) before the response head is complete is
+/// kIncomplete; so is one that ends inside the body. An HTTP syntax error inside the body (bad
+/// chunk encoding and the like) is kProtocol.
 analysis::ErrorClass classify_io_error(analysis::ErrorClass stage, const boost::system::error_code& ec);
 
 }  // namespace llmload::net

@@ -1,0 +1,522 @@
+// The real transport (AsioTransport) on loopback, driven directly (no CLI): HTTPS through nginx
+// in front of llmload-server, certificate and host name verification, the connect timeout, and
+// the observer deadlines (the seam the first-token and inter-token timeouts use).
+#include <utility>  // before Asio (Boost 1.74 + C++20)
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <nlohmann/json.hpp>
+
+#include "llmload/loadgen/config_error.hpp"
+#include "llmload/loadgen/net/asio_transport.hpp"
+#include "llmload/loadgen/net/io_error.hpp"
+#include "llmload/loadgen/url.hpp"
+#include "tls_env.hpp"
+
+namespace llmload::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using analysis::ErrorClass;
+using net::AsioTransport;
+using net::TransportOptions;
+
+// Records everything the transport reports; deadlines come from `deadline_fn` when set.
+class TestObserver final : public ResponseObserver {
+ public:
+  void on_sent(TimePoint t) override {
+    ++sent;
+    t_sent = t;
+  }
+  void on_headers(TimePoint, int s, std::string_view) override {
+    ++headers;
+    status = s;
+  }
+  bool on_body(TimePoint t, std::string_view bytes) override {
+    ++bodies;
+    if (!t_first_body) t_first_body = t;
+    t_last_body = t;
+    body.append(bytes);
+    return true;
+  }
+  void on_complete(TimePoint t, const TransportError& e) override {
+    ++completions;
+    t_done = t;
+    error = e;
+  }
+  std::optional<TimePoint> deadline() const override {
+    ++deadline_asks;
+    return deadline_fn ? deadline_fn(*this) : std::nullopt;
+  }
+  TransportError on_deadline(TimePoint now) override {
+    ++deadline_calls;
+    t_deadline = now;
+    return TransportError{deadline_class, "test deadline passed"};
+  }
+
+  std::function<std::optional<TimePoint>(const TestObserver&)> deadline_fn;
+  ErrorClass deadline_class = ErrorClass::kFirstTokenTimeout;
+
+  int sent = 0;
+  int headers = 0;
+  int bodies = 0;
+  int completions = 0;
+  int deadline_calls = 0;
+  mutable int deadline_asks = 0;
+  int status = 0;
+  std::string body;
+  TransportError error;
+  std::optional<TimePoint> t_sent;
+  std::optional<TimePoint> t_first_body;
+  std::optional<TimePoint> t_last_body;
+  std::optional<TimePoint> t_done;
+  std::optional<TimePoint> t_deadline;
+
+  Nanos elapsed() const { return t_done && t_sent ? *t_done - *t_sent : Nanos::max(); }
+};
+
+// A streaming completion request for llmload-server (the model it serves by default).
+HttpRequest completion(const BaseUrl& url, int max_tokens, const std::string& fault = "") {
+  HttpRequest r;
+  r.method = "POST";
+  r.target = url.path + "/v1/completions";
+  r.headers = {{"Host", url.host_header()}, {"Content-Type", "application/json"}, {"Accept", "text/event-stream"}};
+  if (!fault.empty()) r.headers.emplace_back("X-Llmload-Fault", fault);
+  r.body = nlohmann::json{{"model", "llmload-mock"},
+                          {"prompt", "one two three four"},
+                          {"max_tokens", max_tokens},
+                          {"stream", true},
+                          {"stream_options", {{"include_usage", true}}}}
+               .dump();
+  return r;
+}
+
+// What an SSE completion stream held.
+struct StreamSummary {
+  int token_events = 0;       // events with a non-empty choices array
+  int usage_completion = -1;  // usage.completion_tokens of the usage event
+  bool done = false;          // data: [DONE] seen
+};
+
+StreamSummary summarize(const std::string& body) {
+  StreamSummary s;
+  std::size_t pos = 0;
+  while (pos < body.size()) {
+    std::size_t end = body.find("\n\n", pos);
+    if (end == std::string::npos) end = body.size();
+    const std::string event = body.substr(pos, end - pos);
+    pos = end + 2;
+    if (event.rfind("data: ", 0) != 0) continue;
+    const std::string data = event.substr(6);
+    if (data == "[DONE]") {
+      s.done = true;
+      continue;
+    }
+    auto j = nlohmann::json::parse(data, nullptr, false);
+    if (j.is_discarded()) continue;
+    if (j.contains("choices") && !j["choices"].empty()) ++s.token_events;
+    if (j.contains("usage") && j["usage"].is_object()) s.usage_completion = j["usage"]["completion_tokens"];
+  }
+  return s;
+}
+
+// One transport on its own io_context and the real clock; run() drives one request to its end
+// (bounded: a test never hangs).
+struct Client {
+  explicit Client(const std::string& base_url, TransportOptions options = {})
+      : url(parse_base_url(base_url)), transport(ioc, clock, url, std::move(options)) {}
+
+  void run(const HttpRequest& req, TestObserver& obs, std::chrono::seconds bound = 10s) {
+    transport.start(req, obs);
+    ioc.restart();
+    ioc.run_for(bound);
+    ASSERT_EQ(obs.completions, 1) << "the request did not complete within " << bound.count() << " s";
+  }
+
+  boost::asio::io_context ioc;
+  SteadyClock clock;
+  BaseUrl url;
+  AsioTransport transport;
+};
+
+TransportOptions with_ca(const std::string& ca) {
+  TransportOptions o;
+  o.ca_cert = ca;
+  o.connect_timeout = 5s;
+  o.idle_timeout = 10s;
+  o.timeout = 20s;
+  return o;
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTPS through nginx
+
+class TlsTransport : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    skip_ = tls_tools_missing();
+    if (skip_.empty()) env_ = new TlsEnv();
+  }
+  static void TearDownTestSuite() {
+    delete env_;
+    env_ = nullptr;
+  }
+  void SetUp() override {
+    if (!skip_.empty()) GTEST_SKIP() << skip_;
+  }
+  static TlsEnv* env_;
+  static std::string skip_;
+};
+TlsEnv* TlsTransport::env_ = nullptr;
+std::string TlsTransport::skip_;
+
+TEST_F(TlsTransport, StreamsWithExactTokenCountsAndReusesTheConnection) {
+  Client c(env_->good_url(), with_ca(env_->pki.ca_pem));
+  constexpr int kRequests = 10;
+  for (int i = 0; i < kRequests; ++i) {
+    TestObserver obs;
+    c.run(completion(c.url, 12), obs);
+    ASSERT_TRUE(obs.error.ok()) << obs.error.message;
+    EXPECT_EQ(obs.status, 200);
+    const auto s = summarize(obs.body);
+    EXPECT_EQ(s.token_events, 12) << obs.body;
+    EXPECT_EQ(s.usage_completion, 12);
+    EXPECT_TRUE(s.done);
+    EXPECT_GE(obs.bodies, 2);  // streamed: the events arrived in pieces, not in one read
+  }
+  // Sequential requests over keep-alive TLS connections.
+  EXPECT_LT(c.transport.connections_opened(), static_cast<std::size_t>(kRequests));
+  EXPECT_EQ(c.transport.connections_opened(), 1u);
+}
+
+TEST_F(TlsTransport, ServerClosingAnIdleTlsConnectionCostsNothing) {
+  // nginx closes idle keep-alive connections after 200 ms (close_notify, then FIN): the pooled
+  // connection is found closed and replaced, and the request does not fail.
+  Client c("https://127.0.0.1:" + std::to_string(env_->proxy->short_keepalive_port()), with_ca(env_->pki.ca_pem));
+  for (int i = 0; i < 2; ++i) {
+    TestObserver obs;
+    c.run(completion(c.url, 3), obs);
+    ASSERT_TRUE(obs.error.ok()) << i << ": " << obs.error.message;
+    EXPECT_EQ(summarize(obs.body).token_events, 3);
+    if (i == 0) std::this_thread::sleep_for(800ms);
+  }
+  EXPECT_EQ(c.transport.connections_opened(), 2u);
+}
+
+TEST_F(TlsTransport, VerifiesAHostNameSentBySni) {
+  Client c(env_->good_url("localhost"), with_ca(env_->pki.ca_pem));
+  TestObserver obs;
+  c.run(completion(c.url, 3), obs);
+  ASSERT_TRUE(obs.error.ok()) << obs.error.message;
+  EXPECT_EQ(summarize(obs.body).token_events, 3);
+}
+
+TEST_F(TlsTransport, UntrustedCertificateFailsWithTheReasonAndTheWaysOut) {
+  TransportOptions o = with_ca("");  // the system's CAs, which do not include the test CA
+  Client c(env_->good_url(), o);
+  TestObserver obs;
+  c.run(completion(c.url, 3), obs);
+  EXPECT_EQ(obs.error.cls, ErrorClass::kConnect);
+  const std::string& m = obs.error.message;
+  EXPECT_NE(m.find("certificate verify failed ("), std::string::npos) << m;
+  EXPECT_NE(m.find("--ca-cert"), std::string::npos) << m;
+  EXPECT_NE(m.find("--insecure"), std::string::npos) << m;
+  EXPECT_NE(m.find("127.0.0.1:" + std::to_string(env_->proxy->good_port())), std::string::npos) << m;
+  EXPECT_EQ(obs.sent, 0);
+  EXPECT_EQ(obs.headers, 0);
+}
+
+TEST_F(TlsTransport, InsecureSkipsVerification) {
+  TransportOptions o = with_ca("");
+  o.insecure = true;
+  for (const std::string& url : {env_->good_url(), env_->other_url()}) {
+    Client c(url, o);
+    TestObserver obs;
+    c.run(completion(c.url, 4), obs);
+    ASSERT_TRUE(obs.error.ok()) << url << ": " << obs.error.message;
+    EXPECT_EQ(summarize(obs.body).token_events, 4);
+  }
+}
+
+TEST_F(TlsTransport, CertificateForAnotherNameFailsVerification) {
+  // Signed by the trusted CA, but for other.invalid only: neither 127.0.0.1 nor localhost match.
+  for (const std::string host : {"127.0.0.1", "localhost"}) {
+    Client c(env_->other_url(host), with_ca(env_->pki.ca_pem));
+    TestObserver obs;
+    c.run(completion(c.url, 3), obs);
+    EXPECT_EQ(obs.error.cls, ErrorClass::kConnect) << host;
+    const std::string& m = obs.error.message;
+    EXPECT_NE(m.find("certificate verify failed"), std::string::npos) << m;
+    EXPECT_NE(m.find("mismatch"), std::string::npos) << m;  // OpenSSL: "IP address mismatch" / "hostname mismatch"
+    EXPECT_NE(m.find("is not for '" + host + "'"), std::string::npos) << m;
+    EXPECT_NE(m.find("--insecure"), std::string::npos) << m;
+  }
+}
+
+TEST_F(TlsTransport, HttpsToAPlainHttpServerFailsTheHandshake) {
+  Client c("https://127.0.0.1:" + std::to_string(env_->server.port), with_ca(env_->pki.ca_pem));
+  TestObserver obs;
+  c.run(completion(c.url, 3), obs);
+  EXPECT_EQ(obs.error.cls, ErrorClass::kConnect);
+  EXPECT_NE(obs.error.message.find("TLS handshake"), std::string::npos) << obs.error.message;
+}
+
+TEST_F(TlsTransport, ObserverDeadlineEndsATlsExchangeAndTheConnectionIsNotReused) {
+  Client c(env_->good_url(), with_ca(env_->pki.ca_pem));
+  TestObserver obs;
+  obs.deadline_fn = [](const TestObserver& o) -> std::optional<TimePoint> {
+    if (o.bodies > 0) return std::nullopt;
+    return *o.t_sent + 200ms;
+  };
+  c.run(completion(c.url, 3, "slow-first-byte=5s"), obs);
+  EXPECT_EQ(obs.error.cls, ErrorClass::kFirstTokenTimeout) << obs.error.message;
+  EXPECT_EQ(obs.deadline_calls, 1);
+  EXPECT_LT(obs.elapsed(), 3s);
+  // The next request works, on a new connection.
+  TestObserver next;
+  c.run(completion(c.url, 3), next);
+  ASSERT_TRUE(next.error.ok()) << next.error.message;
+  EXPECT_EQ(summarize(next.body).token_events, 3);
+  EXPECT_EQ(c.transport.connections_opened(), 2u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Options and the connect timeout (no nginx needed)
+
+TEST(TlsOptions, HttpsBaseUrls) {
+  auto u = parse_base_url("HTTPS://example.com/v1");
+  EXPECT_EQ(u.scheme, "https");
+  EXPECT_EQ(u.port, "443");
+  EXPECT_EQ(u.host_header(), "example.com");
+  EXPECT_EQ(u.to_string(), "https://example.com");
+  EXPECT_EQ(parse_base_url("https://h:8443").host_header(), "h:8443");
+  EXPECT_EQ(parse_base_url("http://h").port, "80");
+  EXPECT_THROW(parse_base_url("ftp://h"), ConfigError);
+}
+
+TEST(TlsOptions, TlsStreamTruncatedIsIncomplete) {
+  const boost::system::error_code truncated = boost::asio::ssl::error::stream_truncated;
+  EXPECT_EQ(net::classify_io_error(ErrorClass::kProtocol, truncated), ErrorClass::kIncomplete);  // before the head
+  EXPECT_EQ(net::classify_io_error(ErrorClass::kIncomplete, truncated), ErrorClass::kIncomplete);  // in the body
+}
+
+TEST(TlsOptions, BadCaCertFileIsAConfigErrorNamingTheFile) {
+  TempDir dir;
+  const std::string missing = dir.file("missing.pem");
+  const std::string not_pem = dir.file("not-a-cert.pem");
+  {
+    std::ofstream(not_pem) << "this is not a certificate\n";
+  }
+  const std::string empty = dir.file("empty.pem");
+  {
+    std::ofstream out(empty);
+  }
+  for (const auto& file : {missing, not_pem, empty}) {
+    boost::asio::io_context ioc;
+    SteadyClock clock;
+    TransportOptions o;
+    o.ca_cert = file;
+    try {
+      AsioTransport t(ioc, clock, parse_base_url("https://127.0.0.1:9"), o);
+      ADD_FAILURE() << "no ConfigError for " << file;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(file), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("--ca-cert"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(TlsOptions, ConnectTimeoutCoversTheTlsHandshake) {
+  SilentListener silent;  // TCP connects; the handshake never gets an answer
+  TransportOptions o;
+  o.connect_timeout = 300ms;
+  o.idle_timeout = 20s;
+  o.timeout = 30s;
+  Client c("https://127.0.0.1:" + std::to_string(silent.port()), o);
+  TestObserver obs;
+  const auto start = c.clock.now();
+  c.run(completion(c.url, 3), obs);
+  EXPECT_EQ(obs.error.cls, ErrorClass::kConnectTimeout) << obs.error.message;
+  EXPECT_EQ(obs.error.message, "connect to 127.0.0.1:" + std::to_string(silent.port()) +
+                                   " timed out after 0.3 s (--connect-timeout)");
+  EXPECT_LT(*obs.t_done - start, 5s);
+  EXPECT_EQ(obs.sent, 0);
+}
+
+TEST(TlsOptions, ConnectTimeoutCoversTcpConnect) {
+  FullBacklogListener full;
+  if (!full.works()) GTEST_SKIP() << "this kernel answers connections beyond a full backlog";
+  TransportOptions o;
+  o.connect_timeout = 300ms;
+  o.idle_timeout = 20s;
+  o.timeout = 30s;
+  Client c("http://127.0.0.1:" + std::to_string(full.port()), o);
+  TestObserver obs;
+  const auto start = c.clock.now();
+  c.run(completion(c.url, 3), obs);
+  EXPECT_EQ(obs.error.cls, ErrorClass::kConnectTimeout) << obs.error.message;
+  EXPECT_NE(obs.error.message.find("(--connect-timeout)"), std::string::npos) << obs.error.message;
+  EXPECT_LT(*obs.t_done - start, 5s);
+}
+
+TEST(TlsOptions, WithoutAConnectTimeoutTheIdleTimeoutBoundsConnecting) {
+  SilentListener silent;
+  TransportOptions o;
+  o.connect_timeout = Nanos::zero();
+  o.idle_timeout = 300ms;
+  o.timeout = 30s;
+  Client c("https://127.0.0.1:" + std::to_string(silent.port()), o);
+  TestObserver obs;
+  c.run(completion(c.url, 3), obs);
+  EXPECT_EQ(obs.error.cls, ErrorClass::kIdleTimeout) << obs.error.message;
+}
+
+TEST(TlsOptions, TotalTimeoutDuringTheHandshakeIsATimeout) {
+  SilentListener silent;
+  TransportOptions o;
+  o.connect_timeout = 10s;
+  o.idle_timeout = 10s;
+  o.timeout = 300ms;
+  Client c("https://127.0.0.1:" + std::to_string(silent.port()), o);
+  TestObserver obs;
+  c.run(completion(c.url, 3), obs);
+  EXPECT_EQ(obs.error.cls, ErrorClass::kTimeout) << obs.error.message;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Observer deadlines over plain HTTP (llmload-server alone)
+
+class TransportDeadline : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    server_ = new ServerHandle(start_server({"--latency-model", "fixed", "--ttft", "20ms", "--itl", "5ms"}));
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  static TransportOptions options() {
+    TransportOptions o;
+    o.connect_timeout = 5s;
+    o.idle_timeout = 20s;
+    o.timeout = 30s;
+    return o;
+  }
+  static ServerHandle* server_;
+};
+ServerHandle* TransportDeadline::server_ = nullptr;
+
+TEST_F(TransportDeadline, FirstTokenDeadlineEndsASlowRequest) {
+  Client c(server_->base_url, options());
+  TestObserver warm;
+  c.run(completion(c.url, 2), warm);  // a pooled connection first
+  ASSERT_TRUE(warm.error.ok()) << warm.error.message;
+  ASSERT_EQ(c.transport.connections_opened(), 1u);
+
+  TestObserver obs;
+  obs.deadline_fn = [](const TestObserver& o) -> std::optional<TimePoint> {
+    if (o.bodies > 0) return std::nullopt;
+    return *o.t_sent + 50ms;
+  };
+  c.run(completion(c.url, 3, "slow-first-byte=5s"), obs);
+  EXPECT_EQ(obs.error.cls, ErrorClass::kFirstTokenTimeout);
+  EXPECT_EQ(obs.error.message, "test deadline passed");
+  EXPECT_EQ(obs.deadline_calls, 1);
+  EXPECT_EQ(obs.headers, 0);
+  ASSERT_TRUE(obs.t_deadline);
+  EXPECT_GE(*obs.t_deadline - *obs.t_sent, 50ms);
+  EXPECT_LT(obs.elapsed(), 3s);
+
+  // The slow request's connection was closed, not pooled: the next one connects anew.
+  TestObserver next;
+  c.run(completion(c.url, 2), next);
+  ASSERT_TRUE(next.error.ok()) << next.error.message;
+  EXPECT_EQ(c.transport.connections_opened(), 2u);
+}
+
+TEST_F(TransportDeadline, DeadlineThatKeepsMovingOnNeverFires) {
+  Client c(server_->base_url, options());
+  TestObserver obs;
+  // Each piece of progress pushes the deadline on; the stream (300 tokens, 5 ms apart: 1.5 s)
+  // lasts much longer than one gap of 600 ms, so a timer that was not re-armed would fire.
+  obs.deadline_fn = [](const TestObserver& o) -> std::optional<TimePoint> {
+    return (o.t_last_body ? *o.t_last_body : *o.t_sent) + 600ms;
+  };
+  c.run(completion(c.url, 300), obs);
+  ASSERT_TRUE(obs.error.ok()) << obs.error.message;
+  EXPECT_EQ(obs.deadline_calls, 0);
+  EXPECT_EQ(summarize(obs.body).token_events, 300);
+  EXPECT_GE(obs.deadline_asks, 1 + obs.bodies);  // after on_sent and after every on_body
+  EXPECT_GT(obs.elapsed(), 600ms);
+}
+
+TEST_F(TransportDeadline, InterTokenDeadlineFiresOnAStall) {
+  Client c(server_->base_url, options());
+  TestObserver obs;
+  obs.deadline_class = ErrorClass::kInterTokenTimeout;
+  obs.deadline_fn = [](const TestObserver& o) -> std::optional<TimePoint> {
+    return (o.t_last_body ? *o.t_last_body : *o.t_sent) + 1s;
+  };
+  c.run(completion(c.url, 10, "stall=5s@4"), obs);
+  EXPECT_EQ(obs.error.cls, ErrorClass::kInterTokenTimeout);
+  EXPECT_EQ(obs.deadline_calls, 1);
+  EXPECT_EQ(obs.status, 200);
+  EXPECT_EQ(summarize(obs.body).token_events, 4);  // the tokens before the stall
+  ASSERT_TRUE(obs.t_deadline && obs.t_last_body);
+  EXPECT_GE(*obs.t_deadline - *obs.t_last_body, 1s);
+  EXPECT_LT(obs.elapsed(), 4s);
+}
+
+TEST_F(TransportDeadline, DeadlineMovedEarlierReArmsTheTimer) {
+  Client c(server_->base_url, options());
+  TestObserver obs;
+  obs.deadline_class = ErrorClass::kInterTokenTimeout;
+  // Far away until the first body; then fixed at first body + 200 ms (earlier than before).
+  obs.deadline_fn = [](const TestObserver& o) -> std::optional<TimePoint> {
+    if (!o.t_first_body) return *o.t_sent + 20s;
+    return *o.t_first_body + 200ms;
+  };
+  c.run(completion(c.url, 10, "stall=5s@2"), obs);
+  EXPECT_EQ(obs.error.cls, ErrorClass::kInterTokenTimeout);
+  EXPECT_EQ(obs.deadline_calls, 1);
+  ASSERT_TRUE(obs.t_deadline && obs.t_first_body);
+  EXPECT_GE(*obs.t_deadline - *obs.t_first_body, 200ms);
+  EXPECT_LT(obs.elapsed(), 4s);
+}
+
+TEST_F(TransportDeadline, TotalTimeoutStillWinsOverALaterDeadline) {
+  TransportOptions o = options();
+  o.timeout = 300ms;
+  Client c(server_->base_url, o);
+  TestObserver obs;
+  obs.deadline_fn = [](const TestObserver& ob) -> std::optional<TimePoint> { return *ob.t_sent + 10s; };
+  c.run(completion(c.url, 3, "slow-first-byte=5s"), obs);
+  EXPECT_EQ(obs.error.cls, ErrorClass::kTimeout) << obs.error.message;
+  EXPECT_EQ(obs.deadline_calls, 0);
+}
+
+TEST_F(TransportDeadline, CancelAllCancelsAWaitingRequest) {
+  Client c(server_->base_url, options());
+  TestObserver obs;
+  obs.deadline_fn = [](const TestObserver& ob) -> std::optional<TimePoint> { return *ob.t_sent + 10s; };
+  boost::asio::steady_timer later(c.ioc, 200ms);
+  later.async_wait([&](const boost::system::error_code&) { c.transport.cancel_all(); });
+  c.run(completion(c.url, 3, "slow-first-byte=5s"), obs);
+  EXPECT_EQ(obs.error.cls, ErrorClass::kCanceled) << obs.error.message;
+  EXPECT_EQ(obs.deadline_calls, 0);
+}
+
+}  // namespace
+}  // namespace llmload::testing
