@@ -155,7 +155,9 @@ struct Exchange final : ExchangeBase, std::enable_shared_from_this<Exchange<Stre
   http::request<http::string_body> req;
   std::unique_ptr<Conn> conn;
   std::optional<http::response_parser<http::buffer_body>> parser;
-  std::array<char, 16384> body_buf{};
+  // 4 KiB per exchange: a token chunk is a few hundred bytes, and a larger body just takes more
+  // reads; with 10,000 streams open this buffer is most of the client's memory per stream.
+  std::array<char, 4096> body_buf{};
   asio::steady_timer total_timer;
   asio::steady_timer deadline_timer;
   // Set by the total timeout or the observer's deadline (the first wins): the exchange ends with it.

@@ -47,7 +47,18 @@ void drive(asio::io_context& ioc, RunController& controller, const DriveOptions&
       timer.cancel();
     }
   };
-  controller.on_progress = [&] { pump(); };
+  // A completion re-polls through the event loop, not inside the completion handler: reads that
+  // are already waiting (other streams' tokens, with their arrival times) go first, and a burst of
+  // completions releases its follow-up requests in one poll.
+  bool pump_posted = false;
+  controller.on_progress = [&] {
+    if (pump_posted) return;
+    pump_posted = true;
+    asio::post(ioc, [&] {
+      pump_posted = false;
+      pump();
+    });
+  };
 
   std::function<void()> arm_signals = [&] {
     signals.async_wait([&](boost::system::error_code ec, int sig) {
