@@ -341,6 +341,57 @@ TEST(Settings, ScenarioFileListsForHeadersAndGoodput) {
   EXPECT_EQ(cfg.backend, "sglang");
 }
 
+// The targeted scan of common chunks must agree with the full parse on everything it accepts:
+// decode the same generated streams with text capture off (fast path) and on (always the full
+// parse) and compare every field but the text.
+TEST(StreamDecoder, FastChunkScanAgreesWithTheFullParse) {
+  std::uint64_t state = 12345;
+  auto next = [&](std::uint64_t n) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state >> 33) % n;
+  };
+  const std::vector<std::string> texts = {R"("")", R"(" a")", R"("x\"y")", R"("\u00e9")", "null", "7", R"(" usage ")"};
+  const std::vector<std::string> finishes = {"null", R"("length")", R"("stop")", "3"};
+  int compared = 0;
+  for (const ApiKind api : {ApiKind::kCompletions, ApiKind::kChat}) {
+    for (int stream = 0; stream < 400; ++stream) {
+      OpenAiStreamDecoder fast(api);
+      OpenAiStreamDecoder full(api, /*capture_text=*/true);
+      std::int64_t completion = 0;
+      for (int k = 0; k < 6; ++k) {
+        const std::string text = texts[next(texts.size())];
+        std::string choice = api == ApiKind::kChat
+                                 ? (next(5) == 0 ? R"({"index":0,"delta":null)" : R"({"index":0,"delta":{"content":)" + text + "}")
+                                 : R"({"index":0,"text":)" + text;
+        choice += R"(,"logprobs":null,"finish_reason":)" + finishes[next(finishes.size())] + "}";
+        std::string payload = R"({"id":"c","object":"x","choices":[)" + (next(6) == 0 ? std::string() : choice) + "]";
+        if (next(2) == 0) {
+          completion += static_cast<std::int64_t>(next(3));
+          payload += R"(,"usage":{"prompt_tokens":5,"completion_tokens":)" + std::to_string(completion) +
+                     (next(8) == 0 ? R"(,"prompt_tokens_details":{"cached_tokens":2})" : "") + "}";
+        }
+        if (next(10) == 0) payload += R"(,"llmload":{"first_token_s":0.5})";
+        if (next(15) == 0) payload += ",";  // malformed
+        payload += "}";
+        const StreamUpdate a = dec(fast, payload);
+        const StreamUpdate b = dec(full, payload);
+        ASSERT_EQ(a.kind, b.kind) << payload;
+        EXPECT_EQ(a.tokens, b.tokens) << payload;
+        EXPECT_EQ(a.finish_reason, b.finish_reason) << payload;
+        ASSERT_EQ(a.usage.has_value(), b.usage.has_value()) << payload;
+        if (a.usage) {
+          EXPECT_EQ(a.usage->prompt_tokens, b.usage->prompt_tokens);
+          EXPECT_EQ(a.usage->completion_tokens, b.usage->completion_tokens);
+          EXPECT_EQ(a.usage->cached_tokens, b.usage->cached_tokens);
+        }
+        EXPECT_EQ(a.server_timing.has_value(), b.server_timing.has_value()) << payload;
+        ++compared;
+      }
+    }
+  }
+  EXPECT_EQ(compared, 4800);
+}
+
 // Every shipped scenario file loads and validates (a trace replay as main.cpp treats it).
 TEST(ScenarioFiles, EveryShippedScenarioIsValid) {
   int n = 0;

@@ -63,6 +63,7 @@ class OpenAiStreamDecoder {
 
  private:
   StreamUpdate decode_sglang(StreamUpdate u, const nlohmann::json& j);
+  void count_output(StreamUpdate& u, bool output);
 
   ApiKind api_;
   bool capture_text_;

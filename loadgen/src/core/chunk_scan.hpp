@@ -1,0 +1,201 @@
+#pragma once
+// A DOM-free scan of the common OpenAI stream chunk (internal to the stream decoder): one pass
+// over the JSON text that validates its shape and pulls out only what the recorder needs: whether
+// choices[].delta.content / reasoning_content / reasoning (chat) or choices[].text (completions)
+// is a non-empty string, the first choices[].finish_reason, and usage's prompt_tokens /
+// completion_tokens. Anything it does not expect ("error", the server's "llmload" ground truth,
+// "message", escapes in a string it reads, prompt_tokens_details, a non-integer or absurd count,
+// trailing bytes, nesting deeper than 64) makes it return nullopt, and the decoder takes the
+// exact nlohmann path: the scan can only skip work, never change a result (a unit test compares
+// both paths on generated chunks). Prototyped in bench/ (docs/benchmarks.md).
+
+#include <cctype>
+#include <charconv>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string_view>
+
+#include "llmload/loadgen/stream_decoder.hpp"
+
+namespace llmload::detail {
+
+struct FastChunk {
+  bool output = false;
+  bool has_error = false;
+  bool has_choices = false;
+  std::string_view finish_reason;  // empty: none
+  bool has_usage = false;
+  std::int64_t prompt_tokens = 0;
+  std::int64_t completion_tokens = 0;
+};
+
+class Scanner {
+ public:
+  explicit Scanner(std::string_view s) : s_(s) {}
+  bool ws() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\r' || s_[i_] == '\t')) ++i_;
+    return i_ < s_.size();
+  }
+  bool eat(char c) {
+    if (!ws() || s_[i_] != c) return false;
+    ++i_;
+    return true;
+  }
+  bool peek(char c) { return ws() && s_[i_] == c; }
+  // A string without escapes (else nullopt: the caller falls back).
+  std::optional<std::string_view> str() {
+    if (!eat('"')) return std::nullopt;
+    const std::size_t b = i_;
+    const void* q = std::memchr(s_.data() + i_, '"', s_.size() - i_);
+    if (q == nullptr) return std::nullopt;
+    const std::size_t e = static_cast<std::size_t>(static_cast<const char*>(q) - s_.data());
+    if (std::memchr(s_.data() + b, '\\', e - b) != nullptr) return std::nullopt;
+    for (std::size_t k = b; k < e; ++k) {
+      if (static_cast<unsigned char>(s_[k]) < 0x20) return std::nullopt;
+    }
+    i_ = e + 1;
+    return s_.substr(b, e - b);
+  }
+  std::optional<std::int64_t> integer() {
+    ws();
+    std::int64_t v = 0;
+    auto [p, ec] = std::from_chars(s_.data() + i_, s_.data() + s_.size(), v);
+    if (ec != std::errc()) return std::nullopt;
+    i_ = static_cast<std::size_t>(p - s_.data());
+    if (i_ < s_.size() && (s_[i_] == '.' || s_[i_] == 'e' || s_[i_] == 'E')) return std::nullopt;
+    return v;
+  }
+  // Skips any value (validating its shape loosely; strings with escapes are skipped correctly).
+  bool skip(int depth = 0) {
+    if (depth > 64 || !ws()) return false;
+    const char c = s_[i_];
+    if (c == '"') {
+      ++i_;
+      while (i_ < s_.size()) {
+        if (s_[i_] == '\\') {
+          i_ += 2;
+          continue;
+        }
+        if (s_[i_] == '"') {
+          ++i_;
+          return true;
+        }
+        ++i_;
+      }
+      return false;
+    }
+    if (c == '{' || c == '[') {
+      const char close = c == '{' ? '}' : ']';
+      ++i_;
+      if (eat(close)) return true;
+      while (true) {
+        if (c == '{') {
+          if (!str() || !eat(':')) return false;
+        }
+        if (!skip(depth + 1)) return false;
+        if (eat(',')) continue;
+        return eat(close);
+      }
+    }
+    // number, true, false, null
+    const std::size_t b = i_;
+    while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '-' || s_[i_] == '+' ||
+                              s_[i_] == '.')) {
+      ++i_;
+    }
+    return i_ > b;
+  }
+  bool at_end() { return !ws(); }
+
+ private:
+  std::string_view s_;
+  std::size_t i_ = 0;
+};
+
+// Parses {"k": v, ...}, calling on_key(key) which must consume the value; false on anything odd.
+template <typename F>
+inline bool object(Scanner& s, F&& on_key) {
+  if (!s.eat('{')) return false;
+  if (s.eat('}')) return true;
+  while (true) {
+    auto k = s.str();
+    if (!k || !s.eat(':')) return false;
+    if (!on_key(*k)) return false;
+    if (s.eat(',')) continue;
+    return s.eat('}');
+  }
+}
+
+inline std::optional<FastChunk> scan_chunk(std::string_view data, ApiKind api) {
+  Scanner s(data);
+  FastChunk f;
+  auto on_choice = [&](Scanner& sc) {
+    return object(sc, [&](std::string_view k) {
+      if (api != ApiKind::kCompletions && (k == "delta" || k == "message")) {
+        if (k == "message") return false;  // rare in streams: the exact path decides delta vs message
+        if (sc.peek('n')) return sc.skip();
+        return object(sc, [&](std::string_view dk) {
+          if (dk == "content" || dk == "reasoning_content" || dk == "reasoning") {
+            if (sc.peek('n')) return sc.skip();
+            auto v = sc.str();
+            if (!v) return false;
+            f.output = f.output || !v->empty();
+            return true;
+          }
+          return sc.skip();
+        });
+      }
+      if (api == ApiKind::kCompletions && k == "text") {
+        if (sc.peek('n')) return sc.skip();
+        auto v = sc.str();
+        if (!v) return false;
+        f.output = f.output || !v->empty();
+        return true;
+      }
+      if (k == "finish_reason") {
+        if (sc.peek('n')) return sc.skip();
+        auto v = sc.str();
+        if (!v) return false;
+        if (f.finish_reason.empty()) f.finish_reason = *v;
+        return true;
+      }
+      return sc.skip();
+    });
+  };
+  const bool ok = object(s, [&](std::string_view k) {
+    if (k == "error" || k == "llmload") {
+      f.has_error = k == "error";
+      return false;  // errors and the server's ground truth take the exact path
+    }
+    if (k == "choices") {
+      f.has_choices = true;
+      if (!s.eat('[')) return false;
+      if (s.eat(']')) return true;
+      while (true) {
+        if (!s.peek('{')) return false;
+        if (!on_choice(s)) return false;
+        if (s.eat(',')) continue;
+        return s.eat(']');
+      }
+    }
+    if (k == "usage") {
+      f.has_usage = true;
+      return object(s, [&](std::string_view uk) {
+        if (uk == "prompt_tokens" || uk == "completion_tokens") {
+          auto v = s.integer();
+          if (!v || *v < 0 || *v > (std::int64_t{1} << 40)) return false;
+          (uk == "prompt_tokens" ? f.prompt_tokens : f.completion_tokens) = *v;
+          return true;
+        }
+        if (uk == "prompt_tokens_details") return false;  // rare: exact path
+        return s.skip();
+      });
+    }
+    return s.skip();
+  });
+  if (!ok || !s.at_end() || !f.has_choices) return std::nullopt;
+  return f;
+}
+
+}  // namespace llmload::detail
