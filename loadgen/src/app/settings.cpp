@@ -484,7 +484,8 @@ void apply_scenario_text(const std::string& text, const std::string& path, Scena
           if (name == "header") {
             apply_setting(name, item.as<std::string>(), origin, cfg);
           } else {
-            joined += (joined.empty() ? "" : ",") + item.as<std::string>();
+            if (!joined.empty()) joined += ',';
+            joined += item.as<std::string>();
           }
         }
         if (name != "header") apply_setting(name, joined, origin, cfg);

@@ -4,7 +4,7 @@
 // choices[].delta.content / reasoning_content / reasoning (chat) or choices[].text (completions)
 // is a non-empty string, the first choices[].finish_reason, and usage's prompt_tokens /
 // completion_tokens. Anything it does not expect ("error", the server's "llmload" ground truth,
-// "message", escapes in a string it reads, prompt_tokens_details, a non-integer or absurd count,
+// "message", an escape, a control or non-ASCII byte in any string, prompt_tokens_details, a non-integer or absurd count,
 // trailing bytes, nesting deeper than 64) makes it return nullopt, and the decoder takes the
 // exact nlohmann path: the scan can only skip work, never change a result (a unit test compares
 // both paths on generated chunks). Prototyped in bench/ (docs/benchmarks.md).
@@ -52,13 +52,18 @@ class Scanner {
     const std::size_t e = static_cast<std::size_t>(static_cast<const char*>(q) - s_.data());
     if (std::memchr(s_.data() + b, '\\', e - b) != nullptr) return std::nullopt;
     for (std::size_t k = b; k < e; ++k) {
-      if (static_cast<unsigned char>(s_[k]) < 0x20) return std::nullopt;
+      // Control bytes are invalid JSON; non-ASCII needs UTF-8 validation: the full parser does both.
+      const auto ch = static_cast<unsigned char>(s_[k]);
+      if (ch < 0x20 || ch >= 0x80) return std::nullopt;
     }
     i_ = e + 1;
     return s_.substr(b, e - b);
   }
   std::optional<std::int64_t> integer() {
     ws();
+    // JSON integers only: no sign, no leading zero (nlohmann rejects "05"), no fraction/exponent.
+    if (i_ >= s_.size() || s_[i_] < '0' || s_[i_] > '9') return std::nullopt;
+    if (s_[i_] == '0' && i_ + 1 < s_.size() && s_[i_ + 1] >= '0' && s_[i_ + 1] <= '9') return std::nullopt;
     std::int64_t v = 0;
     auto [p, ec] = std::from_chars(s_.data() + i_, s_.data() + s_.size(), v);
     if (ec != std::errc()) return std::nullopt;
@@ -66,25 +71,12 @@ class Scanner {
     if (i_ < s_.size() && (s_[i_] == '.' || s_[i_] == 'e' || s_[i_] == 'E')) return std::nullopt;
     return v;
   }
-  // Skips any value (validating its shape loosely; strings with escapes are skipped correctly).
+  // Skips any value, validating it as strictly as the full parser would; a string with an escape
+  // (whose validity needs a real decoder) is not skipped: the caller falls back.
   bool skip(int depth = 0) {
     if (depth > 64 || !ws()) return false;
     const char c = s_[i_];
-    if (c == '"') {
-      ++i_;
-      while (i_ < s_.size()) {
-        if (s_[i_] == '\\') {
-          i_ += 2;
-          continue;
-        }
-        if (s_[i_] == '"') {
-          ++i_;
-          return true;
-        }
-        ++i_;
-      }
-      return false;
-    }
+    if (c == '"') return str().has_value();
     if (c == '{' || c == '[') {
       const char close = c == '{' ? '}' : ']';
       ++i_;
@@ -98,13 +90,37 @@ class Scanner {
         return eat(close);
       }
     }
-    // number, true, false, null
-    const std::size_t b = i_;
-    while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '-' || s_[i_] == '+' ||
-                              s_[i_] == '.')) {
-      ++i_;
+    for (std::string_view lit : {std::string_view("true"), std::string_view("false"), std::string_view("null")}) {
+      if (s_.substr(i_, lit.size()) == lit) {
+        i_ += lit.size();
+        return i_ >= s_.size() || !std::isalnum(static_cast<unsigned char>(s_[i_]));
+      }
     }
-    return i_ > b;
+    return number();
+  }
+  // A JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+  bool number() {
+    auto digits = [&] {
+      const std::size_t b = i_;
+      while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') ++i_;
+      return i_ - b;
+    };
+    if (i_ < s_.size() && s_[i_] == '-') ++i_;
+    if (i_ < s_.size() && s_[i_] == '0') {
+      ++i_;
+    } else if (digits() == 0) {
+      return false;
+    }
+    if (i_ < s_.size() && s_[i_] == '.') {
+      ++i_;
+      if (digits() == 0) return false;
+    }
+    if (i_ < s_.size() && (s_[i_] == 'e' || s_[i_] == 'E')) {
+      ++i_;
+      if (i_ < s_.size() && (s_[i_] == '+' || s_[i_] == '-')) ++i_;
+      if (digits() == 0) return false;
+    }
+    return i_ >= s_.size() || !std::isalnum(static_cast<unsigned char>(s_[i_]));
   }
   bool at_end() { return !ws(); }
 

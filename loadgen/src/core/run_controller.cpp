@@ -50,9 +50,10 @@ void RunController::begin() {
   pacer_.begin(start_);
 }
 
-void RunController::poll() {
+bool RunController::poll(std::size_t max_starts) {
   graveyard_.clear();
-  while (true) {
+  for (std::size_t started = 0;; ++started) {
+    if (started >= max_starts) return true;
     const TimePoint now = clock_.now();
     auto rel = pacer_.next(now);
     if (!rel) break;
@@ -91,6 +92,7 @@ void RunController::poll() {
     max_in_flight_ = std::max(max_in_flight_, trackers_.size());
     transport_.start(http, ref);
   }
+  return false;
 }
 
 bool RunController::finished() const { return pacer_.exhausted() && trackers_.empty(); }

@@ -157,7 +157,7 @@ struct Exchange final : ExchangeBase, std::enable_shared_from_this<Exchange<Stre
   std::optional<http::response_parser<http::buffer_body>> parser;
   // 4 KiB per exchange: a token chunk is a few hundred bytes, and a larger body just takes more
   // reads; with 10,000 streams open this buffer is most of the client's memory per stream.
-  std::array<char, 4096> body_buf{};
+  std::array<char, 4096> body_buf;  // not zero-filled: only bytes read are used
   asio::steady_timer total_timer;
   asio::steady_timer deadline_timer;
   // Set by the total timeout or the observer's deadline (the first wins): the exchange ends with it.

@@ -34,9 +34,22 @@ void drive(asio::io_context& ioc, RunController& controller, const DriveOptions&
     drain_timer.cancel();
     signals.cancel();
   };
+  bool pump_posted = false;
+  // At most this many request starts per turn of the event loop: when many requests are due at
+  // once (lock-step completions, an offline start), reads already waiting in between get their
+  // arrival times taken first. The requests keep their intended times either way.
+  constexpr std::size_t kStartsPerTurn = 16;
+  auto post_pump = [&] {
+    if (pump_posted) return;
+    pump_posted = true;
+    asio::post(ioc, [&] {
+      pump_posted = false;
+      pump();
+    });
+  };
   pump = [&] {
     if (stopped) return;
-    controller.poll();
+    if (controller.poll(kStartsPerTurn)) return post_pump();
     if (controller.finished()) return stop_all();
     if (auto wake = controller.wake_time()) {
       timer.expires_at(*wake);
@@ -50,15 +63,7 @@ void drive(asio::io_context& ioc, RunController& controller, const DriveOptions&
   // A completion re-polls through the event loop, not inside the completion handler: reads that
   // are already waiting (other streams' tokens, with their arrival times) go first, and a burst of
   // completions releases its follow-up requests in one poll.
-  bool pump_posted = false;
-  controller.on_progress = [&] {
-    if (pump_posted) return;
-    pump_posted = true;
-    asio::post(ioc, [&] {
-      pump_posted = false;
-      pump();
-    });
-  };
+  controller.on_progress = [&] { post_pump(); };
 
   std::function<void()> arm_signals = [&] {
     signals.async_wait([&](boost::system::error_code ec, int sig) {

@@ -350,7 +350,9 @@ TEST(StreamDecoder, FastChunkScanAgreesWithTheFullParse) {
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;
     return (state >> 33) % n;
   };
-  const std::vector<std::string> texts = {R"("")", R"(" a")", R"("x\"y")", R"("\u00e9")", "null", "7", R"(" usage ")"};
+  const std::vector<std::string> texts = {R"("")",   R"(" a")", R"("x\"y")", R"("\u00e9")", "null", "7", R"(" usage ")",
+                                          "\" \xc3\x28\"", "\" \xc3\xa9\"", "\"a\tb\"", "tru", "-0", "05", "1e",
+                                          "1.5e+3"};
   const std::vector<std::string> finishes = {"null", R"("length")", R"("stop")", "3"};
   int compared = 0;
   for (const ApiKind api : {ApiKind::kCompletions, ApiKind::kChat}) {
@@ -364,7 +366,9 @@ TEST(StreamDecoder, FastChunkScanAgreesWithTheFullParse) {
                                  ? (next(5) == 0 ? R"({"index":0,"delta":null)" : R"({"index":0,"delta":{"content":)" + text + "}")
                                  : R"({"index":0,"text":)" + text;
         choice += R"(,"logprobs":null,"finish_reason":)" + finishes[next(finishes.size())] + "}";
-        std::string payload = R"({"id":"c","object":"x","choices":[)" + (next(6) == 0 ? std::string() : choice) + "]";
+        const std::vector<std::string> ids = {R"("c")", R"("c\q")", R"("c\u12")", "\"\xff\"", "01", "true"};
+        std::string payload = R"({"id":)" + ids[next(4) == 0 ? next(ids.size()) : 0] + R"(,"object":"x","choices":[)" +
+                              (next(6) == 0 ? std::string() : choice) + "]";
         if (next(2) == 0) {
           completion += static_cast<std::int64_t>(next(3));
           payload += R"(,"usage":{"prompt_tokens":5,"completion_tokens":)" + std::to_string(completion) +

@@ -25,8 +25,9 @@ class RunController {
   ~RunController();
 
   void begin();
-  /// Releases and starts every request due now.
-  void poll();
+  /// Releases and starts the requests due now, at most `max_starts` of them; returns true when
+  /// it stopped at that bound (more may be due: poll again after pending I/O).
+  bool poll(std::size_t max_starts = static_cast<std::size_t>(-1));
   std::optional<TimePoint> wake_time() const { return pacer_.wake_time(); }
   /// True once the pacer is exhausted and nothing is in flight.
   bool finished() const;
