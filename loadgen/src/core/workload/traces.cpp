@@ -285,11 +285,11 @@ void check_trace_settings(const WorkloadConfig& cfg) {
                                   cfg.trace_block_tokens));
   }
   if (cfg.trace_start && cfg.trace_start->count() < 0) {
-    throw ConfigError(fmt::format("trace_start is negative ({} s): it is an offset from the trace's first request",
+    throw ConfigError(fmt::format("--trace-start is negative ({} s): it is an offset from the trace's first request",
                                   to_seconds(cfg.trace_start->count())));
   }
   if (cfg.trace_duration && cfg.trace_duration->count() <= 0) {
-    throw ConfigError(fmt::format("trace_duration is {} s: it must be positive",
+    throw ConfigError(fmt::format("--trace-duration is {} s: it must be positive",
                                   to_seconds(cfg.trace_duration->count())));
   }
 }
@@ -457,10 +457,10 @@ std::unique_ptr<Workload> make_trace_workload(const WorkloadConfig& config, std:
   Selection s = select_rows(t, cfg, max_items);
   if (s.requests.empty()) {
     throw ConfigError(fmt::format(
-        "trace \"{}\": no requests in the window (start {} s, duration {}, request limit {}); the trace has {} "
-        "requests over {} s: lower trace_start or widen trace_duration", cfg.trace_path,
+        "trace \"{}\": no requests in the window (start {:g} s, duration {}, request limit {}); the trace has {} "
+        "requests over {:.3f} s: lower --trace-start or widen --trace-duration", cfg.trace_path,
         cfg.trace_start ? to_seconds(cfg.trace_start->count()) : 0.0,
-        cfg.trace_duration ? fmt::format("{} s", to_seconds(cfg.trace_duration->count())) : std::string("unbounded"),
+        cfg.trace_duration ? fmt::format("{:g} s", to_seconds(cfg.trace_duration->count())) : std::string("unbounded"),
         max_items ? fmt::format("{}", *max_items) : std::string("none"), t.rows.size(),
         to_seconds(t.rows.back().ts_ns - t.rows.front().ts_ns)));
   }
