@@ -190,4 +190,102 @@ QuantileEstimate estimate_quantile(const HdrHistogram& histogram, double percent
   return e;
 }
 
+namespace {
+
+// Continued fraction of I_x(a, b) (Numerical Recipes 6.4 "betacf", modified Lentz); converges
+// quickly for x < (a + 1) / (a + b + 2), in O(sqrt(max(a, b))) terms.
+double beta_continued_fraction(double a, double b, double x) {
+  constexpr double kTiny = 1e-300;
+  constexpr double kEps = 1e-15;
+  const auto guard = [](double v) { return std::fabs(v) < kTiny ? kTiny : v; };
+  const double qab = a + b;
+  const double qap = a + 1;
+  const double qam = a - 1;
+  double c = 1;
+  double d = 1 / guard(1 - qab * x / qap);
+  double h = d;
+  const int max_iter = 1000 + static_cast<int>(20 * std::sqrt(std::max(a, b)));
+  for (int m = 1; m <= max_iter; ++m) {
+    const double md = m;
+    const double m2 = 2.0 * md;
+    double aa = md * (b - md) * x / ((qam + m2) * (a + m2));  // even step
+    d = 1 / guard(1 + aa * d);
+    c = guard(1 + aa / c);
+    h *= d * c;
+    aa = -(a + md) * (qab + md) * x / ((a + m2) * (qap + m2));  // odd step
+    d = 1 / guard(1 + aa * d);
+    c = guard(1 + aa / c);
+    const double del = d * c;
+    h *= del;
+    if (std::fabs(del - 1) <= kEps) break;
+  }
+  return h;
+}
+
+// I_x(a, b) with y = 1 - x supplied by the caller (computed without cancellation).
+double incomplete_beta(double a, double b, double x, double y) {
+  if (x <= 0) return 0;
+  if (y <= 0) return 1;
+  const double log_front =
+      a * std::log(x) + b * std::log(y) + std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b);
+  if (x < (a + 1) / (a + b + 2)) return std::exp(log_front) * beta_continued_fraction(a, b, x) / a;
+  return 1 - std::exp(log_front) * beta_continued_fraction(b, a, y) / b;
+}
+
+constexpr double kNormalDf = 1e7;  // above: Student-t is the normal distribution to ~1e-7
+
+// P[T > t] for t >= 0.
+double student_t_upper_tail(double t, double df) {
+  if (t == 0) return 0.5;
+  if (df > kNormalDf) return 0.5 * std::erfc(t / std::sqrt(2.0));
+  const double t2 = t * t;
+  if (std::isinf(t2)) return 0;
+  const double denom = df + t2;
+  return 0.5 * incomplete_beta(df / 2, 0.5, df / denom, t2 / denom);
+}
+
+void require_df(double df, const char* fn) {
+  if (!(df > 0)) throw std::invalid_argument(std::string(fn) + ": df must be > 0, got " + std::to_string(df));
+}
+
+}  // namespace
+
+double regularized_incomplete_beta(double a, double b, double x) {
+  if (!(a > 0 && b > 0) || std::isinf(a) || std::isinf(b)) {
+    throw std::invalid_argument("regularized_incomplete_beta: a and b must be finite and > 0");
+  }
+  if (!(x >= 0 && x <= 1))
+    throw std::invalid_argument("regularized_incomplete_beta: x must be in [0, 1], got " + std::to_string(x));
+  return incomplete_beta(a, b, x, 1 - x);
+}
+
+double student_t_cdf(double t, double df) {
+  require_df(df, "student_t_cdf");
+  if (std::isnan(t)) throw std::invalid_argument("student_t_cdf: t is NaN");
+  const double tail = student_t_upper_tail(std::fabs(t), df);
+  return t < 0 ? tail : 1 - tail;
+}
+
+double student_t_quantile(double p, double df) {
+  require_df(df, "student_t_quantile");
+  if (!(p > 0 && p < 1))
+    throw std::invalid_argument("student_t_quantile: p must be in (0, 1), got " + std::to_string(p));
+  if (p == 0.5) return 0;
+  const double target = p < 0.5 ? p : 1 - p;  // upper-tail probability of |t|
+  // The upper tail falls with t: bracket [lo, hi] with tail(lo) > target >= tail(hi), then bisect.
+  double lo = 0;
+  double hi = 1;
+  while (student_t_upper_tail(hi, df) > target && hi < 1e300) {
+    lo = hi;
+    hi *= 2;
+  }
+  for (int i = 0; i < 2000 && hi - lo > 1e-15 * hi; ++i) {
+    const double mid = lo + (hi - lo) / 2;
+    if (mid <= lo || mid >= hi) break;
+    (student_t_upper_tail(mid, df) > target ? lo : hi) = mid;
+  }
+  const double t = lo + (hi - lo) / 2;
+  return p < 0.5 ? -t : t;
+}
+
 }  // namespace llmload::analysis

@@ -1,12 +1,11 @@
-// Fuzz target: the client's HTTP/1.1 response reading, configured exactly as
-// loadgen/src/net/asio_transport.cpp configures it, feeding a RequestTracker.
+// Fuzz target: the client's HTTP/1.1 response reading on the plain-TCP path
+// (Http1ResponseParser, driven as loadgen/src/net/asio_transport.cpp's PlainExchange drives it),
+// feeding a RequestTracker; and, differentially, Beast's parser (still the TLS path's): when both
+// accept a final response, they must agree on its status, keep-alive and body bytes.
 //
-// A fake SyncReadStream hands out the input in pieces (sizes from a generator seeded by the
-// input's hash, at most `1 + byte1` bytes, or all at once when byte1 is 255), then EOF. Beast's
-// own read_header/read_some (the synchronous twins of the async operations the transport uses,
-// sharing their algorithm) parse it into a response_parser<buffer_body> with header_limit 64 KiB
-// and body_limit max uint64, reading the body through a 16 KiB buffer. The observer calls and
-// the error mapping follow the transport's read_header/read_body/fail.
+// The input is handed out in pieces (sizes from a generator seeded by the input's hash, at most
+// `1 + byte1` bytes, or all at once when byte1 is 255), then EOF; each piece goes through a
+// 4 KiB buffer as the connection's reads do.
 //
 // Input layout: byte 0: bit0 chat, bit1 streaming request; byte 1: max piece size; then the
 // raw HTTP response.
@@ -33,6 +32,7 @@
 #include <boost/beast/http/read.hpp>
 
 #include "fuzz_check.hpp"
+#include "llmload/loadgen/net/http1_parser.hpp"
 #include "llmload/loadgen/net/io_error.hpp"
 #include "llmload/loadgen/request_tracker.hpp"
 #include "tracker_checks.hpp"
@@ -93,9 +93,40 @@ class PieceStream {
   TimePoint& now_;
 };
 
-// The transport's error classification (the same function Exchange::fail() uses).
-TransportError transport_error(ErrorClass cls, const char* what, beast::error_code ec) {
-  return TransportError{llmload::net::classify_io_error(cls, ec), std::string(what) + ": " + ec.message()};
+
+}  // namespace
+
+// Beast's reading of the same bytes (all of them, then EOF): status, keep-alive and body, or
+// nothing when it rejects them or the response is informational.
+struct BeastView {
+  unsigned status = 0;
+  bool keep_alive = false;
+  std::string body;
+};
+std::optional<BeastView> beast_parse(std::string_view wire) {
+  TimePoint t(std::chrono::seconds(1));
+  PieceStream sock(wire, 0, 1, t);
+  beast::flat_buffer buffer;
+  http::response_parser<http::buffer_body> parser;
+  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+  parser.header_limit(64 * 1024);
+  beast::error_code ec;
+  http::read_header(sock, buffer, parser, ec);
+  if (ec || parser.get().result_int() < 200) return std::nullopt;
+  BeastView v;
+  std::array<char, 4096> buf{};
+  for (std::size_t rounds = 0; !parser.is_done() && rounds < 4 * wire.size() + 16; ++rounds) {
+    parser.get().body().data = buf.data();
+    parser.get().body().size = buf.size();
+    http::read_some(sock, buffer, parser, ec);
+    v.body.append(buf.data(), buf.size() - parser.get().body().size);
+    if (ec == http::error::need_buffer) ec = {};
+    if (ec) return std::nullopt;
+  }
+  if (!parser.is_done()) return std::nullopt;
+  v.status = parser.get().result_int();
+  v.keep_alive = parser.keep_alive();
+  return v;
 }
 
 }  // namespace
@@ -114,69 +145,66 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   record.requested_output_tokens = 16;
   RequestTracker tracker(record, run_start, api, stream);
   PieceStream sock(wire, max_piece, fnv1a(wire), now);
-  beast::flat_buffer buffer;
-
-  // Exchange::write()
-  std::optional<http::response_parser<http::buffer_body>> parser;
-  parser.emplace();
-  parser->body_limit(std::numeric_limits<std::uint64_t>::max());
-  parser->header_limit(64 * 1024);
-  std::array<char, 16384> body_buf{};
+  llmload::net::Http1ResponseParser parser;
+  std::array<char, 4096> buf{};
   tracker.on_sent(now);
 
-  // Exchange::read_header()
-  beast::error_code ec;
-  http::read_header(sock, buffer, *parser, ec);
-  if (ec) {
-    // A fresh connection: no retry; fail_or_retry -> fail(kProtocol, ...).
-    tracker.on_complete(now, transport_error(ErrorClass::kProtocol, "read response header", ec));
-    llmload::fuzz::check_completed_tracker(tracker);
-    FUZZ_CHECK(!tracker.record().ok());
-    return 0;
-  }
-  FUZZ_CHECK(parser->is_header_done());
-  {
-    const auto& h = parser->get();
-    if (auto it = h.find(http::field::retry_after); it != h.end()) {
-      const auto v = it->value();
-      tracker.on_header_field("Retry-After", std::string_view(v.data(), v.size()));
-    }
-    const auto ct = h[http::field::content_type];
-    tracker.on_headers(now, static_cast<int>(h.result_int()), std::string_view(ct.data(), ct.size()));
-  }
-
-  // Exchange::read_body(), looped.
-  std::uint64_t delivered = 0;
-  std::size_t rounds = 0;
-  while (true) {
-    FUZZ_CHECK(++rounds <= 4 * wire.size() + 16);  // every round makes progress
-    if (parser->is_done()) {
-      tracker.on_complete(now, TransportError{});
+  // PlainExchange::read() / consume() / on_eof()
+  std::string body;
+  bool completed = false;
+  bool ok = false;
+  for (std::size_t rounds = 0; !completed; ++rounds) {
+    FUZZ_CHECK(rounds <= 4 * wire.size() + 16);  // every read makes progress
+    beast::error_code ec;
+    const std::size_t n = sock.read_some(asio::buffer(buf), ec);
+    if (ec) {  // EOF
+      const bool head = parser.in_head();
+      const auto r = parser.eof();
+      if (r.done) {
+        tracker.on_complete(now, TransportError{});
+        ok = true;
+      } else {
+        FUZZ_CHECK(r.error != nullptr);
+        tracker.on_complete(now, TransportError{ErrorClass::kIncomplete,
+                                                std::string(head ? "read response header: " : "read response body: ") +
+                                                    r.error});
+        FUZZ_CHECK(!tracker.record().ok());
+      }
       break;
     }
-    parser->get().body().data = body_buf.data();
-    parser->get().body().size = body_buf.size();
-    http::read_some(sock, buffer, *parser, ec);
-    const std::size_t n = body_buf.size() - parser->get().body().size;
-    if (ec == http::error::need_buffer) ec = {};
-    delivered += n;
-    if (n > 0 && !tracker.on_body(now, std::string_view(body_buf.data(), n))) {
+    const auto r = parser.feed(buf.data(), n);
+    FUZZ_CHECK(r.consumed <= n);
+    FUZZ_CHECK(r.body.size() <= r.consumed);
+    if (r.error != nullptr) {
+      tracker.on_complete(now, TransportError{ErrorClass::kProtocol, std::string("read response: ") + r.error});
+      FUZZ_CHECK(!tracker.record().ok());
+      break;
+    }
+    FUZZ_CHECK(r.done || r.consumed == n);  // input is only left over past the end of the message
+    if (r.headers) {
+      if (!parser.retry_after().empty()) tracker.on_header_field("Retry-After", parser.retry_after());
+      tracker.on_headers(now, parser.status(), parser.content_type());
+    }
+    body.append(r.body);
+    if (!r.body.empty() && !tracker.on_body(now, r.body)) {
       tracker.on_complete(now, TransportError{ErrorClass::kCanceled, "aborted by the client"});
       FUZZ_CHECK(!tracker.record().ok());
       break;
     }
-    if (ec) {
-      tracker.on_complete(now, transport_error(ErrorClass::kIncomplete, "read response body", ec));
-      FUZZ_CHECK(!tracker.record().ok() || tracker.record().error == ErrorClass::kNone);
-      break;
+    if (r.done) {
+      tracker.on_complete(now, TransportError{});
+      ok = true;
+      completed = true;
     }
   }
   llmload::fuzz::check_completed_tracker(tracker);
-  // A finished body has its declared length (1xx, 204 and 304 responses have no body).
-  const unsigned status = parser->get().result_int();
-  const bool bodyless = status / 100 == 1 || status == 204 || status == 304;
-  if (parser->is_done() && !bodyless) {
-    if (const auto len = parser->content_length(); len && !parser->chunked()) FUZZ_CHECK(delivered == *len);
+  if (!ok) return 0;
+  FUZZ_CHECK(parser.done());
+  FUZZ_CHECK(parser.status() >= 200 && parser.status() <= 999);
+  // Differential: where Beast also reads a final response, both agree.
+  if (const auto b = beast_parse(wire)) {
+    FUZZ_CHECK(b->status == static_cast<unsigned>(parser.status()));
+    FUZZ_CHECK(b->body == body);
   }
   return 0;
 }

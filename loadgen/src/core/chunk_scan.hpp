@@ -3,14 +3,15 @@
 // over the JSON text that validates its shape and pulls out only what the recorder needs: whether
 // choices[].delta.content / reasoning_content / reasoning (chat) or choices[].text (completions)
 // is a non-empty string, the first choices[].finish_reason, and usage's prompt_tokens /
-// completion_tokens. Anything it does not expect ("error", the server's "llmload" ground truth,
-// "message", an escape, a control or non-ASCII byte in any string, prompt_tokens_details, a non-integer or absurd count,
+// completion_tokens, and llmload-server's "llmload" ground truth times. Anything it does not
+// expect ("error", "message", an escape, a control or non-ASCII byte in any string, prompt_tokens_details, a non-integer or absurd count,
 // trailing bytes, nesting deeper than 64) makes it return nullopt, and the decoder takes the
 // exact nlohmann path: the scan can only skip work, never change a result (a unit test compares
 // both paths on generated chunks). Prototyped in bench/ (docs/benchmarks.md).
 
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -28,6 +29,11 @@ struct FastChunk {
   bool has_usage = false;
   std::int64_t prompt_tokens = 0;
   std::int64_t completion_tokens = 0;
+  // llmload-server's ground truth ("llmload": {...}), as read_server_timing reads it.
+  bool has_timing = false;
+  std::optional<double> queue_s;
+  std::optional<double> first_token_s;
+  std::optional<double> last_token_s;
 };
 
 class Scanner {
@@ -98,8 +104,16 @@ class Scanner {
     }
     return number();
   }
-  // A JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+  // A JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, and within double's range
+  // (nlohmann rejects the whole document for one that overflows, e.g. 1e999).
   bool number() {
+    const std::size_t b = i_;
+    if (!number_syntax()) return false;
+    double v = 0;
+    auto [p, ec] = std::from_chars(s_.data() + b, s_.data() + i_, v);
+    return ec == std::errc() && p == s_.data() + i_;
+  }
+  bool number_syntax() {
     auto digits = [&] {
       const std::size_t b = i_;
       while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') ++i_;
@@ -121,6 +135,16 @@ class Scanner {
       if (digits() == 0) return false;
     }
     return i_ >= s_.size() || !std::isalnum(static_cast<unsigned char>(s_[i_]));
+  }
+  // A JSON number as a double (finite; else nullopt).
+  std::optional<double> real() {
+    if (!ws()) return std::nullopt;
+    const std::size_t b = i_;
+    if (!number()) return std::nullopt;
+    double v = 0;
+    auto [p, ec] = std::from_chars(s_.data() + b, s_.data() + i_, v);
+    if (ec != std::errc() || p != s_.data() + i_ || !std::isfinite(v)) return std::nullopt;
+    return v;
   }
   bool at_end() { return !ws(); }
 
@@ -180,9 +204,27 @@ inline std::optional<FastChunk> scan_chunk(std::string_view data, ApiKind api) {
     });
   };
   const bool ok = object(s, [&](std::string_view k) {
-    if (k == "error" || k == "llmload") {
-      f.has_error = k == "error";
-      return false;  // errors and the server's ground truth take the exact path
+    if (k == "error") {
+      f.has_error = true;
+      return false;  // errors take the exact path
+    }
+    if (k == "llmload") {
+      // The ground truth: numbers, each kept when finite and >= 0 (else absent, as the exact
+      // path does); any other value for these three makes the exact path decide.
+      if (f.has_timing) return false;  // a duplicate key: the exact path decides
+      f.has_timing = true;
+      return object(s, [&](std::string_view tk) {
+        std::optional<double>* slot = tk == "queue_s"         ? &f.queue_s
+                                      : tk == "first_token_s" ? &f.first_token_s
+                                      : tk == "last_token_s"  ? &f.last_token_s
+                                                              : nullptr;
+        if (slot == nullptr) return s.skip();
+        if (slot->has_value()) return false;
+        auto v = s.real();
+        if (!v) return false;
+        if (*v >= 0) *slot = *v;
+        return true;
+      });
     }
     if (k == "choices") {
       f.has_choices = true;

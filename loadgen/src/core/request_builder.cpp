@@ -58,6 +58,8 @@ RequestBuilder::RequestBuilder(const ScenarioConfig& cfg, std::string base_path,
                                     cfg.extra_body.substr(0, 200)));
     }
   }
+  path_ = path();
+  make_template();
 }
 
 std::string RequestBuilder::path() const {
@@ -76,7 +78,7 @@ WorkItem RequestBuilder::item(std::uint64_t index) const {
   return w;
 }
 
-HttpRequest RequestBuilder::build(const WorkItem& item, const std::vector<Turn>& history) const {
+json RequestBuilder::make_body(const WorkItem& item, const std::vector<Turn>& history) const {
   json body;
   const bool exact = cfg_.ignore_eos;
   if (backend_.api == ApiKind::kSglang) {
@@ -119,9 +121,68 @@ HttpRequest RequestBuilder::build(const WorkItem& item, const std::vector<Turn>&
   }
   if (!extra_body_.empty()) body.update(extra_body_);
 
+  return body;
+}
+
+namespace {
+// The sentinels a body template is made with: never produced by a real request (the prompt
+// sentinel is not a word list's output, the token count is over any limit we accept).
+constexpr std::string_view kPromptSentinel = "\x01llmload-prompt-slot\x01";
+constexpr std::int64_t kTokensSentinel = 7'770'777'077'707;
+
+// A JSON string literal of `s` as nlohmann dumps it (error_handler replace); the common
+// printable-ASCII text is copied straight in.
+void append_json_string(std::string& out, const std::string& s) {
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u >= 0x7f || c == '"' || c == '\\') {
+      out += json(s).dump(-1, ' ', false, json::error_handler_t::replace);
+      return;
+    }
+  }
+  out += '"';
+  out += s;
+  out += '"';
+}
+}  // namespace
+
+// The body of a request without history, as pieces around the prompt and the output-token
+// count: made once by dumping make_body() with sentinels, so the bytes are exactly those of the
+// DOM path (a unit test compares them). Left empty (no template) when the sentinels do not come
+// out as expected, e.g. --extra-body overrides the prompt or the token fields.
+void RequestBuilder::make_template() {
+  WorkItem probe;
+  probe.prompt = std::string(kPromptSentinel);
+  probe.output_tokens = kTokensSentinel;
+  const std::string dumped = make_body(probe, {}).dump(-1, ' ', false, json::error_handler_t::replace);
+  const std::string prompt_literal = json(probe.prompt).dump();
+  const std::string tokens_literal = std::to_string(kTokensSentinel);
+  std::vector<BodyPiece> pieces;
+  std::size_t pos = 0;
+  int prompts = 0;
+  while (pos < dumped.size()) {
+    const std::size_t p = dumped.find(prompt_literal, pos);
+    const std::size_t t = dumped.find(tokens_literal, pos);
+    const std::size_t next = std::min(p, t);
+    pieces.push_back({dumped.substr(pos, next == std::string::npos ? std::string::npos : next - pos), BodyPiece::kText});
+    if (next == std::string::npos) break;
+    if (next == p) {
+      pieces.push_back({{}, BodyPiece::kPrompt});
+      ++prompts;
+      pos = p + prompt_literal.size();
+    } else {
+      pieces.push_back({{}, BodyPiece::kOutputTokens});
+      pos = t + tokens_literal.size();
+    }
+  }
+  if (prompts != 1) return;  // no template: every body takes the DOM path
+  body_template_ = std::move(pieces);
+}
+
+HttpRequest RequestBuilder::build(const WorkItem& item, const std::vector<Turn>& history) const {
   HttpRequest req;
   req.method = "POST";
-  req.target = path();
+  req.target = path_;
   req.headers.reserve(6 + cfg_.headers.size());
   req.headers.emplace_back("Host", host_header_);
   req.headers.emplace_back("Content-Type", "application/json");
@@ -129,8 +190,29 @@ HttpRequest RequestBuilder::build(const WorkItem& item, const std::vector<Turn>&
   req.headers.emplace_back("User-Agent", std::string("llmload/") + kVersion);
   if (!cfg_.api_key.empty()) req.headers.emplace_back("Authorization", "Bearer " + cfg_.api_key);
   for (const auto& h : cfg_.headers) req.headers.push_back(h);
-  req.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (history.empty() && !body_template_.empty()) {
+    req.body.reserve(item.prompt.size() + 512);
+    for (const auto& piece : body_template_) {
+      switch (piece.kind) {
+        case BodyPiece::kText:
+          req.body += piece.text;
+          break;
+        case BodyPiece::kPrompt:
+          append_json_string(req.body, item.prompt);
+          break;
+        case BodyPiece::kOutputTokens:
+          fmt::format_to(std::back_inserter(req.body), "{}", item.output_tokens);
+          break;
+      }
+    }
+  } else {
+    req.body = dom_body(item, history);
+  }
   return req;
+}
+
+std::string RequestBuilder::dom_body(const WorkItem& item, const std::vector<Turn>& history) const {
+  return make_body(item, history).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace llmload

@@ -186,6 +186,9 @@ StreamUpdate OpenAiStreamDecoder::decode(const SseEvent& event) {
         u.usage = us;
       }
       if (!f->finish_reason.empty()) u.finish_reason = std::string(f->finish_reason);
+      if (f->has_timing && f->first_token_s) {
+        u.server_timing = ServerTiming{f->queue_s, f->first_token_s, f->last_token_s};
+      }
       count_output(u, f->output);
       return u;
     }

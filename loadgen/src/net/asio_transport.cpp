@@ -7,15 +7,18 @@
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 #include <openssl/x509v3.h>
+#include <linux/errqueue.h>
+#include <linux/net_tstamp.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
 #include <limits>
 #include <optional>
-#include <set>
 #include <type_traits>
 #include <vector>
 
@@ -23,6 +26,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -34,6 +39,7 @@
 #include <fmt/format.h>
 
 #include "llmload/loadgen/config_error.hpp"
+#include "llmload/loadgen/net/http1_parser.hpp"
 #include "llmload/loadgen/net/io_error.hpp"
 
 namespace llmload::net {
@@ -47,9 +53,8 @@ using analysis::ErrorClass;
 
 namespace {
 
-// The two kinds of connection. The exchange is a template on the stream type, so the plain-TCP
-// path is the same code as before TLS existed: no per-read dispatch.
-using TcpStream = beast::tcp_stream;
+// The TLS connection's stream (plain TCP has its own lean exchange, PlainExchange). The Beast
+// exchange stays a template on the stream type.
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
 // One connection; kept in the pool between requests (keep-alive).
@@ -89,10 +94,30 @@ std::string describe_handshake_error(const beast::error_code& ec) {
   return ec.message();
 }
 
-// An exchange, seen by the transport's cancel_all without knowing its stream type.
+// An exchange, seen by the transport (cancel_all, the timeout sweep) without knowing its kind.
+// Active exchanges form an intrusive list: no allocation to enter or leave it.
 struct ExchangeBase {
   virtual ~ExchangeBase() = default;
   virtual void cancel() = 0;
+  /// Called by the transport's sweep (plain TCP: the timeouts are checked there).
+  virtual void sweep(TimePoint now) { (void)now; }
+  ExchangeBase* prev = nullptr;
+  ExchangeBase* next = nullptr;
+};
+
+// One plain-TCP connection (the lean path): the socket and its read buffer.
+struct PlainConn {
+  explicit PlainConn(asio::io_context& ioc) : sock(ioc) {}
+  tcp::socket sock;
+  bool reused = false;
+  bool rx_timestamps = false;  // SO_TIMESTAMPING is on
+  // 4 KiB per connection: a token chunk is a few hundred bytes, and a larger body just takes more
+  // reads; with 10,000 streams open this buffer is most of the client's memory per stream.
+  std::array<char, 4096> buf;  // not zero-filled: only bytes read are used
+  void close() {
+    beast::error_code ignored;
+    sock.close(ignored);
+  }
 };
 
 }  // namespace
@@ -109,18 +134,69 @@ struct AsioTransport::Impl {
   tcp::resolver::results_type endpoints;
   std::optional<ssl::context> tls;  // https only; declared before the pools that use it
   bool host_is_ip = false;
-  std::vector<std::unique_ptr<Connection<TcpStream>>> idle_tcp;
   std::vector<std::unique_ptr<Connection<TlsStream>>> idle_tls;
-  std::set<ExchangeBase*> active;
+  std::vector<std::unique_ptr<PlainConn>> idle_plain;
+  ExchangeBase* active = nullptr;  // intrusive list of the exchanges in flight
+  std::size_t active_count = 0;
   std::size_t opened = 0;
+  // Plain TCP checks its timeouts (connect, idle, total, the observer's deadlines) in one
+  // periodic sweep over the active exchanges instead of re-arming timers per read and per
+  // request: `tick` is the sweep period, so a timeout fires up to one tick late.
+  asio::steady_timer sweep_timer{ioc};
+  bool sweeping = false;
+  Nanos tick{std::chrono::milliseconds(10)};
+  bool kernel_timestamps = false;  // SO_TIMESTAMPING receive times (real steady clock only)
+
+  void link(ExchangeBase* e) {
+    e->prev = nullptr;
+    e->next = active;
+    if (active != nullptr) active->prev = e;
+    active = e;
+    ++active_count;
+  }
+  void unlink(ExchangeBase* e) {
+    if (e->prev != nullptr) {
+      e->prev->next = e->next;
+    } else if (active == e) {
+      active = e->next;
+    }
+    if (e->next != nullptr) e->next->prev = e->prev;
+    e->prev = e->next = nullptr;
+    --active_count;
+    if (active == nullptr && sweeping) {
+      sweeping = false;
+      sweep_timer.cancel();
+    }
+  }
+  std::vector<ExchangeBase*> snapshot() const {
+    std::vector<ExchangeBase*> v;
+    v.reserve(active_count);
+    for (ExchangeBase* e = active; e != nullptr; e = e->next) v.push_back(e);
+    return v;
+  }
+  void ensure_sweep(const std::shared_ptr<Impl>& self) {
+    if (sweeping) return;
+    sweeping = true;
+    arm_sweep(self);
+  }
+  void arm_sweep(const std::shared_ptr<Impl>& self) {
+    sweep_timer.expires_after(tick);
+    sweep_timer.async_wait([self](beast::error_code ec) {
+      if (ec || !self->sweeping) return;
+      const TimePoint t = self->clock.now();
+      // An exchange may finish (and unlink itself) inside sweep: walk a snapshot of the list.
+      for (ExchangeBase* e : self->snapshot()) e->sweep(t);
+      if (self->active != nullptr) {
+        self->arm_sweep(self);
+      } else {
+        self->sweeping = false;
+      }
+    });
+  }
 
   template <class Stream>
   std::vector<std::unique_ptr<Connection<Stream>>>& idle() {
-    if constexpr (std::is_same_v<Stream, TcpStream>) {
-      return idle_tcp;
-    } else {
-      return idle_tls;
-    }
+    return idle_tls;
   }
 };
 
@@ -175,7 +251,7 @@ struct Exchange final : ExchangeBase, std::enable_shared_from_this<Exchange<Stre
   bool stopping() const { return abort_error.has_value() || canceled; }
 
   void begin() {
-    transport->active.insert(this);
+    transport->link(this);
     total_timer.expires_after(transport->options.timeout);
     total_timer.async_wait([self = this->shared_from_this()](beast::error_code ec) {
       if (ec || self->finished) return;
@@ -435,7 +511,7 @@ struct Exchange final : ExchangeBase, std::enable_shared_from_this<Exchange<Stre
   void finish(ErrorClass cls, std::string message, bool keep_alive) {
     if (finished) return;
     finished = true;
-    transport->active.erase(this);
+    transport->unlink(this);
     total_timer.cancel();
     if (deadline_waiting) deadline_timer.cancel();
     if (conn) {
@@ -450,6 +526,326 @@ struct Exchange final : ExchangeBase, std::enable_shared_from_this<Exchange<Stre
         conn.reset();
       }
     }
+    observer.on_complete(now(), TransportError{cls, std::move(message)});
+  }
+
+  void cancel() override {
+    canceled = true;
+    if (conn) conn->close();
+  }
+};
+
+// The plain-TCP exchange: the client's hot path, without Beast. The request goes out as one
+// buffer (head and body serialized together), the response is read with recvmsg into the
+// connection's 4 KiB buffer and parsed by Http1ResponseParser in place (no copy of body bytes,
+// no allocation per read). Timeouts and the observer's deadlines are checked by the transport's
+// sweep, so a token costs no timer operation. With kernel receive timestamps (SO_TIMESTAMPING),
+// the time of each read is when its last byte reached the socket, not when the event loop got
+// to it: the client's own queueing (other streams, request starts) stays out of TTFT and ITL.
+//
+// Same invariant as the Beast exchange: from begin() until finish(), exactly one operation on
+// the socket (connect, write or wait-for-readable) is pending, or a posted continuation of the
+// read loop; the sweep and cancel() never finish the exchange themselves, they record why and
+// close the socket, and the pending operation's handler reports it.
+struct PlainExchange final : ExchangeBase, std::enable_shared_from_this<PlainExchange> {
+  PlainExchange(std::shared_ptr<AsioTransport::Impl> t, const HttpRequest& r, ResponseObserver& o)
+      : transport(std::move(t)), observer(o) {
+    serialize(r);
+  }
+
+  enum class Phase { kConnect, kWrite, kHead, kBody };
+
+  std::shared_ptr<AsioTransport::Impl> transport;
+  ResponseObserver& observer;
+  std::string wire;  // request head + body; released once written
+  const char* bad_request = nullptr;
+  std::unique_ptr<PlainConn> conn;
+  Http1ResponseParser parser;
+  Phase phase = Phase::kConnect;
+  TimePoint started{};
+  TimePoint phase_started{};  // of the connect (connect timeout)
+  TimePoint last_activity{};  // idle timeout
+  TimePoint last_rx{};        // the last receive time handed to the observer (kept monotonic)
+  std::optional<TransportError> abort_error;
+  std::optional<TimePoint> deadline;  // the observer's latest answer
+  bool finished = false;
+  bool canceled = false;
+  bool retried = false;
+
+  TimePoint now() const { return transport->clock.now(); }
+  bool stopping() const { return abort_error.has_value() || canceled; }
+
+  // "POST /v1/completions HTTP/1.1", the request's fields, Content-Length, the body.
+  void serialize(const HttpRequest& r) {
+    std::size_t size = r.method.size() + r.target.size() + r.body.size() + 64;
+    for (const auto& [k, v] : r.headers) size += k.size() + v.size() + 4;
+    wire.reserve(size);
+    wire.append(r.method).append(" ").append(r.target).append(" HTTP/1.1\r\n");
+    auto clean = [](std::string_view s) { return s.find_first_of("\r\n") == std::string_view::npos; };
+    if (!clean(r.target) || r.target.find(' ') != std::string::npos) bad_request = "the request target";
+    for (const auto& [k, v] : r.headers) {
+      if (!clean(k) || !clean(v) || k.empty()) bad_request = "a request header field";
+      wire.append(k).append(": ").append(v).append("\r\n");
+    }
+    fmt::format_to(std::back_inserter(wire), "Content-Length: {}\r\n\r\n", r.body.size());
+    wire.append(r.body);
+  }
+
+  void begin() {
+    started = now();
+    last_activity = started;
+    transport->link(this);
+    transport->ensure_sweep(transport);
+    if (bad_request != nullptr) {
+      return finish(ErrorClass::kProtocol, fmt::format("cannot send the request: {} contains CR or LF", bad_request),
+                    false);
+    }
+    acquire();
+  }
+
+  void abort(TransportError error) {
+    if (stopping() || finished) return;
+    abort_error = std::move(error);
+    if (conn) conn->close();
+  }
+
+  // The timeouts, each tick of the transport's sweep.
+  void sweep(TimePoint t) override {
+    if (finished || stopping()) return;
+    const TransportOptions& o = transport->options;
+    if (t - started >= o.timeout) {
+      return abort(TransportError{ErrorClass::kTimeout,
+                                  fmt::format("request exceeded the total timeout ({} s)", seconds(o.timeout))});
+    }
+    if (phase == Phase::kConnect && o.connect_timeout > Nanos::zero()) {
+      if (t - phase_started >= o.connect_timeout) {
+        return abort(TransportError{ErrorClass::kConnectTimeout,
+                                    fmt::format("connect to {} timed out after {} s (--connect-timeout)",
+                                                transport->host_port, seconds(o.connect_timeout))});
+      }
+    } else if (t - last_activity >= o.idle_timeout) {
+      const char* what = phase == Phase::kConnect ? "connect"
+                         : phase == Phase::kWrite ? "write request"
+                         : phase == Phase::kHead  ? "read response header"
+                                                  : "read response body";
+      return abort(TransportError{ErrorClass::kIdleTimeout,
+                                  fmt::format("{}: no data for {} s (idle timeout)", what, seconds(o.idle_timeout))});
+    }
+    if (deadline && t >= *deadline) {
+      TransportError e = observer.on_deadline(t);
+      if (e.ok()) e = TransportError{ErrorClass::kTimeout, "deadline passed"};
+      abort(std::move(e));
+    }
+  }
+
+  static bool still_open(PlainConn& c) {
+    char byte;
+    const ssize_t n = ::recv(c.sock.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  }
+
+  void acquire() {
+    auto& pool = transport->idle_plain;
+    while (!pool.empty()) {
+      conn = std::move(pool.back());
+      pool.pop_back();
+      if (!still_open(*conn)) {
+        conn->close();
+        conn.reset();
+        continue;
+      }
+      conn->reused = true;
+      write();
+      return;
+    }
+    conn = std::make_unique<PlainConn>(transport->ioc);
+    ++transport->opened;
+    phase = Phase::kConnect;
+    phase_started = now();
+    asio::async_connect(conn->sock, transport->endpoints,
+                        [self = shared_from_this()](beast::error_code ec, const tcp::endpoint&) {
+                          if (ec || self->stopping()) return self->fail(ErrorClass::kConnect, "connect", ec);
+                          self->conn->sock.set_option(tcp::no_delay(true), ec);
+                          if (self->transport->kernel_timestamps) {
+                            const int flags = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
+                            self->conn->rx_timestamps = ::setsockopt(self->conn->sock.native_handle(), SOL_SOCKET,
+                                                                     SO_TIMESTAMPING, &flags, sizeof flags) == 0;
+                          }
+                          self->write();
+                        });
+  }
+
+  void write() {
+    phase = Phase::kWrite;
+    parser = Http1ResponseParser{};
+    const TimePoint t = now();
+    last_activity = t;
+    observer.on_sent(t);
+    deadline = observer.deadline();
+    asio::async_write(conn->sock, asio::buffer(wire), [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      if (ec || self->stopping()) return self->fail_or_retry("write request", ec, true);
+      self->phase = Phase::kHead;
+      self->last_activity = self->now();
+      self->read();
+    });
+  }
+
+  // Reads whatever is there, then waits for the socket to become readable. Waiting only after
+  // a read that did not fill the buffer (the socket is drained) loses no edge of Asio's
+  // edge-triggered epoll: new data after that read raises a new one.
+  void read() {
+    for (int reads = 0; reads < 16; ++reads) {
+      if (stopping()) return fail(ErrorClass::kIncomplete, "read response body", {});
+      TimePoint t;
+      const ssize_t n = receive(t);
+      if (n < 0) {
+        const int err = errno;
+        if (err == EINTR) continue;
+        if (err == EAGAIN || err == EWOULDBLOCK) return wait();
+        return fail_read(beast::error_code(err, boost::system::system_category()));
+      }
+      if (n == 0) return on_eof();
+      if (!consume(static_cast<std::size_t>(n), t)) return;  // finished
+      if (static_cast<std::size_t>(n) < conn->buf.size()) return wait();
+    }
+    // A fast sender: let other work run before reading on.
+    asio::post(transport->ioc, [self = shared_from_this()] { self->read(); });
+  }
+
+  void wait() {
+    conn->sock.async_wait(tcp::socket::wait_read, [self = shared_from_this()](beast::error_code ec) {
+      if (ec || self->stopping()) return self->fail_read(ec);
+      self->read();
+    });
+  }
+
+  // recvmsg into the connection buffer; `t` = the kernel's receive time of the data when
+  // SO_TIMESTAMPING is on, else now (and never earlier than the previous read's time).
+  ssize_t receive(TimePoint& t) {
+    iovec iov{conn->buf.data(), conn->buf.size()};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(scm_timestamping))];
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (conn->rx_timestamps) {
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof control;
+    }
+    const ssize_t n = ::recvmsg(conn->sock.native_handle(), &msg, MSG_DONTWAIT);
+    const TimePoint now_t = now();
+    t = now_t;
+    if (n > 0 && conn->rx_timestamps) {
+      for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SO_TIMESTAMPING) continue;
+        scm_timestamping ts;
+        std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
+        if (ts.ts[0].tv_sec == 0 && ts.ts[0].tv_nsec == 0) break;
+        // CLOCK_REALTIME -> the steady clock, with an offset sampled now.
+        timespec real{};
+        ::clock_gettime(CLOCK_REALTIME, &real);
+        const std::int64_t real_now = std::int64_t{real.tv_sec} * 1'000'000'000 + real.tv_nsec;
+        const std::int64_t rx = std::int64_t{ts.ts[0].tv_sec} * 1'000'000'000 + ts.ts[0].tv_nsec;
+        const Nanos age{real_now - rx};
+        if (age > Nanos::zero() && age < std::chrono::seconds(10)) t = now_t - age;
+        break;
+      }
+    }
+    if (t < last_rx) t = last_rx;
+    if (n > 0) {
+      last_rx = t;
+      last_activity = now_t;
+    }
+    return n;
+  }
+
+  // Parses n bytes read at t and tells the observer. False once the exchange is finished.
+  bool consume(std::size_t n, TimePoint t) {
+    const bool head = phase == Phase::kHead;
+    const Http1ResponseParser::Result r = parser.feed(conn->buf.data(), n);
+    if (r.error != nullptr) {
+      finish(ErrorClass::kProtocol, fmt::format("{}: {}", head && !r.headers ? "read response header" : "read response body", r.error), false);
+      return false;
+    }
+    if (r.headers) {
+      phase = Phase::kBody;
+      if (!parser.retry_after().empty()) observer.on_header_field("Retry-After", parser.retry_after());
+      observer.on_headers(t, parser.status(), parser.content_type());
+    }
+    if (!r.body.empty()) {
+      if (!observer.on_body(t, r.body)) {
+        canceled = true;
+        finish(ErrorClass::kCanceled, "aborted by the client", false);
+        return false;
+      }
+      deadline = observer.deadline();
+    }
+    if (r.done) {
+      // Bytes past the end of the response are not HTTP we expect: the connection is not reused.
+      finish(ErrorClass::kNone, {}, parser.keep_alive() && r.consumed == n);
+      return false;
+    }
+    return true;
+  }
+
+  void on_eof() {
+    const bool nothing = parser.nothing_received();
+    const bool head = parser.in_head();
+    const Http1ResponseParser::Result r = parser.eof();
+    if (r.done) return finish(ErrorClass::kNone, {}, false);
+    if (nothing && conn->reused && !retried && !stopping()) return retry();
+    finish(ErrorClass::kIncomplete,
+           fmt::format("{}: {}", head ? "read response header" : "read response body", r.error), false);
+  }
+
+  void fail_read(beast::error_code ec) {
+    if (stopping() || ec == asio::error::operation_aborted) return fail(ErrorClass::kIncomplete, "read", ec);
+    fail(ErrorClass::kIncomplete, parser.in_head() ? "read response header" : "read response body", ec);
+  }
+
+  // As in the Beast exchange: a reused connection that fails on the write, or is closed cleanly
+  // before any byte of response (on_eof), was closed by the server while idle: retried once on a
+  // fresh connection.
+  void fail_or_retry(const char* what, beast::error_code ec, bool during_write) {
+    const bool write_failed =
+        during_write && (ec == asio::error::eof || ec == asio::error::connection_reset || ec == asio::error::broken_pipe);
+    if (write_failed && conn && conn->reused && !retried && !stopping()) return retry();
+    fail(ErrorClass::kIncomplete, what, ec);
+  }
+
+  void retry() {
+    retried = true;
+    conn->close();
+    conn.reset();
+    transport->idle_plain.clear();  // the others are probably stale too
+    acquire();
+  }
+
+  void fail(ErrorClass cls, const char* what, beast::error_code ec) {
+    if (abort_error) {
+      TransportError e = std::move(*abort_error);
+      return finish(e.cls, std::move(e.message), false);
+    }
+    if (canceled || ec == asio::error::operation_aborted) return finish(ErrorClass::kCanceled, "canceled", false);
+    const std::string target = cls == ErrorClass::kConnect ? " " + transport->url.host_header() : "";
+    finish(cls, fmt::format("{}{}: {}", what, target, ec.message()), false);
+  }
+
+  void finish(ErrorClass cls, std::string message, bool keep_alive) {
+    if (finished) return;
+    finished = true;
+    transport->unlink(this);
+    if (conn) {
+      if (keep_alive && cls == ErrorClass::kNone) {
+        conn->reused = false;
+        transport->idle_plain.push_back(std::move(conn));
+      } else {
+        beast::error_code ignored;
+        conn->sock.shutdown(tcp::socket::shutdown_both, ignored);
+        conn->close();
+        conn.reset();
+      }
+    }
+    std::string().swap(wire);
     observer.on_complete(now(), TransportError{cls, std::move(message)});
   }
 
@@ -523,6 +919,11 @@ AsioTransport::AsioTransport(asio::io_context& ioc, const Clock& clock, BaseUrl 
   const std::string host = t.url.host.find(':') != std::string::npos ? "[" + t.url.host + "]" : t.url.host;
   t.host_port = host + ":" + t.url.port;
   if (t.url.scheme == "https") setup_tls(t);
+  // The sweep period: a sixteenth of the shortest timeout, between 1 and 10 ms.
+  Nanos shortest = std::min(t.options.timeout, t.options.idle_timeout);
+  if (t.options.connect_timeout > Nanos::zero()) shortest = std::min(shortest, t.options.connect_timeout);
+  t.tick = std::clamp<Nanos>(shortest / 16, std::chrono::milliseconds(1), std::chrono::milliseconds(10));
+  t.kernel_timestamps = t.options.kernel_timestamps && dynamic_cast<const SteadyClock*>(&clock) != nullptr;
   tcp::resolver resolver(ioc);
   beast::error_code ec;
   t.endpoints = resolver.resolve(t.url.host, t.url.port, ec);
@@ -538,13 +939,12 @@ void AsioTransport::start(const HttpRequest& request, ResponseObserver& observer
   if (impl_->tls) {
     std::make_shared<Exchange<TlsStream>>(impl_, request, observer)->begin();
   } else {
-    std::make_shared<Exchange<TcpStream>>(impl_, request, observer)->begin();
+    std::make_shared<PlainExchange>(impl_, request, observer)->begin();
   }
 }
 
 void AsioTransport::cancel_all() {
-  auto active = impl_->active;  // cancel() may complete synchronously later; copy first
-  for (auto* a : active) a->cancel();
+  for (ExchangeBase* a : impl_->snapshot()) a->cancel();
 }
 
 std::size_t AsioTransport::connections_opened() const { return impl_->opened; }

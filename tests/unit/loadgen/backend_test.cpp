@@ -85,6 +85,44 @@ TEST(RequestBuilder, NoIgnoreEosNoContinuousUsageExtraBodyAndHeaders) {
   EXPECT_EQ(header(r, "Authorization"), "Bearer sk-1");
 }
 
+// The pre-serialized body template gives exactly the bytes of the DOM path, for every backend
+// and option, and prompts that need escaping or replacement (invalid UTF-8).
+TEST(RequestBuilder, TemplatedBodyIsByteIdenticalToTheDomBody) {
+  const std::vector<std::string> prompts = {"plain words here", "say \"hi\" \\ now", "tab\there\nnew line",
+                                            "caf\xc3\xa9 \xe2\x82\xac", "bad \xc3\x28 utf8", "", "\x7f del",
+                                            std::string(3000, 'w')};
+  int templated = 0;
+  int compared = 0;
+  for (const char* backend : {"openai-completions", "openai-chat", "sglang"}) {
+    for (int variant = 0; variant < 8; ++variant) {
+      ScenarioConfig cfg;
+      cfg.backend = backend;
+      cfg.model = variant % 2 == 0 ? "m" : "org/Model \"q\"";
+      cfg.stream = (variant & 2) == 0;
+      cfg.ignore_eos = (variant & 4) == 0;
+      cfg.continuous_usage = variant != 3;
+      if (variant == 5) cfg.extra_body = R"({"top_p": 0.5, "temperature": 0.7})";
+      if (variant == 7) cfg.extra_body = R"({"prompt": "override", "messages": [], "text": "x"})";
+      RequestBuilder b(cfg, "", "h");
+      templated += b.templated() ? 1 : 0;
+      if (variant == 7) {
+        EXPECT_FALSE(b.templated()) << backend << ": an override of the prompt disables the template";
+      }
+      for (const auto& p : prompts) {
+        for (std::int64_t out : {std::int64_t{1}, std::int64_t{256}, std::int64_t{1234567}}) {
+          WorkItem item;
+          item.prompt = p;
+          item.output_tokens = out;
+          EXPECT_EQ(b.build(item).body, b.dom_body(item)) << backend << " variant " << variant << " prompt " << p;
+          ++compared;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(templated, 3 * 7);
+  EXPECT_EQ(compared, 3 * 8 * 8 * 3);
+}
+
 TEST(RequestBuilder, BadExtraBodyIsAClearError) {
   ScenarioConfig cfg;
   cfg.extra_body = "[1,2]";
@@ -355,6 +393,7 @@ TEST(StreamDecoder, FastChunkScanAgreesWithTheFullParse) {
                                           "1.5e+3"};
   const std::vector<std::string> finishes = {"null", R"("length")", R"("stop")", "3"};
   int compared = 0;
+  int timed = 0;
   for (const ApiKind api : {ApiKind::kCompletions, ApiKind::kChat}) {
     for (int stream = 0; stream < 400; ++stream) {
       OpenAiStreamDecoder fast(api);
@@ -374,7 +413,21 @@ TEST(StreamDecoder, FastChunkScanAgreesWithTheFullParse) {
           payload += R"(,"usage":{"prompt_tokens":5,"completion_tokens":)" + std::to_string(completion) +
                      (next(8) == 0 ? R"(,"prompt_tokens_details":{"cached_tokens":2})" : "") + "}";
         }
-        if (next(10) == 0) payload += R"(,"llmload":{"first_token_s":0.5})";
+        if (next(4) == 0) {
+          // The server's ground truth: numbers in every JSON form, out-of-range and non-number
+          // values, missing and duplicate fields.
+          const std::vector<std::string> values = {"0.5", "0", "1e-3", "2.5E2", "-0.25", "12", "null", R"("1")",
+                                                   "1e999", "-0", "0.1234567890123456789"};
+          const std::vector<std::string> keys = {"queue_s", "first_token_s", "last_token_s", "cached_tokens"};
+          std::string truth = "{";
+          const std::uint64_t fields = next(5);
+          for (std::uint64_t fi = 0; fi < fields; ++fi) {
+            if (fi > 0) truth += ",";
+            truth += "\"" + keys[next(keys.size())] + "\":" + values[next(values.size())];
+          }
+          truth += "}";
+          payload += R"(,"llmload":)" + (next(12) == 0 ? std::string("[]") : truth);
+        }
         if (next(15) == 0) payload += ",";  // malformed
         payload += "}";
         const StreamUpdate a = dec(fast, payload);
@@ -388,12 +441,19 @@ TEST(StreamDecoder, FastChunkScanAgreesWithTheFullParse) {
           EXPECT_EQ(a.usage->completion_tokens, b.usage->completion_tokens);
           EXPECT_EQ(a.usage->cached_tokens, b.usage->cached_tokens);
         }
-        EXPECT_EQ(a.server_timing.has_value(), b.server_timing.has_value()) << payload;
+        ASSERT_EQ(a.server_timing.has_value(), b.server_timing.has_value()) << payload;
+        if (a.server_timing) {
+          EXPECT_EQ(a.server_timing->queue_s, b.server_timing->queue_s) << payload;
+          EXPECT_EQ(a.server_timing->first_token_s, b.server_timing->first_token_s) << payload;
+          EXPECT_EQ(a.server_timing->last_token_s, b.server_timing->last_token_s) << payload;
+          timed += 1;
+        }
         ++compared;
       }
     }
   }
   EXPECT_EQ(compared, 4800);
+  EXPECT_GT(timed, 100);  // the ground-truth cases were exercised, not all declined
 }
 
 // Every shipped scenario file loads and validates (a trace replay as main.cpp treats it).

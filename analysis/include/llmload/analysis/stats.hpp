@@ -56,4 +56,19 @@ struct QuantileEstimate {
 /// `percentile` in [0, 100] (e.g. 99.9). Throws std::invalid_argument otherwise (or NaN).
 QuantileEstimate estimate_quantile(const HdrHistogram& histogram, double percentile);
 
+/// Regularized incomplete beta function I_x(a, b) = B(x; a, b) / B(a, b), for a > 0, b > 0 and
+/// x in [0, 1] (Numerical Recipes 6.4: Lentz's continued fraction on whichever of x, 1 - x gives
+/// fast convergence; relative error ~1e-13 for moderate a, b). Throws std::invalid_argument.
+double regularized_incomplete_beta(double a, double b, double x);
+
+/// P[T <= t] for T ~ Student-t with `df` degrees of freedom (df > 0, not necessarily an integer:
+/// Welch's test has fractional df). Uses P[T > |t|] = I_{df/(df+t^2)}(df/2, 1/2) / 2; for
+/// df > 1e7 (and infinite df) the normal distribution. Throws std::invalid_argument for bad df or NaN t.
+double student_t_cdf(double t, double df);
+
+/// The p-quantile of Student-t (p in (0, 1)): the t with student_t_cdf(t, df) = p, found by
+/// bisection on the tail probability to ~1e-14 relative. E.g. (0.975, 4) -> 2.776445,
+/// (0.975, 10) -> 2.228139. Throws std::invalid_argument.
+double student_t_quantile(double p, double df);
+
 }  // namespace llmload::analysis

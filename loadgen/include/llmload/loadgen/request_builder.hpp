@@ -31,7 +31,8 @@ struct Turn {
   std::string assistant;
 };
 
-/// Contract: build() is deterministic for (config, item, history).
+/// Contract: build() is deterministic for (config, item, history). The config is read when the
+/// builder is made (the body template): it must not change while the builder is in use.
 class RequestBuilder {
  public:
   /// `base_path` is the path prefix of the base URL (e.g. "" or "/proxy"); `host_header` is the
@@ -46,6 +47,10 @@ class RequestBuilder {
   HttpRequest build(const WorkItem& item, const std::vector<Turn>& history = {}) const;
   HttpRequest build(std::uint64_t index) const { return build(item(index)); }
   std::string path() const;  // e.g. "/v1/completions"
+  /// True when bodies without history come from the pre-serialized template (the fast path).
+  bool templated() const { return !body_template_.empty(); }
+  /// The body as the DOM path makes it (the template's reference; for tests).
+  std::string dom_body(const WorkItem& item, const std::vector<Turn>& history = {}) const;
   const BackendInfo& backend() const { return backend_; }
 
  private:
@@ -57,6 +62,15 @@ class RequestBuilder {
   nlohmann::json extra_body_;
   std::uint64_t data_seed_;
   TokenModel builtin_;
+  std::string path_;
+  struct BodyPiece {
+    std::string text;
+    enum Kind { kText, kPrompt, kOutputTokens } kind;
+  };
+  std::vector<BodyPiece> body_template_;  // empty: every body through the DOM
+
+  nlohmann::json make_body(const WorkItem& item, const std::vector<Turn>& history) const;
+  void make_template();
 };
 
 }  // namespace llmload

@@ -1,7 +1,8 @@
 #pragma once
-// The real transport: HTTP/1.1 over TCP, or over TLS (OpenSSL) for https:// base URLs, with
-// Boost.Beast, a keep-alive connection pool, per-request total and idle timeouts, a connect
-// timeout, and the observer's progress deadlines (transport.hpp). The only loadgen code (with
+// The real transport: HTTP/1.1 over TCP (Asio sockets and our own response parser,
+// http1_parser.hpp), or over TLS (OpenSSL) for https:// base URLs with Boost.Beast, a keep-alive
+// connection pool, per-request total and idle timeouts, a connect timeout, and the observer's
+// progress deadlines (transport.hpp). The only loadgen code (with
 // driver.hpp) that uses Asio.
 
 #include <memory>
@@ -28,6 +29,10 @@ struct TransportOptions {
   std::string ca_cert;
   /// https only. Skip certificate and host name verification.
   bool insecure = false;
+  /// Plain TCP: time each read by the kernel's receive timestamp (SO_TIMESTAMPING, software),
+  /// so the client's own event-loop delay stays out of TTFT and ITL. Only with the real
+  /// SteadyClock; where the socket refuses the option, reads are timed when the loop gets to them.
+  bool kernel_timestamps = true;
 };
 
 /// Threading: every call and every observer callback on the io_context's (single) thread.

@@ -1,0 +1,340 @@
+// The SLO capacity search driven against simulated systems: deterministic thresholds (rates and
+// integer concurrencies), a noisy one, scripted outliers, and every stopping reason.
+
+#include "llmload/analysis/capacity.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <numbers>
+#include <stdexcept>
+#include <vector>
+
+namespace {
+
+using namespace llmload::analysis;
+
+// Runs the search to the end; `system(load, trial_index_at_that_load)` gives each trial.
+using System = std::function<TrialOutcome(double load, std::size_t trial)>;
+
+CapacityResult drive(CapacitySearch& search, const System& system) {
+  std::map<double, std::size_t> trials_run;
+  for (int guard = 0; guard < 1000; ++guard) {
+    const auto probe = search.next();
+    if (!probe) return search.result();
+    PointOutcome out;
+    for (std::size_t i = 0; i < probe->trials; ++i) out.trials.push_back(system(probe->load, trials_run[probe->load]++));
+    search.report(probe->load, out);
+  }
+  ADD_FAILURE() << "search did not finish";
+  return search.result();
+}
+
+// PASS up to `capacity`; goodput = the load while it passes, half of it after.
+System threshold(double capacity) {
+  return [capacity](double load, std::size_t) {
+    const bool pass = load <= capacity;
+    return TrialOutcome{pass ? Verdict::kPass : Verdict::kFail, pass ? load : load / 2, std::min(load, capacity), false};
+  };
+}
+
+std::vector<double> probed_loads(const CapacityResult& r) {
+  std::vector<double> loads;
+  for (const auto& h : r.history) loads.push_back(h.probe.load);
+  return loads;
+}
+
+const CapacityPoint& point_at(const CapacityResult& r, double load) {
+  for (const auto& p : r.points) {
+    if (p.load == load) return p;
+  }
+  throw std::runtime_error("no point at that load");
+}
+
+class Rng {  // splitmix64 + Box-Muller: identical on every standard library
+ public:
+  explicit Rng(std::uint64_t seed) : state_(seed) {}
+  double normal() {
+    const double u1 = uniform();
+    const double u2 = uniform();
+    return std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
+  }
+
+ private:
+  double uniform() {
+    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (static_cast<double>(z >> 11) + 0.5) / 9007199254740992.0;
+  }
+  std::uint64_t state_;
+};
+
+TEST(capacity, DeterministicRateCapacity) {
+  CapacityOptions o;
+  o.start = 1;
+  o.max_load = 1000;
+  CapacitySearch search(o);
+  const CapacityResult r = drive(search, threshold(37.3));
+  // Ramp 1..32 pass, 64 fails; bisect 48 F, 40 F, 36 P; [36, 40] is 11% wide (> 2 x 5%): 38 with
+  // one trial, F; [36, 38] is 5.6% (<= 10%): 37 with 3 trials, P; [37, 38] is 2.7% (<= 5%): 38
+  // is topped up with 2 more trials before stopping.
+  EXPECT_EQ(probed_loads(r), (std::vector<double>{1, 2, 4, 8, 16, 32, 64, 48, 40, 36, 38, 37, 38}));
+  EXPECT_EQ(r.stop, CapacityStop::kToleranceReached);
+  ASSERT_TRUE(r.highest_pass && r.lowest_fail);
+  EXPECT_EQ(*r.highest_pass, 37);
+  EXPECT_EQ(*r.lowest_fail, 38);
+  EXPECT_LE(*r.highest_pass, 37.3);
+  EXPECT_GT(*r.lowest_fail, 37.3);
+  EXPECT_NEAR(r.relative_width, 1.0 / 37, 1e-12);
+  EXPECT_DOUBLE_EQ(r.goodput_at_capacity, 37);
+  EXPECT_DOUBLE_EQ(r.throughput_at_capacity, 37);
+  EXPECT_EQ(r.history[11].probe.trials, 3u);
+  EXPECT_TRUE(r.history[11].probe.near_boundary);
+  EXPECT_EQ(r.history[10].probe.trials, 1u);
+  EXPECT_EQ(r.history[12].probe.why, "confirm lowest fail");
+  EXPECT_EQ(r.history[12].probe.trials, 2u);
+  EXPECT_EQ(point_at(r, 38).trials.size(), 3u);
+  EXPECT_TRUE(search.done());
+  EXPECT_FALSE(search.next().has_value());
+}
+
+TEST(capacity, BracketContainsAnyCapacityWithinTolerance) {
+  for (double capacity = 1.05; capacity < 900; capacity *= 1.07) {
+    CapacityOptions o;
+    o.start = 1;
+    o.max_load = 1000;
+    o.trials_near_boundary = 1;
+    CapacitySearch search(o);
+    const CapacityResult r = drive(search, threshold(capacity));
+    ASSERT_EQ(r.stop, CapacityStop::kToleranceReached) << capacity << ": " << r.explanation;
+    EXPECT_LE(*r.highest_pass, capacity);
+    EXPECT_GT(*r.lowest_fail, capacity);
+    EXPECT_LE(r.relative_width, o.tolerance + 1e-12);
+    // log2 of the range for the ramp, then log2(1 / tolerance) + 1 bisections.
+    EXPECT_LE(r.history.size(), 11u + 7u) << capacity;
+  }
+}
+
+// A system whose real capacity varies per trial: 37.3 (1 + sigma N(0, 1)); a trial at a load
+// passes when the load is below that trial's capacity, so 37.3 is where a trial passes half the time.
+CapacityResult noisy_search(std::uint64_t seed, double sigma) {
+  Rng rng(seed);
+  CapacityOptions o;
+  o.start = 1;
+  o.max_load = 1000;
+  CapacitySearch search(o);
+  return drive(search, [&](double load, std::size_t) {
+    const double cap = 37.3 * (1 + sigma * rng.normal());
+    return TrialOutcome{load <= cap ? Verdict::kPass : Verdict::kFail, std::min(load, cap), std::min(load, cap), false};
+  });
+}
+
+TEST(capacity, NoisyCapacityIsBracketed) {
+  const double truth = 37.3;
+  // Noise small against the tolerance (0.5% vs 5%): every bracket holds the truth.
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    const CapacityResult r = noisy_search(seed, 0.005);
+    ASSERT_EQ(r.stop, CapacityStop::kToleranceReached) << "seed " << seed;
+    EXPECT_LE(*r.highest_pass, truth) << "seed " << seed;
+    EXPECT_GT(*r.lowest_fail, truth) << "seed " << seed;
+    EXPECT_LE(r.relative_width, 0.05 + 1e-12);
+  }
+  // Noise of 1%: the loads probed next to the truth (37 and 38, 0.8 sigma away) pass a trial with
+  // probability 0.79 and 0.21, so a majority of 3 misjudges each about 11% of the time. The bracket
+  // must stay consistent with the truth within 3 sigma always, rest on >= 3 trials at both ends,
+  // and contain the truth in most runs (about 85% expected).
+  int contains = 0;
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    const CapacityResult r = noisy_search(seed, 0.01);
+    ASSERT_EQ(r.stop, CapacityStop::kToleranceReached) << "seed " << seed;
+    ASSERT_TRUE(r.highest_pass && r.lowest_fail);
+    EXPECT_LE(r.relative_width, 0.05 + 1e-12);
+    EXPECT_LE(*r.highest_pass, truth * 1.03) << "seed " << seed;
+    EXPECT_GE(*r.lowest_fail, truth * 0.97) << "seed " << seed;
+    EXPECT_GE(point_at(r, *r.highest_pass).trials.size(), 3u);
+    EXPECT_GE(point_at(r, *r.lowest_fail).trials.size(), 3u);
+    if (*r.highest_pass <= truth && truth < *r.lowest_fail) ++contains;
+  }
+  EXPECT_GE(contains, 150);
+}
+
+TEST(capacity, IntegerConcurrency) {
+  CapacityOptions o;
+  o.start = 1;
+  o.max_load = 512;
+  o.integer_loads = true;
+  CapacitySearch search(o);
+  const CapacityResult r = drive(search, threshold(13));
+  // 1, 2, 4, 8 pass, 16 fails; 12 P; [12, 16]: 14 F (one trial: 2 loads left between); [12, 14]:
+  // 13 with 3 trials, P; [13, 14] are adjacent: 14 topped up, stop.
+  EXPECT_EQ(probed_loads(r), (std::vector<double>{1, 2, 4, 8, 16, 12, 14, 13, 14}));
+  EXPECT_EQ(*r.highest_pass, 13);
+  EXPECT_EQ(*r.lowest_fail, 14);
+  EXPECT_EQ(r.stop, CapacityStop::kToleranceReached);
+
+  // Large concurrency: the relative tolerance stops before adjacent integers.
+  CapacityOptions big = o;
+  big.start = 8;
+  big.max_load = 4096;
+  CapacitySearch big_search(big);
+  const CapacityResult b = drive(big_search, threshold(300));
+  EXPECT_LE(*b.highest_pass, 300);
+  EXPECT_GT(*b.lowest_fail, 300);
+  EXPECT_GT(*b.lowest_fail - *b.highest_pass, 1);
+  EXPECT_LE(b.relative_width, big.tolerance);
+  for (const auto& p : b.points) EXPECT_EQ(p.load, std::floor(p.load));
+}
+
+TEST(capacity, StoppingReasons) {
+  CapacityOptions o;
+  o.start = 1;
+  o.max_load = 100;
+  CapacitySearch passes(o);
+  const CapacityResult r = drive(passes, threshold(1000));
+  EXPECT_EQ(r.stop, CapacityStop::kMaxLoadPasses);
+  EXPECT_EQ(probed_loads(r), (std::vector<double>{1, 2, 4, 8, 16, 32, 64, 100}));
+  EXPECT_EQ(*r.highest_pass, 100);
+  EXPECT_FALSE(r.lowest_fail);
+
+  CapacitySearch fails(o);
+  const CapacityResult f = drive(fails, threshold(0.5));
+  EXPECT_EQ(f.stop, CapacityStop::kStartFails);
+  EXPECT_FALSE(f.highest_pass);
+  EXPECT_EQ(*f.lowest_fail, 1);
+  EXPECT_TRUE(std::isnan(f.goodput_at_capacity));
+
+  CapacityOptions few = o;
+  few.max_points = 5;
+  CapacitySearch limited(few);
+  const CapacityResult m = drive(limited, threshold(37.3));
+  EXPECT_EQ(m.stop, CapacityStop::kMaxPoints);
+  EXPECT_EQ(m.history.size(), 5u);
+  EXPECT_EQ(*m.highest_pass, 16);
+  EXPECT_NE(m.explanation.find("before any load failed"), std::string::npos);
+
+  CapacityOptions eight = o;
+  eight.max_points = 8;  // ramp to 64 (F), then 48 (F): bracket [32, 48] still 50% wide
+  CapacitySearch cut(eight);
+  const CapacityResult c = drive(cut, threshold(37.3));
+  EXPECT_EQ(c.stop, CapacityStop::kMaxPoints);
+  EXPECT_EQ(*c.highest_pass, 32);
+  EXPECT_EQ(*c.lowest_fail, 48);
+  EXPECT_DOUBLE_EQ(c.relative_width, 0.5);
+}
+
+TEST(capacity, InconclusiveSaturatedAndTiesAreNotPasses) {
+  CapacityOptions o;
+  o.start = 1;
+  o.max_load = 1000;
+  // Too few samples above 37.3: INCONCLUSIVE counts as not passing, so the bracket is the same.
+  CapacitySearch inc(o);
+  const CapacityResult i = drive(inc, [](double load, std::size_t) {
+    return TrialOutcome{load <= 37.3 ? Verdict::kPass : Verdict::kInconclusive, load, load, false};
+  });
+  EXPECT_EQ(*i.highest_pass, 37);
+  EXPECT_EQ(*i.lowest_fail, 38);
+  EXPECT_EQ(point_at(i, 38).verdict, Verdict::kInconclusive);
+  // A saturated run is a FAIL even when its window's verdict passed.
+  CapacitySearch sat(o);
+  const CapacityResult s = drive(sat, [](double load, std::size_t) {
+    return TrialOutcome{Verdict::kPass, load, load, load > 37.3};
+  });
+  EXPECT_EQ(*s.highest_pass, 37);
+  EXPECT_EQ(point_at(s, 38).verdict, Verdict::kFail);
+  // Two trials near the boundary, one pass and one fail at 37: a tie is not a pass.
+  CapacityOptions two = o;
+  two.trials_near_boundary = 2;
+  CapacitySearch tie(two);
+  const CapacityResult t = drive(tie, [](double load, std::size_t trial) {
+    const bool pass = load == 37 ? trial == 0 : load <= 37.3;
+    return TrialOutcome{pass ? Verdict::kPass : Verdict::kFail, load, load, false};
+  });
+  const CapacityPoint& p37 = point_at(t, 37);
+  EXPECT_EQ(p37.passes, 1u);
+  EXPECT_EQ(p37.fails, 1u);
+  EXPECT_EQ(p37.verdict, Verdict::kFail);
+  EXPECT_EQ(*t.highest_pass, 36);
+  EXPECT_EQ(*t.lowest_fail, 37);
+}
+
+TEST(capacity, ALuckyBoundaryTrialIsOutvoted) {
+  // True capacity 35, but the first trial at 36 passes by luck. 1..32 P, 64/48/40 F, 36 P (lucky),
+  // 38 F, 37 x3 F; [36, 37] is within tolerance, so 36 gets 2 more trials: both fail, 36 is now
+  // 1 pass / 2 fails. The bracket falls back to [32, 36]: 34 P, then 35 x3 P; [35, 36] stops.
+  CapacityOptions o;
+  o.start = 1;
+  o.max_load = 1000;
+  CapacitySearch search(o);
+  const CapacityResult r = drive(search, [](double load, std::size_t trial) {
+    const bool pass = load <= 35 || (load == 36 && trial == 0);
+    return TrialOutcome{pass ? Verdict::kPass : Verdict::kFail, load, load, false};
+  });
+  EXPECT_EQ(probed_loads(r), (std::vector<double>{1, 2, 4, 8, 16, 32, 64, 48, 40, 36, 38, 37, 36, 34, 35}));
+  EXPECT_EQ(r.history[12].probe.why, "confirm highest pass");
+  EXPECT_EQ(r.history[12].point_verdict, Verdict::kFail);
+  EXPECT_EQ(*r.highest_pass, 35);
+  EXPECT_EQ(*r.lowest_fail, 36);
+  EXPECT_EQ(r.stop, CapacityStop::kToleranceReached);
+}
+
+TEST(capacity, DriverContract) {
+  CapacityOptions o;
+  o.start = 2;
+  o.max_load = 100;
+  CapacitySearch search(o);
+  const auto first = search.next();
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->load, 2);
+  EXPECT_EQ(first->why, "ramp");
+  EXPECT_EQ(search.next()->load, 2);  // asking again does not advance
+  EXPECT_THROW(search.report(3, PointOutcome{{TrialOutcome{Verdict::kPass, 1, 1, false}}}), std::logic_error);
+  EXPECT_THROW(search.report(2, PointOutcome{}), std::invalid_argument);
+  EXPECT_THROW(search.report(2, PointOutcome{{TrialOutcome{Verdict::kNone, 1, 1, false}}}), std::invalid_argument);
+  search.report(2, PointOutcome{{TrialOutcome{Verdict::kPass, 1.5, 2, false}, TrialOutcome{Verdict::kPass, 2.5, 2, false}}});
+  EXPECT_EQ(search.next()->load, 4);
+  const CapacityResult mid = search.result();
+  EXPECT_EQ(mid.stop, CapacityStop::kRunning);
+  EXPECT_DOUBLE_EQ(mid.goodput_at_capacity, 2);  // median of 1.5 and 2.5
+  search.report(4, PointOutcome{{TrialOutcome{Verdict::kFail, 1, 1, false}}});
+  // [2, 4] is 100% wide: bisect at 3.
+  EXPECT_EQ(search.next()->load, 3);
+  EXPECT_EQ(search.next()->why, "bisect");
+
+  const nlohmann::json j = to_json(search.result());
+  EXPECT_EQ(j.at("stop"), "running");
+  EXPECT_EQ(j.at("highest_pass"), 2.0);
+  EXPECT_EQ(j.at("lowest_fail"), 4.0);
+  EXPECT_EQ(j.at("history").size(), 2u);
+  EXPECT_EQ(j.at("points").at(0).at("trials").size(), 2u);
+
+  CapacityOptions bad = o;
+  bad.growth = 1;
+  EXPECT_THROW(CapacitySearch{bad}, std::invalid_argument);
+  bad = o;
+  bad.max_load = 1;
+  EXPECT_THROW(CapacitySearch{bad}, std::invalid_argument);
+  bad = o;
+  bad.integer_loads = true;
+  bad.start = 1.5;
+  EXPECT_THROW(CapacitySearch{bad}, std::invalid_argument);
+  bad = o;
+  bad.tolerance = 0;
+  EXPECT_THROW(CapacitySearch{bad}, std::invalid_argument);
+
+  // Finished: nothing more to report.
+  CapacityOptions tiny = o;
+  tiny.max_points = 1;
+  CapacitySearch one(tiny);
+  one.report(2, PointOutcome{{TrialOutcome{Verdict::kPass, 1, 1, false}}});
+  EXPECT_TRUE(one.done());
+  EXPECT_THROW(one.report(2, PointOutcome{{TrialOutcome{Verdict::kPass, 1, 1, false}}}), std::logic_error);
+}
+
+}  // namespace
