@@ -146,6 +146,14 @@ struct AsioTransport::Impl {
   bool sweeping = false;
   Nanos tick{std::chrono::milliseconds(10)};
   bool kernel_timestamps = false;  // SO_TIMESTAMPING receive times (real steady clock only)
+  // Linux turns receive timestamping on for the whole stack when a first socket asks for it,
+  // but deferred (a static key flipped by a work queue): packets arriving in the moments after
+  // a connection's setsockopt may carry none. This socket asks at construction and keeps it on
+  // for the transport's lifetime, so connections made during the run get timestamps at once.
+  int timestamp_keeper = -1;
+  ~Impl() {
+    if (timestamp_keeper >= 0) ::close(timestamp_keeper);
+  }
 
   void link(ExchangeBase* e) {
     e->prev = nullptr;
@@ -924,6 +932,13 @@ AsioTransport::AsioTransport(asio::io_context& ioc, const Clock& clock, BaseUrl 
   if (t.options.connect_timeout > Nanos::zero()) shortest = std::min(shortest, t.options.connect_timeout);
   t.tick = std::clamp<Nanos>(shortest / 16, std::chrono::milliseconds(1), std::chrono::milliseconds(10));
   t.kernel_timestamps = t.options.kernel_timestamps && dynamic_cast<const SteadyClock*>(&clock) != nullptr;
+  if (t.kernel_timestamps && !t.tls) {
+    t.timestamp_keeper = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    const int flags = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
+    if (t.timestamp_keeper >= 0) {
+      (void)::setsockopt(t.timestamp_keeper, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof flags);
+    }
+  }
   tcp::resolver resolver(ioc);
   beast::error_code ec;
   t.endpoints = resolver.resolve(t.url.host, t.url.port, ec);

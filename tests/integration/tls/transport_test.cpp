@@ -518,5 +518,32 @@ TEST_F(TransportDeadline, CancelAllCancelsAWaitingRequest) {
   EXPECT_EQ(obs.deadline_calls, 0);
 }
 
+// Kernel receive timestamps: a response that arrives while the event loop is busy keeps the
+// time it arrived, not the time the loop got to it. The same run with them off shows the loop's
+// delay, so the test can tell the two apart (it compares the two, never an absolute time).
+TEST_F(TransportDeadline, KernelReceiveTimesAreNotDelayedByABusyEventLoop) {
+  auto first_body_delay = [&](bool kernel) {
+    TransportOptions o = options();
+    o.kernel_timestamps = kernel;
+    Client c(server_->base_url, o);
+    TestObserver warm;
+    c.run(completion(c.url, 1), warm);  // connected (and the stack's timestamping on) first
+    EXPECT_TRUE(warm.error.ok()) << warm.error.message;
+    TestObserver obs;
+    // Right after the request goes out, the loop is blocked for 600 ms; the first token comes
+    // ~20 ms after the request (--ttft 20ms).
+    boost::asio::steady_timer block(c.ioc);
+    block.expires_after(1ms);
+    block.async_wait([](const boost::system::error_code&) { std::this_thread::sleep_for(600ms); });
+    c.run(completion(c.url, 2), obs);
+    EXPECT_TRUE(obs.error.ok()) << obs.error.message;
+    return obs.t_first_body && obs.t_sent ? *obs.t_first_body - *obs.t_sent : Nanos::max();
+  };
+  const Nanos loop_time = first_body_delay(false);
+  const Nanos kernel_time = first_body_delay(true);
+  EXPECT_GE(loop_time, 550ms) << "the blocked loop delays the read";
+  EXPECT_LT(kernel_time + 300ms, loop_time) << "kernel " << kernel_time.count() << " ns, loop " << loop_time.count();
+}
+
 }  // namespace
 }  // namespace llmload::testing
