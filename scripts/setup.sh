@@ -24,6 +24,8 @@ packages=(
   curl procps
   # the TLS tests: a throwaway CA (openssl) and a TLS-terminating proxy (nginx) on loopback
   openssl nginx
+  # multi-machine runs: llmload-mpi (built when CMake finds MPI) and its mpirun test
+  openmpi-bin libopenmpi-dev
 )
 
 # Node.js + npm: Debian's, unless the machine already has a node/npm (e.g. a NodeSource build,

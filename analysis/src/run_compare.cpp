@@ -24,7 +24,8 @@ void flatten(const json& j, const std::string& prefix, std::map<std::string, std
 
 // Conditions that differ between any two runs, even of the same setup.
 bool informational(const std::string& key) {
-  return key == "start_time" || key == "command_line" || key.rfind("seeds.", 0) == 0 || key.rfind("shard.", 0) == 0 ||
+  return key == "start_time" || key == "start_epoch_s" || key == "command_line" ||
+         key.rfind("environment_settings", 0) == 0 || key.rfind("seeds.", 0) == 0 || key.rfind("shard.", 0) == 0 ||
          key.rfind("server_metrics", 0) == 0;
 }
 
@@ -172,7 +173,7 @@ std::string format_comparison(const RunComparison& c, const std::string& a_name,
     const MetricDelta& d = m.delta;
     const std::string rel = std::isfinite(d.relative_delta) ? fmt::format("{:+.1f}%", 100 * d.relative_delta) : "-";
     const char* method = d.method == CompareMethod::kWelchT            ? "Welch t-test over trials"
-                         : d.method == CompareMethod::kQuantileCiOverlap ? "95% intervals overlap?"
+                         : d.method == CompareMethod::kQuantileCiOverlap ? "95% interval overlap"
                                                                           : "no interval: not decided";
     o += fmt::format("{:<22}{:>12.3f}{:>12.3f}{:>+12.3f}{:>9}  {:<12}{}\n", m.metric, d.a, d.b, d.delta, rel,
                      d.method == CompareMethod::kNone ? "unknown" : (d.significant ? "YES" : "no"), method);

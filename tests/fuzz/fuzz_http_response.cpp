@@ -93,9 +93,6 @@ class PieceStream {
   TimePoint& now_;
 };
 
-
-}  // namespace
-
 // Beast's reading of the same bytes (all of them, then EOF): status, keep-alive and body, or
 // nothing when it rejects them or the response is informational.
 struct BeastView {

@@ -1,463 +1,63 @@
 // llmload: the load generator's command line.
 #include <utility>  // before Asio (Boost 1.74 + C++20)
 
-#include <unistd.h>
-
-#include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <ctime>
-#include <filesystem>
-#include <fstream>
-#include <thread>
+#include <exception>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
-#include <boost/asio/io_context.hpp>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
-#include "llmload/analysis/report.hpp"
-#include "llmload/common/process_limits.hpp"
+#include "cli.hpp"
+#include "compare_command.hpp"
 #include "llmload/common/version.hpp"
-#include "llmload/loadgen/calibration.hpp"
 #include "llmload/loadgen/config_error.hpp"
-#include "llmload/loadgen/net/asio_transport.hpp"
-#include "llmload/loadgen/net/driver.hpp"
-#include "llmload/loadgen/pacer.hpp"
-#include "llmload/loadgen/prompt.hpp"
-#include "llmload/loadgen/redact.hpp"
-#include "llmload/loadgen/request_builder.hpp"
-#include "llmload/loadgen/run_controller.hpp"
-#include "llmload/loadgen/url.hpp"
-#include "llmload/loadgen/workload.hpp"
-#include "settings.hpp"
-
-namespace {
-
-using namespace llmload;
-using nlohmann::json;
-
-constexpr int kExitOk = 0;
-constexpr int kExitFailure = 1;
-constexpr int kExitConfig = 2;
-constexpr int kExitInterrupted = 130;
-
-std::string iso8601_utc(std::chrono::system_clock::time_point t) {
-  std::time_t tt = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count() % 1000;
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                     tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
-}
-
-// The command line as it will be stored: secrets redacted.
-std::vector<std::string> redacted_argv(int argc, char** argv) {
-  std::vector<std::string> out;
-  bool redact_next = false;
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    if (redact_next) {
-      out.emplace_back("***");
-      redact_next = false;
-      continue;
-    }
-    if (a == "--api-key") {
-      redact_next = true;
-    } else if (a.rfind("--api-key=", 0) == 0) {
-      a = "--api-key=***";
-    } else if (a == "--header" && i + 1 < argc) {
-      // Header values may be credentials: keep the name only.
-      out.push_back(a);
-      const std::string h = argv[++i];
-      out.push_back(h.substr(0, h.find(':')) + ": ***");
-      continue;
-    } else if (a.rfind("--header=", 0) == 0) {
-      a = a.substr(0, a.find(':')) + ": ***";
-    }
-    out.push_back(a);
-  }
-  return out;
-}
-
-// Checks before the run that results can be written there (nothing measured is lost later).
-void prepare_output_dir(const std::string& dir) {
-  if (dir.empty()) return;
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw ConfigError(fmt::format("cannot create --output directory '{}': {}", dir, ec.message()));
-  const auto probe = std::filesystem::path(dir) / ".llmload-write-test";
-  {
-    std::ofstream f(probe);
-    f << std::string(4096, 'x');
-    f.flush();
-    if (!f) {
-      throw ConfigError(fmt::format("--output directory '{}' is not writable (or the disk is full): choose another", dir));
-    }
-  }
-  std::filesystem::remove(probe, ec);
-}
-
-json arrivals_json(const ScenarioConfig& cfg) {
-  if (cfg.timed_arrivals) return {{"process", "trace"}, {"description", "each request at its own timestamp"}};
-  if (cfg.kind == ScenarioKind::kOffline) return {{"process", "all-at-start"}};
-  if (cfg.kind == ScenarioKind::kConcurrency || cfg.kind == ScenarioKind::kSingleStream) return {{"process", "closed-loop"}};
-  json a = {{"process", cfg.arrivals.process},
-            {"burstiness", cfg.arrivals.process == "gamma" ? json(cfg.arrivals.burstiness) : json(nullptr)},
-            {"ramp", cfg.arrivals.ramp},
-            {"ramp_duration_s", std::chrono::duration<double>(cfg.arrivals.ramp_duration).count()},
-            {"ramp_start_rate", cfg.arrivals.ramp_start_rate}};
-  if (cfg.kind == ScenarioKind::kStages) {
-    json stages = json::array();
-    for (const auto& st : cfg.arrivals.stages) {
-      stages.push_back({{"kind", st.concurrency ? "concurrency" : "rate"},
-                        {"value", st.value},
-                        {"duration_s", std::chrono::duration<double>(st.duration).count()}});
-    }
-    a["stages"] = std::move(stages);
-  }
-  return a;
-}
-
-json conditions_json(const ScenarioConfig& cfg, const BaseUrl& url, const RequestBuilder& builder,
-                     const net::ModelsInfo& models, const std::vector<std::string>& argv, const std::string& start_iso) {
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  json scenario = {
-      {"scenario", to_string(cfg.kind)},
-      {"backend", builder.backend().name},
-      {"endpoint", cfg.endpoint == ApiKind::kChat ? "chat" : cfg.endpoint == ApiKind::kSglang ? "generate" : "completions"},
-      {"stream", cfg.stream},
-      {"ignore_eos", cfg.ignore_eos},
-      {"continuous_usage_stats", cfg.stream && cfg.continuous_usage && cfg.endpoint != ApiKind::kSglang},
-      {"extra_body", cfg.extra_body.empty() ? json(nullptr) : json::parse(cfg.extra_body, nullptr, false)},
-      {"extra_headers", [&] {
-         json h = json::array();
-         for (const auto& kv : cfg.headers) h.push_back(kv.first);  // names only: values may be secrets
-         return h;
-       }()},
-      {"turns", cfg.turns},
-      {"think_time_s", std::chrono::duration<double>(cfg.think_time).count()},
-      {"input_tokens", cfg.input_tokens},
-      {"output_tokens", cfg.output_tokens},
-      {"num_requests", cfg.num_requests ? json(*cfg.num_requests) : json(nullptr)},
-      {"duration_s", cfg.duration ? json(std::chrono::duration<double>(*cfg.duration).count()) : json(nullptr)},
-      {"warmup", cfg.warmup.by_time() ? json(fmt::format("{}s", std::chrono::duration<double>(cfg.warmup.duration).count()))
-                                      : json(cfg.warmup.requests)},
-      {"request_rate", cfg.kind == ScenarioKind::kServer ? json(cfg.request_rate) : json(nullptr)},
-      {"concurrency", cfg.kind == ScenarioKind::kConcurrency || cfg.kind == ScenarioKind::kSingleStream
-                          ? json(cfg.kind == ScenarioKind::kSingleStream ? 1 : cfg.concurrency)
-                          : json(nullptr)},
-      {"max_inflight", cfg.max_inflight ? json(*cfg.max_inflight) : json(nullptr)},
-      {"arrival_process", arrivals_json(cfg)["process"]},
-      {"arrivals", arrivals_json(cfg)},
-      {"timeout_s", std::chrono::duration<double>(cfg.timeout).count()},
-      {"idle_timeout_s", std::chrono::duration<double>(cfg.idle_timeout).count()},
-      {"connect_timeout_s", std::chrono::duration<double>(cfg.connect_timeout).count()},
-      {"first_token_timeout_s", cfg.first_token_timeout.count() > 0 ? json(std::chrono::duration<double>(cfg.first_token_timeout).count()) : json(nullptr)},
-      {"inter_token_timeout_s", cfg.inter_token_timeout.count() > 0 ? json(std::chrono::duration<double>(cfg.inter_token_timeout).count()) : json(nullptr)},
-      {"tls", url.scheme == "https" ? json({{"verify", !cfg.insecure}, {"ca_cert", cfg.ca_cert.empty() ? json("system") : json(cfg.ca_cert)}}) : json(nullptr)},
-      {"slo", cfg.slo ? json(cfg.slo->to_string()) : json(nullptr)},
-  };
-  json server_models = json::parse(models.raw, nullptr, false);
-  return {
-      {"tool", {{"name", "llmload"}, {"version", kVersion}, {"build", kBuildType}, {"compiler", kCompiler}}},
-      {"command_line", argv},
-      {"start_time", start_iso},
-      {"scenario", scenario},
-      {"seeds", {{"base", cfg.seed}, {"arrival", arrival_seed(cfg.seed)}, {"data", data_seed(cfg.seed)}}},
-      {"endpoint", {{"base_url", url.to_string()}, {"path", builder.path()}, {"api_key", cfg.api_key.empty() ? "none" : "set (redacted)"}}},
-      {"model", cfg.model},
-      {"server", {{"models", server_models.is_discarded() ? json(nullptr) : server_models}}},
-      {"machine", {{"hostname", host}, {"hardware_threads", std::thread::hardware_concurrency()}}},
-      {"definitions", {{"document", "docs/metrics.md"},
-                       {"ttft", "t_first - t_send"},
-                       {"tpot", "(e2e - ttft) / (n_out - 1), n_out >= 2"},
-                       {"itl", "gaps between output events, token-weighted"},
-                       {"e2e", "t_last - t_send"},
-                       {"response_time", "same, measured from t_intended"},
-                       {"histograms", "HdrHistogram, microseconds, 3 significant digits"}}},
-  };
-}
-
-// Settings that only the workload knows (trace replay, timestamped datasets) are decided here;
-// everything else is checked before any connection is made.
-bool may_be_timed(const ScenarioConfig& cfg) {
-  return cfg.workload.dataset == "trace" ||
-         (cfg.workload.dataset == "custom" && !cfg.scenario_explicit && cfg.request_rate == 0);
-}
-
-// Prompt calibration with the server's /tokenize (or the built-in estimate).
-CalibrationResult calibrate(const ScenarioConfig& cfg, boost::asio::io_context& ioc, Transport& transport,
-                            const BaseUrl& url) {
-  if (cfg.prompt_calibration == "estimate") {
-    return CalibrationResult{TokenModel::builtin(), estimate_report("--prompt-calibration estimate")};
-  }
-  net::TokenizeTarget target{url.path, url.host_header(), cfg.api_key, cfg.model, cfg.endpoint == ApiKind::kChat,
-                             cfg.headers};
-  TokenCounter count = [&](const std::string& prompt) { return net::tokenize_count(ioc, transport, target, prompt); };
-  std::optional<CalibrationResult> r;
-  try {
-    r = calibrate_token_model(count, cfg.input_tokens, data_seed(cfg.seed));
-  } catch (const ConfigError& e) {
-    if (cfg.prompt_calibration == "tokenize") throw;
-    return CalibrationResult{TokenModel::builtin(), estimate_report(std::string("calibration failed: ") + e.what())};
-  }
-  if (r) return *r;
-  if (cfg.prompt_calibration == "tokenize") {
-    throw ConfigError(fmt::format("--prompt-calibration tokenize: POST {}/tokenize is not available at this server; use "
-                                  "--prompt-calibration estimate",
-                                  url.to_string()));
-  }
-  return CalibrationResult{TokenModel::builtin(), estimate_report("the server has no /tokenize")};
-}
-
-// Requested versus server-counted tokens, and requests that ended early.
-json token_accounting(const std::vector<analysis::RequestRecord>& records) {
-  std::int64_t n = 0, from_usage = 0, req_in = 0, got_in = 0, req_out = 0, got_out = 0, early = 0;
-  std::int64_t usage_n = 0, usage_req_in = 0, usage_got_in = 0;
-  for (const auto& r : records) {
-    if (r.warmup || !r.ok()) continue;
-    ++n;
-    req_in += r.requested_input_tokens;
-    got_in += r.input_tokens;
-    req_out += r.requested_output_tokens;
-    got_out += r.output_tokens;
-    if (r.ended_early) ++early;
-    if (r.tokens_from_usage) {
-      ++from_usage;
-      ++usage_n;
-      usage_req_in += r.requested_input_tokens;
-      usage_got_in += r.input_tokens;
-    }
-  }
-  return {
-      {"requests", n},
-      {"requests_with_server_usage", from_usage},
-      {"estimated", from_usage < n},
-      {"estimate_method", "without usage: prompt tokens = the requested count, output tokens = output events (one per "
-                          "SSE chunk)"},
-      {"requested_input_tokens", req_in},
-      {"input_tokens", got_in},
-      {"server_counted_input_tokens", usage_n > 0 ? json(usage_got_in) : json(nullptr)},
-      {"requested_input_tokens_of_those", usage_n > 0 ? json(usage_req_in) : json(nullptr)},
-      {"requested_output_tokens", req_out},
-      {"output_tokens", got_out},
-      {"ended_early", early},
-  };
-}
-
-int run_command(const ScenarioConfig& cfg_in, const std::vector<std::string>& argv) {
-  ScenarioConfig cfg = cfg_in;
-  if (cfg.api_key.empty()) {
-    if (const char* k = std::getenv("OPENAI_API_KEY"); k != nullptr) cfg.api_key = k;
-  }
-  cfg.endpoint = parse_backend(cfg.backend).api;
-  {
-    // Everything that can be checked before contacting the server.
-    ScenarioConfig probe = cfg;
-    if (may_be_timed(probe)) {
-      probe.timed_arrivals = true;
-      if (!probe.scenario_explicit) probe.kind = ScenarioKind::kServer;
-    }
-    probe.validate();
-    RequestBuilder check(probe, "", "");  // --extra-body, --backend
-  }
-  const BaseUrl url = parse_base_url(cfg.base_url);
-  if (url.scheme != "https" && (!cfg.ca_cert.empty() || cfg.insecure)) {
-    fmt::print(stderr, "llmload: warning: --ca-cert/--insecure apply to https:// only; {} is plain HTTP\n",
-               url.to_string());
-  }
-  prepare_output_dir(cfg.output_dir);
-  raise_open_file_limit();
-
-  boost::asio::io_context ioc;
-  SteadyClock clock;
-  net::TransportOptions topts;
-  topts.timeout = cfg.timeout;
-  topts.idle_timeout = cfg.idle_timeout;
-  topts.connect_timeout = cfg.connect_timeout;
-  topts.ca_cert = cfg.ca_cert;
-  topts.insecure = cfg.insecure;
-  net::AsioTransport transport(ioc, clock, url, topts);
-  net::ModelsInfo models;
-  CalibrationResult calibration;
-  std::unique_ptr<Workload> workload;
-  try {
-    models = net::probe_models(ioc, transport, url.to_string(), url.path, url.host_header(), cfg.api_key, cfg.headers);
-    if (cfg.model.empty()) {
-      if (models.ids.empty()) {
-        throw ConfigError(fmt::format("GET {}/v1/models listed no models: pass --model", url.to_string()));
-      }
-      cfg.model = models.ids.front();
-    }
-    calibration = calibrate(cfg, ioc, transport, url);
-  } catch (const ConfigError& e) {
-    throw ConfigError(redact(e.what(), cfg.api_key));  // the server may echo the key back
-  }
-  const std::optional<std::uint64_t> max_items =
-      cfg.num_requests ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(*cfg.num_requests + cfg.warmup.requests))
-                       : std::nullopt;
-  workload = make_workload(cfg.workload, cfg.input_tokens, cfg.output_tokens, max_items, data_seed(cfg.seed),
-                           calibration.model);
-  std::vector<Nanos> timed;
-  if (workload->timed() && may_be_timed(cfg)) {
-    cfg.timed_arrivals = true;
-    if (!cfg.scenario_explicit) cfg.kind = ScenarioKind::kServer;
-    const auto n = workload->size().value_or(0);
-    timed.reserve(n);
-    for (std::uint64_t i = 0; i < n; ++i) timed.push_back(workload->item(i).arrival.value_or(Nanos(0)));
-    if (!cfg.num_requests) cfg.num_requests = static_cast<std::int64_t>(n) - cfg.warmup.requests;
-    if (cfg.num_requests && *cfg.num_requests < 1) {
-      throw ConfigError(fmt::format("the trace window holds {} requests, no more than the --warmup of {}: widen the "
-                                    "window or lower --warmup",
-                                    n, cfg.warmup.requests));
-    }
-  } else if (cfg.workload.dataset != "random" && !cfg.num_requests && !cfg.duration) {
-    if (auto n = workload->size()) cfg.num_requests = static_cast<std::int64_t>(*n);
-  }
-  if (cfg.timed_arrivals && cfg.request_rate > 0) {
-    throw ConfigError("--request-rate does not apply to a trace replay (requests keep the trace's own times): use "
-                      "--time-scale to replay faster or slower");
-  }
-  cfg.validate();
-  // Each request in flight holds a connection (a descriptor): refuse a closed-loop concurrency
-  // the open-file limit cannot hold instead of failing requests with EMFILE.
-  std::int64_t needed = cfg.kind == ScenarioKind::kConcurrency ? cfg.concurrency : cfg.max_inflight.value_or(0);
-  for (const auto& st : cfg.arrivals.stages) {
-    if (st.concurrency) needed = std::max(needed, static_cast<std::int64_t>(st.value));
-  }
-  if (auto limit = open_file_limit(); limit && needed > 0 && static_cast<std::uint64_t>(needed) + 64 > *limit) {
-    throw ConfigError(fmt::format("{} requests in flight need {} connections, but the open-file limit is {}: lower "
-                                  "--concurrency/--max-inflight or raise the limit (ulimit -n)",
-                                  needed, needed, *limit));
-  }
-
-  RequestBuilder builder(cfg, url.path, url.host_header(), workload.get());
-  auto pacer = make_pacer(cfg, cfg.timed_arrivals ? &timed : nullptr);
-  RunController controller(cfg, clock, *pacer, transport, builder);
-  const auto wall_start = std::chrono::system_clock::now();
-  fmt::print(stderr, "llmload {}: {} against {}{} model '{}'\n", kVersion, app::scenario_summary(cfg),
-             url.to_string(), builder.path(), cfg.model);
-  net::DriveOptions dopts;
-  dopts.drain_timeout = cfg.drain_timeout;
-  net::drive(ioc, controller, dopts);
-
-  const analysis::RunMetrics metrics = controller.metrics();
-  const std::string title = fmt::format("llmload {} | {}", to_string(cfg.kind), cfg.model);
-  analysis::ConsoleOptions copts{cfg.metric_percentiles, cfg.percentile_metrics};
-  std::string report = analysis::console_report(metrics, title, copts);
-  const json tokens = token_accounting(controller.records());
-  if (tokens["ended_early"].get<std::int64_t>() > 0) {
-    report += fmt::format("NOTE: {} requests ended with fewer output tokens than requested (see ended_early in "
-                          "requests.jsonl)\n",
-                          tokens["ended_early"].get<std::int64_t>());
-  }
-  if (controller.interrupted()) report += "RUN INTERRUPTED: results cover only what was measured before the signal\n";
-  fmt::print("{}", report);
-  std::fflush(stdout);
-
-  if (!cfg.output_dir.empty()) {
-    const std::filesystem::path dir(cfg.output_dir);
-    json result = analysis::metrics_json(metrics);
-    result["conditions"] = conditions_json(cfg, url, builder, models, argv, iso8601_utc(wall_start));
-    result["conditions"]["prompts"] = calibration.report;
-    result["conditions"]["workload"] = workload->describe();
-    result["tokens"].update(tokens);
-    result["load"]["offered_rate"] = cfg.kind == ScenarioKind::kServer && !cfg.timed_arrivals ? json(cfg.request_rate)
-                                                                                              : json(nullptr);
-    result["load"]["offered_concurrency"] =
-        cfg.kind == ScenarioKind::kConcurrency || cfg.kind == ScenarioKind::kSingleStream
-            ? json(cfg.kind == ScenarioKind::kSingleStream ? 1 : cfg.concurrency)
-            : json(nullptr);
-    result["interrupted"] = controller.interrupted();
-    result["max_in_flight"] = controller.max_in_flight();
-    result["connections_opened"] = transport.connections_opened();
-    result["non_streaming_note"] = cfg.stream ? json(nullptr) : json("non-streaming: TTFT equals E2E");
-    bool ok = true;
-    {
-      std::ofstream f(dir / "result.json");
-      f << result.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
-      ok = ok && static_cast<bool>(f);
-    }
-    {
-      std::ofstream f(dir / "requests.jsonl");
-      for (const auto& r : controller.records()) f << analysis::record_json(r).dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
-      ok = ok && static_cast<bool>(f);
-    }
-    {
-      std::ofstream f(dir / "latency.hlog");
-      const double start_epoch = std::chrono::duration<double>(wall_start.time_since_epoch()).count();
-      analysis::write_latency_hlog(f, metrics, start_epoch, fmt::format("llmload {}", kVersion));
-      ok = ok && static_cast<bool>(f);
-    }
-    if (!ok) {
-      fmt::print(stderr, "llmload: error: writing results to '{}' failed (disk full?)\n", cfg.output_dir);
-      return kExitFailure;
-    }
-    fmt::print(stderr, "llmload: results written to {}/{{result.json,requests.jsonl,latency.hlog}}\n", cfg.output_dir);
-  }
-  return controller.interrupted() ? kExitInterrupted : kExitOk;
-}
-
-}  // namespace
+#include "merge.hpp"
+#include "run_command.hpp"
 
 int main(int argc, char** argv) {
+  using namespace llmload;
   CLI::App app{"llmload: a load generator for OpenAI-compatible LLM inference servers (vLLM, SGLang, ...)"};
   app.set_version_flag("--version", std::string("llmload ") + kVersion);
   app.require_subcommand(1);
   auto* run = app.add_subcommand("run", "run one scenario against an endpoint and report TTFT, TPOT, ITL, E2E and goodput");
-  std::string scenario_file;
-  run->add_option("--scenario-file", scenario_file, "YAML or JSON file with the same settings as the flags "
-                                                    "(flags given on the command line override it)");
-  std::map<std::string, CLI::Option*> options;
-  for (const auto& s : app::settings()) {
-    auto* opt = run->add_option("--" + s.name, s.help);
-    if (s.name == "goodput") {
-      // vLLM: --goodput ttft:500 tpot:50 (several values after one flag)
-      opt->allow_extra_args()->expected(1, CLI::detail::expected_max_vector_size)->multi_option_policy(
-          CLI::MultiOptionPolicy::TakeAll);
-    } else if (s.name == "header") {
-      opt->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-    } else if (s.name == "ignore-eos" || s.name == "insecure" || s.name == "save-result" || s.name == "stream" ||
-               s.name == "continuous-usage") {
-      opt->expected(0, 1);  // a bare flag means true
-    }
-    options[s.name] = opt;
-  }
-  bool no_stream = false;
-  bool no_ignore_eos = false;
-  run->add_flag("--no-stream", no_stream, "same as --stream false");
-  run->add_flag("--no-ignore-eos", no_ignore_eos, "same as --ignore-eos false: let the model stop at EOS");
-  run->footer(R"(Scenarios (--scenario):
-  single-stream  one request at a time
-      llmload run --scenario single-stream --num-requests 50
-  server         open loop: arrivals at --request-rate (poisson, gamma via --burstiness, constant),
-                 optionally ramped (--ramp) and capped in flight (--max-concurrency)
-      llmload run --scenario server --request-rate 20 --duration 60s --warmup 10s --slo ttft:2s,tpot:100ms
-  offline        every request at start, optionally capped in flight
-      llmload run --scenario offline --num-requests 1000 --max-inflight 256
-  concurrency    closed loop: N requests always in flight
-      llmload run --scenario concurrency --concurrency 32 --duration 2m
-  stages         a plan of rate and concurrency stages in one run
-      llmload run --scenario stages --stages rate:5@30s,rate:20@60s,concurrency:64@60s
-Workloads: --input-dist/--output-dist, --traffic-scenario 'N(480,240)/(300,150)', --prefix-groups 8
-  --prefix-tokens 1024, --turns 4 --think-time 2s, --dataset-name sharegpt|custom --dataset-path FILE,
-  trace replay at the trace's own timing:
-      llmload run --trace azure_llm_2023_code.csv --time-scale 2 --trace-duration 5m
-vLLM users: `vllm bench serve` flags work with the same meaning (--backend, --base-url, --endpoint,
-  --model, --dataset-name, --dataset-path, --num-prompts, --request-rate, --burstiness,
-  --max-concurrency, --random-input-len, --random-output-len, --random-range-ratio, --goodput,
-  --percentile-metrics, --metric-percentiles, --seed, --save-result, --result-dir, --ignore-eos):
-      llmload run --backend vllm --model M --dataset-name random --random-input-len 1024 \
-        --random-output-len 128 --num-prompts 500 --request-rate 10 --goodput ttft:2000 tpot:100
-  Where llmload differs: the open-loop latencies are also reported from each request's intended
-  send time (TTFT/E2E "from sched"), so a lagging client or stalled server cannot hide; the
-  Poisson/gamma timeline is never rescaled; ignore_eos and min_tokens are sent by default so
-  output lengths are exact (--no-ignore-eos to let the model stop); warmup is discarded.
-Durations take a unit: 500ms, 30s, 5m. Exit codes: 0 done, 1 failure writing results,
-2 bad configuration or unreachable endpoint, 130 interrupted (results still written).
-Metric definitions: docs/metrics.md)");
+  app::RunOptions options;
+  app::add_run_options(*run, options);
+
+  auto* merge = app.add_subcommand(
+      "merge", "merge the artifacts of a sharded run (each shard's --output directory) into one and report it");
+  std::vector<std::string> merge_dirs;
+  std::string merge_output;
+  merge->add_option("dirs", merge_dirs, "the shard directories (result.json, requests.jsonl, latency.hlog), one per shard")
+      ->required();
+  merge->add_option("--output", merge_output, "directory for the merged result.json, requests.jsonl and latency.hlog "
+                                              "(default: print the report only)");
+  merge->footer(R"(The shards must be the complete set of one run (shards 0..N-1 of the same scenario, seeds, endpoint,
+model, workload and --start-at); anything else is an error naming the field. Histograms are added
+exactly, counts recomputed from every shard's records, and a per-shard table shows each shard's
+numbers, flagging stragglers (late start, late finish, a client that fell behind).
+      llmload merge results/shard-0 results/shard-1 results/shard-2 --output results
+Exit codes: 0 merged, 1 failure writing results, 2 artifacts that cannot be merged.
+See docs/distributed.md.)");
+
+  auto* compare = app.add_subcommand(
+      "compare", "compare two runs: metric deltas with 95% intervals, significance, and every condition that differs");
+  std::string compare_a;
+  std::string compare_b;
+  std::string compare_json;
+  compare->add_option("A", compare_a, "the baseline: a run directory (result.json, latency.hlog) or its result.json")
+      ->required();
+  compare->add_option("B", compare_b, "the run compared with it")->required();
+  compare->add_option("--json", compare_json, "also write the comparison as JSON to this file");
+  compare->footer(R"(Latency percentiles are compared with their order-statistic 95% intervals (from latency.hlog),
+throughputs with the Poisson interval of their completion counts, and runs with per-trial values
+with Welch's t-test; a difference is significant when the intervals do not overlap (p < 0.05).
+Conditions that differ are listed; a material one (endpoint, model, scenario, workload, tool
+version, machine) labels the result a comparison across different conditions.
+      llmload compare results/baseline results/candidate --json delta.json
+Exit codes: 0 compared, 1 the JSON could not be written, 2 an artifact cannot be read.
+See docs/statistics.md.)");
 
   try {
     app.parse(argc, argv);
@@ -466,31 +66,15 @@ Metric definitions: docs/metrics.md)");
   }
 
   try {
-    ScenarioConfig cfg;
-    if (!scenario_file.empty()) app::apply_scenario_file(scenario_file, cfg);
-    for (const auto& s : app::settings()) {
-      auto* opt = options[s.name];
-      if (opt->count() == 0) continue;
-      const auto& results = opt->results();
-      if (s.name == "goodput") {
-        std::string joined;
-        for (const auto& r : results) joined += (joined.empty() ? "" : " ") + r;
-        app::apply_setting(s.name, joined, "--" + s.name, cfg);
-      } else if (results.empty()) {
-        app::apply_setting(s.name, "true", "--" + s.name, cfg);
-      } else {
-        // A bare boolean flag (--ignore-eos, --insecure, ...) arrives as an empty value.
-        for (const auto& r : results) app::apply_setting(s.name, r.empty() ? "true" : r, "--" + s.name, cfg);
-      }
-    }
-    if (no_stream) cfg.stream = false;
-    if (no_ignore_eos) cfg.ignore_eos = false;
-    return run_command(cfg, redacted_argv(argc, argv));
+    if (merge->parsed()) return app::merge_command(merge_dirs, merge_output);
+    if (compare->parsed()) return app::compare_command(compare_a, compare_b, compare_json);
+    const ScenarioConfig cfg = app::build_config(options, argc, argv);
+    return app::run_command(cfg, app::redacted_argv(argc, argv), app::environment_settings(options, argc, argv));
   } catch (const ConfigError& e) {
     fmt::print(stderr, "llmload: error: {}\n", e.what());
-    return kExitConfig;
+    return app::kExitConfig;
   } catch (const std::exception& e) {
     fmt::print(stderr, "llmload: internal error: {}\n", e.what());
-    return kExitFailure;
+    return app::kExitFailure;
   }
 }

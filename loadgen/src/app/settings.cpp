@@ -226,6 +226,14 @@ bool apply_extended_setting(const std::string& name, const std::string& value, c
       if (d <= 0 || d > 100) throw ConfigError(fmt::format("bad {} '{}': percentiles are in (0, 100]", origin, p));
       cfg.metric_percentiles.push_back(d);
     }
+  } else if (name == "shard-count") {
+    cfg.shard.count = parse_int(value, origin, 1);
+    cfg.shard.count_given = true;
+  } else if (name == "shard-index") {
+    cfg.shard.index = parse_int(value, origin, 0);
+    cfg.shard.index_given = true;
+  } else if (name == "start-at") {
+    cfg.shard.start_at = parse_start_at(value, origin);
   } else if (name == "result-dir") {
     cfg.output_dir = value;
   } else if (name == "save-result") {
@@ -316,6 +324,13 @@ const std::vector<SettingInfo>& settings() {
       {"metric-percentiles", "percentiles shown in the console table, e.g. 50,90,99 (default 50,90,95,99,99.9)"},
       {"result-dir", "vLLM name of --output"},
       {"save-result", "vLLM: true to write results (to --result-dir, default '.')"},
+      // Several load generators (docs/distributed.md)
+      {"shard-count", "split the run into N shards (one per machine or pod): each issues its part of the same global "
+                      "schedule; merge their artifacts with `llmload merge`"},
+      {"shard-index", "this process's shard, 0 <= I < --shard-count (default: $JOB_COMPLETION_INDEX, as a Kubernetes "
+                      "Indexed Job sets it)"},
+      {"start-at", "common start of the shards: RFC 3339 UTC time (2025-06-01T12:00:00Z) or Unix epoch seconds; the "
+                   "run prepares, sleeps until then on the system clock, then runs on its monotonic clock"},
   };
   return kSettings;
 }
@@ -499,6 +514,36 @@ void apply_scenario_text(const std::string& text, const std::string& path, Scena
     }
   } catch (const YAML::Exception& e) {
     throw ConfigError(fmt::format("scenario file '{}': line {}: {}", path, e.mark.line + 1, e.msg));
+  }
+}
+
+std::string env_name(const std::string& flag) {
+  std::string out = "LLMLOAD_";
+  for (char c : flag) {
+    out.push_back(c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+  }
+  return out;
+}
+
+void resolve_shard(ScenarioConfig& cfg, const char* job_completion_index) {
+  ShardSpec& s = cfg.shard;
+  if (s.index_given && !s.count_given) {
+    throw ConfigError(fmt::format("--shard-index {} needs --shard-count N (the number of shards of the run)", s.index));
+  }
+  if (s.count_given && !s.index_given) {
+    if (job_completion_index != nullptr && *job_completion_index != '\0') {
+      s.index = parse_int(job_completion_index, "JOB_COMPLETION_INDEX (the shard index, from the Kubernetes Indexed "
+                                                "Job)", 0);
+      s.index_given = true;
+    } else if (s.count > 1) {
+      throw ConfigError(fmt::format("--shard-count {} needs this process's shard: give --shard-index I (0 <= I < {}), "
+                                    "or run it as a Kubernetes Indexed Job (which sets JOB_COMPLETION_INDEX)",
+                                    s.count, s.count));
+    }
+  }
+  if (s.index >= s.count) {
+    throw ConfigError(fmt::format("shard index {} is not below --shard-count {}: shards are numbered 0 to {}", s.index,
+                                  s.count, s.count - 1));
   }
 }
 

@@ -31,4 +31,14 @@ const std::vector<SettingInfo>& settings();
 /// The configuration as JSON for the artifact (the API key is never included).
 std::string scenario_summary(const ScenarioConfig& cfg);
 
+/// The environment variable that sets a `llmload run` option when the flag is not given:
+/// "LLMLOAD_" + the flag's name in upper snake case, e.g. request-rate -> LLMLOAD_REQUEST_RATE.
+std::string env_name(const std::string& flag);
+
+/// Completes cfg.shard after all settings are applied: with --shard-count but no --shard-index,
+/// the index comes from `job_completion_index` (the JOB_COMPLETION_INDEX a Kubernetes Indexed
+/// Job sets; nullptr when unset). Throws ConfigError for --shard-index without --shard-count, an
+/// index outside [0, count), or a count with no index to be found.
+void resolve_shard(ScenarioConfig& cfg, const char* job_completion_index);
+
 }  // namespace llmload::app

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "llmload/loadgen/prompt.hpp"
+#include "llmload/loadgen/shard_plan.hpp"
 
 namespace llmload {
 namespace {
@@ -55,7 +56,9 @@ class OpenLoopPacer final : public WindowedPacer {
     if (due > now) return std::nullopt;
     if (max_inflight_ && in_flight_ >= *max_inflight_) return std::nullopt;
     const bool warm = static_cast<std::int64_t>(next_) < schedule_.warmup_requests;
-    if (!warm && !window_start_) window_start_ = first_window_start(warmup_, due, start_);
+    if (!warm && !window_start_) {
+      window_start_ = schedule_.window_start ? start_ + *schedule_.window_start : first_window_start(warmup_, due, start_);
+    }
     ++in_flight_;
     return Release{next_++, due, warm};
   }
@@ -148,7 +151,10 @@ class StagedPacer final : public WindowedPacer {
         process_(cfg.arrivals),
         seed_(arrival_seed(cfg.seed)),
         max_inflight_(cfg.max_inflight),
-        warmup_(cfg.warmup) {
+        warmup_(cfg.warmup),
+        shard_(cfg.shard),
+        rule_(partition_rule(cfg)),
+        shard_seed_(shard_seed(cfg.seed)) {
     process_.ramp = "none";  // ramps apply to the server scenario only
     process_.ramp_duration = Nanos(0);
     Nanos t(0);
@@ -256,6 +262,9 @@ class StagedPacer final : public WindowedPacer {
       if (stream_) {
         const Nanos t = begins_[stream_stage_] + stream_->next();
         if (t < ends_[stream_stage_]) {
+          // Sharded: the stage's stream is the single run's; arrivals another shard owns are skipped.
+          const std::uint64_t k = drawn_++;
+          if (shard_of(rule_, mix_seed(shard_seed_ ^ (stream_stage_ + 1)), k, shard_.count) != shard_.index) continue;
           next_arrival_ = t;
           arrival_stage_ = stream_stage_;
           return;
@@ -273,6 +282,7 @@ class StagedPacer final : public WindowedPacer {
       stream_stage_ = k;
       stream_started_ = true;
       stream_.emplace(process_, stages_[k].value, mix_seed(seed_ + 0x9E3779B97F4A7C15ULL * (k + 1)));
+      drawn_ = 0;
     }
   }
 
@@ -281,12 +291,16 @@ class StagedPacer final : public WindowedPacer {
   std::uint64_t seed_;
   std::optional<std::int64_t> max_inflight_;
   WarmupSpec warmup_;
+  ShardSpec shard_;
+  PartitionRule rule_;
+  std::uint64_t shard_seed_;
   std::vector<Nanos> begins_, ends_;
   Nanos plan_end_{0};
   TimePoint start_{};
 
   // Open-loop arrivals: one stream per rate stage, generated lazily.
   std::optional<ArrivalStream> stream_;
+  std::uint64_t drawn_ = 0;  // arrivals drawn from stream_ so far (the thinning hash's k)
   std::size_t stream_stage_ = 0;
   bool stream_started_ = false;
   std::optional<Nanos> next_arrival_;  // offset from start
@@ -338,6 +352,34 @@ class StreamStarts final : public StartSource {
   Nanos next_;
 };
 
+// A shard's part of another source's session starts: the starts the partition deals to it.
+class ShardedStarts final : public StartSource {
+ public:
+  ShardedStarts(std::unique_ptr<StartSource> inner, const ScenarioConfig& cfg)
+      : inner_(std::move(inner)), shard_(cfg.shard), rule_(partition_rule(cfg)), seed_(shard_seed(cfg.seed)) {
+    skip_foreign();
+  }
+  std::optional<Nanos> peek() const override { return inner_->peek(); }
+  void pop() override {
+    inner_->pop();
+    ++k_;
+    skip_foreign();
+  }
+
+ private:
+  void skip_foreign() {
+    while (inner_->peek() && shard_of(rule_, seed_, k_, shard_.count) != shard_.index) {
+      inner_->pop();
+      ++k_;
+    }
+  }
+  std::unique_ptr<StartSource> inner_;
+  ShardSpec shard_;
+  PartitionRule rule_;
+  std::uint64_t seed_;
+  std::uint64_t k_ = 0;  // index of inner_->peek() in the global start stream
+};
+
 class SessionPacer final : public WindowedPacer {
  public:
   struct Options {
@@ -348,6 +390,9 @@ class SessionPacer final : public WindowedPacer {
     std::optional<std::int64_t> num_requests;
     std::optional<Nanos> window_duration;
     WarmupSpec warmup;
+    // Fixed window start (offset from run start): a shard's part of open-loop session starts
+    // uses the global first start, so its window (and the cut at its end) is the single run's.
+    std::optional<Nanos> window_start;
   };
 
   SessionPacer(Options o, std::unique_ptr<StartSource> starts)
@@ -391,7 +436,9 @@ class SessionPacer final : public WindowedPacer {
           done_ = true;
           return std::nullopt;
         }
-        if (!window_start_) window_start_ = first_window_start(o_.warmup, due, start_);
+        if (!window_start_) {
+          window_start_ = o_.window_start ? start_ + *o_.window_start : first_window_start(o_.warmup, due, start_);
+        }
         ++measured_;
       }
       Release r{next_index_++, due, warm};
@@ -519,6 +566,12 @@ std::unique_ptr<Pacer> make_session_pacer(const ScenarioConfig& cfg, const std::
       } else {
         starts = std::make_unique<StreamStarts>(ArrivalStream(cfg.arrivals, cfg.request_rate, arrival_seed(cfg.seed)));
       }
+      // Sharded: this shard's part of the global session starts (counts were split by shard_config).
+      // Without warmup the global window starts at the first global session start.
+      if (cfg.shard.sharded()) {
+        if (cfg.warmup.none()) o.window_start = starts->peek();
+        starts = std::make_unique<ShardedStarts>(std::move(starts), cfg);
+      }
       break;
   }
   return std::make_unique<SessionPacer>(o, std::move(starts));
@@ -528,7 +581,12 @@ std::unique_ptr<Pacer> make_pacer(const ScenarioConfig& cfg, const std::vector<N
   if (cfg.kind == ScenarioKind::kStages) return make_staged_pacer(cfg);
   if (cfg.turns > 1) return make_session_pacer(cfg, timed_arrivals);
   if (cfg.open_loop()) {
-    return make_open_loop_pacer(build_schedule(cfg, timed_arrivals), cfg.max_inflight, cfg.duration, cfg.warmup);
+    Schedule schedule = build_schedule(cfg, timed_arrivals);
+    if (cfg.shard.sharded()) {
+      // This shard's part of the global schedule (plan_shard also returns which requests those are).
+      schedule = partition_schedule(schedule, cfg.shard, partition_rule(cfg), shard_seed(cfg.seed), cfg.warmup).schedule;
+    }
+    return make_open_loop_pacer(std::move(schedule), cfg.max_inflight, cfg.duration, cfg.warmup);
   }
   const std::int64_t c = cfg.kind == ScenarioKind::kSingleStream ? 1 : cfg.concurrency;
   return make_closed_loop_pacer(c, cfg.num_requests, cfg.duration, cfg.warmup);

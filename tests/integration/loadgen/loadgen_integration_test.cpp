@@ -164,6 +164,47 @@ TEST_F(Fixture, HlogIsReadByHdrHistogramJavaWithTheSameP99) {
   EXPECT_EQ(by_tag["itl"].first, 40 * 5);
 }
 
+// `llmload compare`: two servers whose TTFT differs by 100 ms: the TTFT difference is found significant, the TPOT one not, and the endpoint shows as
+// a material condition that differs.
+TEST(LoadgenCompare, FindsTheSignificantDifferenceAndTheDifferingCondition) {
+  auto fast = start_server({"--latency-model", "fixed", "--ttft", "20ms", "--itl", "5ms"});
+  auto slow = start_server({"--latency-model", "fixed", "--ttft", "120ms", "--itl", "5ms"});
+  TempDir a;
+  TempDir b;
+  const std::vector<std::string> common = {"--scenario", "concurrency", "--concurrency", "4", "--num-requests", "200",
+                                           "--input-tokens", "8", "--output-tokens", "4", "--prompt-calibration",
+                                           "estimate"};
+  auto with = [&](const std::string& url) {
+    std::vector<std::string> v = {"--base-url", url};
+    v.insert(v.end(), common.begin(), common.end());
+    return v;
+  };
+  ASSERT_EQ(run_llmload(a, with(fast.base_url)).proc.exit_code, 0);
+  ASSERT_EQ(run_llmload(b, with(slow.base_url)).proc.exit_code, 0);
+  TempDir out;
+  auto cmp = run({binary_path("llmload"), "compare", a.path(), b.path(), "--json", out.file("d.json")}, 60s);
+  ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
+  EXPECT_NE(cmp.out.find("comparison across different conditions"), std::string::npos) << cmp.out;
+  std::ifstream f(out.file("d.json"));
+  const json d = json::parse(f);
+  EXPECT_FALSE(d["same_conditions"].get<bool>());
+  bool endpoint = false;
+  for (const auto& c : d["conditions_differing"]) endpoint = endpoint || c["key"] == "endpoint.base_url";
+  EXPECT_TRUE(endpoint) << d.dump();
+  EXPECT_TRUE(d["metrics"]["ttft_p50_ms"]["significant"].get<bool>()) << d["metrics"]["ttft_p50_ms"];
+  EXPECT_NEAR(d["metrics"]["ttft_p50_ms"]["delta"].get<double>(), 100.0, 15.0);
+  EXPECT_FALSE(d["metrics"]["tpot_p50_ms"]["significant"].get<bool>()) << d["metrics"]["tpot_p50_ms"];
+  // A run compared with itself: same conditions, nothing significant.
+  auto self = run({binary_path("llmload"), "compare", a.path(), a.path()}, 60s);
+  ASSERT_EQ(self.exit_code, 0) << self.err;
+  EXPECT_NE(self.out.find("Conditions: the same"), std::string::npos) << self.out;
+  EXPECT_EQ(self.out.find("YES"), std::string::npos) << self.out;
+  // Bad input: a clear error and exit code 2.
+  auto bad = run({binary_path("llmload"), "compare", a.path(), out.file("missing")}, 60s);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("missing"), std::string::npos) << bad.err;
+}
+
 TEST_F(Fixture, NonStreamingTtftEqualsE2e) {
   TempDir dir;
   auto out = run_llmload(dir, {"--base-url", server_->base_url, "--no-stream", "--num-requests", "5",

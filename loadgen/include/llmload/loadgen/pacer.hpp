@@ -106,6 +106,9 @@ std::unique_ptr<Pacer> make_session_pacer(const ScenarioConfig& cfg, const std::
 /// The pacer for a validated scenario: stages, sessions (turns > 1), open loop (server, offline;
 /// server honours max_inflight too) or closed loop. `timed_arrivals`: the workload's own arrival
 /// offsets for trace replay (cfg.timed_arrivals), used as the schedule (or as session starts).
+/// A sharded cfg (cfg.shard, counts already split by shard_config) gets this shard's part: of the
+/// global schedule (open loop), of each rate stage's stream, or of the session starts; see
+/// shard_plan.hpp (plan_shard also says which global request each release is).
 std::unique_ptr<Pacer> make_pacer(const ScenarioConfig& cfg, const std::vector<Nanos>* timed_arrivals = nullptr);
 
 }  // namespace llmload

@@ -10,6 +10,7 @@
 
 #include "llmload/analysis/slo.hpp"
 #include "llmload/loadgen/clock.hpp"
+#include "llmload/loadgen/shard.hpp"
 #include "llmload/loadgen/stream_decoder.hpp"
 #include "llmload/loadgen/workload.hpp"
 
@@ -114,6 +115,9 @@ struct ScenarioConfig {
   bool backend_explicit = false;   // --backend given (else --endpoint's path may choose it)
   /// Arrivals come from the workload (trace replay, timestamped datasets): no rate needed.
   bool timed_arrivals = false;
+  /// Which part of the run this process issues (--shard-index/--shard-count/--start-at); see
+  /// shard_plan.hpp. Not sharded by default.
+  ShardSpec shard;
 
   bool open_loop() const { return kind == ScenarioKind::kServer || kind == ScenarioKind::kOffline; }
   /// Checks the combination of settings; throws ConfigError naming the field and the fix.

@@ -32,6 +32,7 @@
 // bit-for-bit and differ between standard libraries.
 
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,10 @@ struct Schedule {
   std::vector<Nanos> arrivals;
   /// Number of leading requests that are warmup (open loop, warmup by count or time).
   std::int64_t warmup_requests = 0;
+  /// Where the measurement window starts (offset from run start) when fixed in advance: a shard's
+  /// part of a global schedule starts its window where the global schedule's starts
+  /// (partition_schedule). nullopt: at the first measured request (or the end of a time warmup).
+  std::optional<Nanos> window_start;
 };
 
 /// Builds the schedule for `cfg` (validated).

@@ -1,0 +1,639 @@
+#include "llmload/analysis/artifact_merge.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "llmload/analysis/report.hpp"
+#include "llmload/analysis/slo.hpp"
+#include "llmload/analysis/stats.hpp"
+
+namespace llmload::analysis {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::int64_t kHighestUs = 3'600'000'000;  // as MetricsAccumulator's histograms
+
+// Conditions every shard of one run shares: a difference is an error.
+constexpr const char* kMustMatch[] = {
+    "conditions.scenario",          "conditions.seeds",         "conditions.endpoint",
+    "conditions.model",             "conditions.workload",      "conditions.prompts.method",
+    "conditions.prompts.overhead_tokens", "conditions.prompts.vocabulary_words", "conditions.tool.name",
+    "conditions.tool.version",      "conditions.definitions",   "conditions.shard.count",
+    "conditions.shard.start_at",    "conditions.shard.rule",    "validity.checked",
+    "slo.spec",                     "slo.view",
+};
+
+std::string brief(const json& j) {
+  std::string s = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (s.size() > 160) s = s.substr(0, 157) + "...";
+  return s;
+}
+
+// The value at a dotted path; null when any part is missing.
+const json& at_path(const json& j, std::string_view path) {
+  static const json kNull;
+  const json* cur = &j;
+  std::size_t pos = 0;
+  while (pos <= path.size()) {
+    const std::size_t dot = std::min(path.find('.', pos), path.size());
+    const std::string key(path.substr(pos, dot - pos));
+    if (!cur->is_object()) return kNull;
+    auto it = cur->find(key);
+    if (it == cur->end()) return kNull;
+    cur = &*it;
+    pos = dot + 1;
+  }
+  return *cur;
+}
+
+// The first path at which a and b differ, with both values there; nullopt when equal.
+struct Difference {
+  std::string path;
+  json a;
+  json b;
+};
+std::optional<Difference> first_difference(const json& a, const json& b, const std::string& path) {
+  if (a.is_object() && b.is_object()) {
+    std::set<std::string> keys;
+    for (const auto& [k, v] : a.items()) keys.insert(k);
+    for (const auto& [k, v] : b.items()) keys.insert(k);
+    for (const auto& k : keys) {
+      const json va = a.contains(k) ? a[k] : json("(missing)");
+      const json vb = b.contains(k) ? b[k] : json("(missing)");
+      if (auto d = first_difference(va, vb, path + "." + k)) return d;
+    }
+    return std::nullopt;
+  }
+  if (a.is_array() && b.is_array() && a.size() == b.size()) {
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (auto d = first_difference(a[i], b[i], fmt::format("{}[{}]", path, i))) return d;
+    }
+    return std::nullopt;
+  }
+  // Numbers compare by value (a JSON round trip may turn 10.0 into 10).
+  if (a.is_number() && b.is_number() && a.get<double>() == b.get<double>()) return std::nullopt;
+  if (a == b) return std::nullopt;
+  return Difference{path, a, b};
+}
+
+double number_or(const json& j, double fallback) { return j.is_number() ? j.get<double>() : fallback; }
+
+Nanos from_ms(double ms) { return Nanos(static_cast<std::int64_t>(std::llround(ms * 1e6))); }
+Nanos from_s(double s) { return Nanos(static_cast<std::int64_t>(std::llround(s * 1e9))); }
+double secs(Nanos d) { return static_cast<double>(d.count()) / 1e9; }
+
+ErrorClass error_class_from(std::string_view name) {
+  static constexpr ErrorClass kAll[] = {ErrorClass::kNone,        ErrorClass::kConnect,          ErrorClass::kHttpStatus,
+                                        ErrorClass::kStreamError, ErrorClass::kProtocol,         ErrorClass::kTimeout,
+                                        ErrorClass::kIdleTimeout, ErrorClass::kIncomplete,       ErrorClass::kNoOutput,
+                                        ErrorClass::kCanceled,    ErrorClass::kConnectTimeout,   ErrorClass::kFirstTokenTimeout,
+                                        ErrorClass::kInterTokenTimeout};
+  for (ErrorClass e : kAll) {
+    if (to_string(e) == name) return e;
+  }
+  throw MergeError(fmt::format("unknown error_class '{}'", name));
+}
+
+// Where each metric's summary lives in result.json.
+const json& stats_of(const json& result, Metric m) {
+  switch (m) {
+    case Metric::kTtftRt: return at_path(result, "response_time.ttft");
+    case Metric::kE2eRt: return at_path(result, "response_time.e2e");
+    case Metric::kScheduleLag: return at_path(result, "schedule_lag");
+    default: return at_path(result, "latency." + std::string(metric_name(m)));
+  }
+}
+
+// As run_metrics.cpp's summary of one histogram (the merged run reports like a single one).
+LatencyStats summarize(const HdrHistogram& h, double mean_us, double stddev_us) {
+  LatencyStats s;
+  s.count = h.total_count();
+  s.mean_us = s.count > 0 ? mean_us : 0;
+  s.stddev_us = s.count > 0 ? stddev_us : 0;
+  s.min_us = h.min();
+  s.max_us = h.max();
+  for (double p : {50.0, 90.0, 95.0, 99.0, 99.9}) s.percentiles.emplace_back(p, h.value_at_percentile(p));
+  s.p99_low_confidence = s.count < 1000;
+  s.p999_low_confidence = s.count < 10000;
+  if (s.count > 0) {
+    auto q = estimate_quantile(h, 99.0);
+    if (q.ci_valid) s.p99_ci_us = std::make_pair(q.ci_low, q.ci_high);
+  }
+  return s;
+}
+
+// The p-verdict of one bounded metric with the merged histogram (run_metrics.cpp's rule: PASS iff
+// n >= h(t) + t; FAIL when more than (1 - p) of n exceed; else INCONCLUSIVE).
+void rejudge(MetricVerdict& v, const HdrHistogram& h, double percentile) {
+  v.observed_us = h.total_count() > 0 ? h.value_at_percentile(percentile) : 0;
+  const double p = percentile / 100.0;
+  const double bound_ms = static_cast<double>(v.bound.count()) / 1e6;
+  const double observed_ms = static_cast<double>(v.observed_us) / 1e3;
+  if (v.n > 0 && v.n >= v.required) {
+    v.verdict = Verdict::kPass;
+    v.explanation = fmt::format("p{:g} within {:g} ms with 99% confidence ({} of {} over the bound)", percentile,
+                                bound_ms, v.exceedances, v.n);
+  } else if (v.n > 0 && static_cast<double>(v.exceedances) > (1.0 - p) * static_cast<double>(v.n)) {
+    v.verdict = Verdict::kFail;
+    v.explanation = fmt::format("{} of {} requests ({:.2f}%) over {:g} ms: p{:g} exceeds the bound (observed {:.1f} ms)",
+                                v.exceedances, v.n, 100.0 * static_cast<double>(v.exceedances) / static_cast<double>(v.n),
+                                bound_ms, percentile, observed_ms);
+  } else {
+    v.verdict = Verdict::kInconclusive;
+    v.explanation = fmt::format("too few requests to confirm p{:g} <= {:g} ms: {} of {} over the bound; "
+                                "would need about {} more requests",
+                                percentile, bound_ms, v.exceedances, v.n, std::max<std::int64_t>(0, v.required - v.n));
+  }
+}
+
+struct Shard {
+  const ShardArtifact* artifact = nullptr;
+  std::int64_t index = 0;
+  std::vector<RequestRecord> records;
+  bool measured = false;  // issued at least one measured request (its window is meaningful)
+};
+
+// Checks that the artifacts are the complete, consistent set of one run; returns them by index.
+std::vector<Shard> check_shards(const std::vector<ShardArtifact>& artifacts) {
+  if (artifacts.empty()) throw MergeError("nothing to merge: give the directories of every shard of one run");
+  std::vector<Shard> shards;
+  std::int64_t count = -1;
+  std::string count_from;
+  std::map<std::int64_t, std::string> seen;
+  for (const auto& a : artifacts) {
+    if (!a.result.is_object()) throw MergeError(fmt::format("'{}': result.json is not a JSON object", a.name));
+    const json& sh = at_path(a.result, "conditions.shard");
+    if (!sh.is_object() || !sh.value("index", json()).is_number_integer() ||
+        !sh.value("count", json()).is_number_integer()) {
+      throw MergeError(fmt::format("'{}' is not a shard artifact: its result.json has no conditions.shard (it was not "
+                                   "run with --shard-count N); merge the directories written by the shards of one run",
+                                   a.name));
+    }
+    const auto idx = sh["index"].get<std::int64_t>();
+    const auto n = sh["count"].get<std::int64_t>();
+    if (count < 0) {
+      count = n;
+      count_from = a.name;
+    } else if (n != count) {
+      throw MergeError(fmt::format("'{}' is a shard of {} but '{}' a shard of {}: merge only the shards of one run",
+                                   a.name, n, count_from, count));
+    }
+    if (n < 1 || idx < 0 || idx >= n) {
+      throw MergeError(fmt::format("'{}': conditions.shard says shard {} of {}, which does not exist", a.name, idx, n));
+    }
+    if (auto it = seen.find(idx); it != seen.end()) {
+      throw MergeError(fmt::format("'{}' and '{}' are both shard {} of {}: give each shard's directory once", it->second,
+                                   a.name, idx, n));
+    }
+    seen.emplace(idx, a.name);
+    shards.push_back(Shard{&a, idx, {}, false});
+  }
+  std::vector<std::string> missing;
+  for (std::int64_t i = 0; i < count; ++i) {
+    if (!seen.count(i)) missing.push_back(std::to_string(i));
+  }
+  if (!missing.empty()) {
+    throw MergeError(fmt::format("shard{} {} of {} {} missing: pass the directory of every shard of the run (each shard "
+                                 "writes its own; a shard that failed must be run again)",
+                                 missing.size() > 1 ? "s" : "", fmt::join(missing, ", "), count,
+                                 missing.size() > 1 ? "are" : "is"));
+  }
+  std::sort(shards.begin(), shards.end(), [](const Shard& x, const Shard& y) { return x.index < y.index; });
+  const json& ref = shards.front().artifact->result;
+  for (const auto& s : shards) {
+    for (const char* field : kMustMatch) {
+      if (auto d = first_difference(at_path(ref, field), at_path(s.artifact->result, field), field)) {
+        throw MergeError(fmt::format("shards disagree on {}: shard {} ('{}') has {}, shard {} ('{}') has {}; merge only "
+                                     "the shards of one run (the same flags with --shard-index 0..{} and one "
+                                     "--start-at)",
+                                     d->path, shards.front().index, shards.front().artifact->name, brief(d->a), s.index,
+                                     s.artifact->name, brief(d->b), count - 1));
+      }
+    }
+  }
+  return shards;
+}
+
+// Reads the records of a shard.
+void load_records(Shard& s) {
+  std::size_t line = 0;
+  for (const auto& j : s.artifact->records) {
+    ++line;
+    try {
+      s.records.push_back(record_from_json(j));
+    } catch (const MergeError& e) {
+      throw MergeError(fmt::format("'{}': requests.jsonl line {}: {}", s.artifact->name, line, e.what()));
+    }
+    if (!s.records.back().warmup) s.measured = true;
+  }
+  const json& issued = at_path(s.artifact->result, "requests.issued");
+  if (issued.is_number_integer() && issued.get<std::int64_t>() != static_cast<std::int64_t>(s.records.size())) {
+    throw MergeError(fmt::format("'{}': requests.jsonl has {} records but result.json counts {} requests: the artifact "
+                                 "is incomplete (was it copied while being written?)",
+                                 s.artifact->name, s.records.size(), issued.get<std::int64_t>()));
+  }
+}
+
+const HdrHistogram& shard_histogram(const Shard& s, Metric m) {
+  for (const auto& in : s.artifact->hlog.intervals) {
+    if (in.tag && *in.tag == metric_name(m)) return in.histogram;
+  }
+  throw MergeError(fmt::format("'{}': latency.hlog has no '{}' histogram: the artifact is incomplete or from another "
+                               "version of llmload",
+                               s.artifact->name, metric_name(m)));
+}
+
+std::int64_t int_at(const json& j, std::string_view path) {
+  const json& v = at_path(j, path);
+  return v.is_number() ? v.get<std::int64_t>() : 0;
+}
+
+}  // namespace
+
+RequestRecord record_from_json(const json& j) {
+  if (!j.is_object()) throw MergeError("not a JSON object");
+  auto need = [&](const char* key) -> const json& {
+    auto it = j.find(key);
+    if (it == j.end()) throw MergeError(fmt::format("missing \"{}\"", key));
+    return *it;
+  };
+  auto opt_time = [&](const char* key) -> std::optional<Nanos> {
+    const json& v = need(key);
+    if (v.is_null()) return std::nullopt;
+    if (!v.is_number()) throw MergeError(fmt::format("\"{}\" is not a number", key));
+    return from_ms(v.get<double>());
+  };
+  auto integer = [&](const char* key) -> std::int64_t {
+    const json& v = need(key);
+    if (!v.is_number_integer()) throw MergeError(fmt::format("\"{}\" is not an integer", key));
+    return v.get<std::int64_t>();
+  };
+  auto boolean = [&](const char* key) -> bool {
+    const json& v = need(key);
+    if (!v.is_boolean()) throw MergeError(fmt::format("\"{}\" is not true or false", key));
+    return v.get<bool>();
+  };
+  RequestRecord r;
+  r.index = static_cast<std::uint64_t>(integer("index"));
+  r.warmup = boolean("warmup");
+  r.in_window = boolean("in_window");
+  const json& ti = need("t_intended_ms");
+  if (!ti.is_number()) throw MergeError("\"t_intended_ms\" is not a number");
+  r.t_intended = from_ms(ti.get<double>());
+  r.t_send = opt_time("t_send_ms");
+  r.t_headers = opt_time("t_headers_ms");
+  r.t_first = opt_time("t_first_ms");
+  r.t_last = opt_time("t_last_ms");
+  r.t_done = opt_time("t_done_ms");
+  r.requested_input_tokens = integer("requested_input_tokens");
+  r.requested_output_tokens = integer("requested_output_tokens");
+  r.input_tokens = integer("input_tokens");
+  r.output_tokens = integer("output_tokens");
+  r.tokens_from_usage = boolean("tokens_from_usage");
+  r.output_events = integer("output_events");
+  if (const json& c = j.value("cached_tokens", json()); c.is_number_integer()) r.cached_tokens = c.get<std::int64_t>();
+  if (const json& f = j.value("finish_reason", json()); f.is_string()) r.finish_reason = f.get<std::string>();
+  r.ended_early = j.value("ended_early", false);
+  r.session = j.value("session", std::int64_t{-1});
+  r.turn = j.value("turn", std::int64_t{0});
+  r.stage = j.value("stage", std::int32_t{-1});
+  r.http_status = static_cast<int>(integer("http_status"));
+  const json& ec = need("error_class");
+  if (!ec.is_string()) throw MergeError("\"error_class\" is not a string");
+  r.error = error_class_from(ec.get<std::string>());
+  if (const json& e = j.value("error", json()); e.is_string()) r.error_message = e.get<std::string>();
+  return r;
+}
+
+MergedArtifact merge_artifacts(const std::vector<ShardArtifact>& artifacts) {
+  std::vector<Shard> shards = check_shards(artifacts);
+  for (auto& s : shards) load_records(s);
+  const json& ref = shards.front().artifact->result;
+  const auto n_shards = static_cast<std::int64_t>(shards.size());
+
+  // Histograms, added exactly; means and SDs pooled from each shard's exact moments.
+  std::map<Metric, HdrHistogram> hist;
+  std::map<Metric, LatencyStats> latency;
+  for (Metric m : kAllMetrics) {
+    HdrHistogram h(1, kHighestUs, 3);
+    double n = 0;
+    double sum = 0;
+    for (const auto& s : shards) {
+      const HdrHistogram& part = shard_histogram(s, m);
+      if (h.add(part) != 0) {
+        throw MergeError(fmt::format("'{}': the '{}' histogram holds values above one hour, beyond llmload's histograms",
+                                     s.artifact->name, metric_name(m)));
+      }
+      const json& st = stats_of(s.artifact->result, m);
+      const double c = number_or(at_path(st, "count"), 0);
+      n += c;
+      sum += c * number_or(at_path(st, "mean_ms"), 0) * 1e3;
+    }
+    const double mean = n > 0 ? sum / n : 0;
+    double m2 = 0;
+    for (const auto& s : shards) {
+      const json& st = stats_of(s.artifact->result, m);
+      const double c = number_or(at_path(st, "count"), 0);
+      const double mu = number_or(at_path(st, "mean_ms"), 0) * 1e3;
+      const double sd = number_or(at_path(st, "std_ms"), 0) * 1e3;
+      m2 += c * (sd * sd + (mu - mean) * (mu - mean));
+    }
+    latency.emplace(m, summarize(h, mean, n > 0 ? std::sqrt(m2 / n) : 0));
+    hist.emplace(m, std::move(h));
+  }
+
+  // The window: every shard's, as offsets from the common start.
+  Window window;
+  bool any_window = false;
+  for (const auto& s : shards) {
+    if (!s.measured) continue;
+    const Nanos ws = from_s(number_or(at_path(s.artifact->result, "window.start_s"), 0));
+    const Nanos we = from_s(number_or(at_path(s.artifact->result, "window.end_s"), 0));
+    window.start = any_window ? std::min(window.start, ws) : ws;
+    window.end = any_window ? std::max(window.end, we) : we;
+    any_window = true;
+  }
+  window.method = any_window ? "the shards' windows together: from the earliest shard's window start to the latest "
+                               "shard's end (offsets from the common start)"
+                             : "no measured request was issued";
+  if (window.end < window.start) window.end = window.start;
+
+  // Counts, errors, throughput, achieved load and SLO attainment: the single-run rules over all
+  // records (an accumulator without samples: its latency parts are replaced below).
+  std::vector<RequestRecord> all;
+  for (const auto& s : shards) all.insert(all.end(), s.records.begin(), s.records.end());
+  const bool open_loop = at_path(ref, "validity.checked").is_boolean() && at_path(ref, "validity.checked").get<bool>();
+  std::optional<SloSpec> slo;
+  LatencyView view = LatencyView::kService;
+  if (const json& spec = at_path(ref, "slo.spec"); spec.is_string()) {
+    try {
+      slo = parse_slo(spec.get<std::string>());
+    } catch (const SloParseError& e) {
+      throw MergeError(fmt::format("'{}': slo.spec '{}' cannot be read: {}", shards.front().artifact->name,
+                                   spec.get<std::string>(), e.what()));
+    }
+    view = at_path(ref, "slo.view") == "response" ? LatencyView::kResponse : LatencyView::kService;
+  }
+  RunMetrics m = MetricsAccumulator().finalize(window, open_loop, slo, view, all);
+  m.latency = latency;
+  m.histograms = hist;
+  // Output tokens: each shard counted those arriving in its own window (which lies in the merged one).
+  m.output_tokens_in_window = 0;
+  for (const auto& s : shards) {
+    m.output_tokens_in_window += number_or(at_path(s.artifact->result, "tokens.output_tokens_arriving_in_window"), 0);
+  }
+  const double len = secs(window.length());
+  if (len > 0) {
+    m.output_throughput = m.output_tokens_in_window / len;
+    m.total_token_throughput += m.output_tokens_in_window / len;  // finalize() counted the input tokens only
+  }
+  if (m.invalid) {
+    const auto& lag = m.latency.at(Metric::kScheduleLag);
+    m.invalid_reason = fmt::format(
+        "the client could not hold the offered load: {:.1f}% of requests started more than 1 ms late "
+        "(schedule lag p50 {:.3f} ms, p99 {:.3f} ms, max {:.3f} ms)",
+        100.0 * m.late_fraction, static_cast<double>(lag.percentile(50)) / 1e3,
+        static_cast<double>(lag.percentile(99)) / 1e3, static_cast<double>(lag.max_us) / 1e3);
+  }
+  if (m.slo) {
+    const bool rt = m.slo->view == LatencyView::kResponse;
+    for (auto& v : m.slo->metrics) {
+      const Metric hm = v.metric == "tpot" ? Metric::kTpot
+                        : v.metric == "ttft" ? (rt ? Metric::kTtftRt : Metric::kTtft)
+                                             : (rt ? Metric::kE2eRt : Metric::kE2e);
+      rejudge(v, hist.at(hm), m.slo->spec.percentile);
+    }
+    bool any_fail = false;
+    bool all_pass = !m.slo->metrics.empty();
+    for (const auto& v : m.slo->metrics) {
+      any_fail = any_fail || v.verdict == Verdict::kFail;
+      all_pass = all_pass && v.verdict == Verdict::kPass;
+    }
+    m.slo->verdict = any_fail ? Verdict::kFail : (all_pass ? Verdict::kPass : Verdict::kInconclusive);
+  }
+
+  MergedArtifact out;
+  // The per-shard breakdown, with stragglers flagged. A shard's drain is the time from its last
+  // measured intended start to its last measured completion: unlike the completion time itself it
+  // does not depend on which shard the partition dealt the run's last requests to.
+  std::vector<double> last_done(shards.size(), 0);
+  std::vector<double> drain(shards.size(), 0);
+  std::vector<double> measured_drains;
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    std::optional<Nanos> last;
+    std::optional<Nanos> last_intended;
+    for (const auto& r : shards[i].records) {
+      if (r.warmup) continue;
+      if (r.t_done && (!last || *r.t_done > *last)) last = r.t_done;
+      if (!last_intended || r.t_intended > *last_intended) last_intended = r.t_intended;
+    }
+    last_done[i] = last ? secs(*last) : 0;
+    drain[i] = last && last_intended ? secs(*last - *last_intended) : 0;
+    if (shards[i].measured) measured_drains.push_back(drain[i]);
+  }
+  std::sort(measured_drains.begin(), measured_drains.end());
+  const double median_drain = measured_drains.empty() ? 0 : measured_drains[measured_drains.size() / 2];
+  const double late_margin = std::max(0.1 * len, 0.1);
+  json breakdown = json::array();
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    const auto& s = shards[i];
+    const json& r = s.artifact->result;
+    std::vector<std::string> flags;
+    const json& skew = at_path(r, "conditions.shard.start_skew_ms");
+    if (skew.is_number() && std::fabs(skew.get<double>()) > 10.0) {
+      flags.push_back(fmt::format("started {:.1f} ms {} --start-at (on its own system clock)",
+                                  std::fabs(skew.get<double>()), skew.get<double>() > 0 ? "after" : "before"));
+    }
+    if (s.measured && n_shards > 1 && drain[i] > median_drain + late_margin) {
+      flags.push_back(fmt::format("finished {:.2f} s after its last scheduled request, {:.2f} s later than the median "
+                                  "shard (last measured request done at {:.2f} s)",
+                                  drain[i], drain[i] - median_drain, last_done[i]));
+    }
+    if (at_path(r, "validity.valid") == false) {
+      flags.push_back(fmt::format("its client fell behind its schedule: {}",
+                                  at_path(r, "validity.reason").is_string() ? at_path(r, "validity.reason").get<std::string>()
+                                                                            : std::string("marked invalid")));
+    }
+    if (at_path(r, "interrupted") == true) flags.push_back("interrupted before the end of its run");
+    if (!s.measured) flags.push_back("issued no measured request");
+    for (const auto& f : flags) out.notes.push_back(fmt::format("shard {} ('{}'): {}", s.index, s.artifact->name, f));
+    breakdown.push_back({
+        {"shard", s.index},
+        {"directory", s.artifact->name},
+        {"hostname", at_path(r, "conditions.machine.hostname")},
+        {"start_time", at_path(r, "conditions.start_time")},
+        {"start_skew_ms", skew},
+        {"window", r.value("window", json())},
+        {"requests", r.value("requests", json())},
+        {"completed", r.value("completed", json())},
+        {"failed", r.value("failed", json())},
+        {"request_throughput", r.value("request_throughput", json())},
+        {"output_throughput", r.value("output_throughput", json())},
+        {"achieved_send_rate", at_path(r, "load.achieved_send_rate")},
+        {"ttft_p50_ms", at_path(r, "latency.ttft.p50_ms")},
+        {"ttft_p99_ms", at_path(r, "latency.ttft.p99_ms")},
+        {"e2e_p99_ms", at_path(r, "latency.e2e.p99_ms")},
+        {"ttft_rt_p99_ms", at_path(r, "response_time.ttft.p99_ms")},
+        {"schedule_lag_p99_ms", at_path(r, "schedule_lag.p99_ms")},
+        {"late_fraction", at_path(r, "schedule_lag.late_fraction")},
+        {"valid", at_path(r, "validity.valid")},
+        {"interrupted", r.value("interrupted", json())},
+        {"last_completion_s", s.measured ? json(last_done[i]) : json(nullptr)},
+        {"drain_s", s.measured ? json(drain[i]) : json(nullptr)},
+        {"straggler", !flags.empty()},
+        {"flags", flags},
+    });
+  }
+  // Harmless differences worth knowing.
+  {
+    std::set<std::string> builds;
+    for (const auto& s : shards) builds.insert(brief(at_path(s.artifact->result, "conditions.tool")));
+    if (builds.size() > 1) {
+      out.notes.push_back(fmt::format("the shards ran different builds of llmload {} (build type or compiler differ)",
+                                      brief(at_path(ref, "conditions.tool.version"))));
+    }
+    if (at_path(ref, "conditions.shard.start_at").is_null() && n_shards > 1) {
+      out.notes.push_back("the shards had no common --start-at: their windows line up only as well as they happened to "
+                          "start together");
+    }
+  }
+
+  // Start time: the common --start-at, else the earliest shard start.
+  out.start_epoch_s = number_or(at_path(ref, "conditions.shard.start_at_epoch_s"), 0);
+  if (out.start_epoch_s == 0) {
+    bool first = true;
+    for (const auto& s : shards) {
+      const json& e = at_path(s.artifact->result, "conditions.start_epoch_s");
+      if (e.is_number() && (first || e.get<double>() < out.start_epoch_s)) {
+        out.start_epoch_s = e.get<double>();
+        first = false;
+      }
+    }
+  }
+
+  // The merged result.json.
+  json res = metrics_json(m);
+  json cond = at_path(ref, "conditions");
+  json command_lines = json::array();
+  json machines = json::array();
+  for (const auto& s : shards) {
+    command_lines.push_back(at_path(s.artifact->result, "conditions.command_line"));
+    json mach = at_path(s.artifact->result, "conditions.machine");
+    if (mach.is_object()) mach["shard"] = s.index;
+    machines.push_back(mach);
+  }
+  cond["command_line"] = command_lines;
+  cond["machine"] = machines;
+  const json& start_at = at_path(ref, "conditions.shard.start_at");
+  cond["start_time"] = start_at.is_string() ? start_at : at_path(ref, "conditions.start_time");
+  cond["start_epoch_s"] = out.start_epoch_s;
+  cond["shard"] = {{"merged", true},
+                   {"count", n_shards},
+                   {"start_at", start_at},
+                   {"start_at_epoch_s", at_path(ref, "conditions.shard.start_at_epoch_s")},
+                   {"rule", at_path(ref, "conditions.shard.rule")},
+                   {"partition", at_path(ref, "conditions.shard.partition")}};
+  res["conditions"] = cond;
+  // Token accounting: sums over the shards (estimated when any shard's was).
+  {
+    json tokens = res["tokens"];
+    const char* sums[] = {"requests",        "requests_with_server_usage", "requested_input_tokens",
+                          "input_tokens",    "requested_output_tokens",    "output_tokens",
+                          "ended_early"};
+    for (const char* k : sums) {
+      std::int64_t total = 0;
+      for (const auto& s : shards) total += int_at(s.artifact->result, std::string("tokens.") + k);
+      tokens[k] = total;
+    }
+    for (const char* k : {"server_counted_input_tokens", "requested_input_tokens_of_those"}) {
+      bool any = false;
+      std::int64_t total = 0;
+      for (const auto& s : shards) {
+        const json& v = at_path(s.artifact->result, std::string("tokens.") + k);
+        if (v.is_number()) {
+          any = true;
+          total += v.get<std::int64_t>();
+        }
+      }
+      tokens[k] = any ? json(total) : json(nullptr);
+    }
+    bool estimated = false;
+    for (const auto& s : shards) estimated = estimated || at_path(s.artifact->result, "tokens.estimated") == true;
+    tokens["estimated"] = estimated;
+    if (const json& em = at_path(ref, "tokens.estimate_method"); !em.is_null()) tokens["estimate_method"] = em;
+    res["tokens"] = tokens;
+  }
+  res["load"]["offered_rate"] = at_path(ref, "load.offered_rate");
+  res["load"]["offered_concurrency"] = at_path(ref, "load.offered_concurrency");
+  res["load"]["measured_from"] = "t_send of the measured requests of every shard, as offsets from the common start";
+  bool interrupted = false;
+  std::int64_t max_in_flight = 0;
+  std::int64_t connections = 0;
+  for (const auto& s : shards) {
+    interrupted = interrupted || at_path(s.artifact->result, "interrupted") == true;
+    max_in_flight += int_at(s.artifact->result, "max_in_flight");
+    connections += int_at(s.artifact->result, "connections_opened");
+  }
+  res["interrupted"] = interrupted;
+  res["max_in_flight"] = max_in_flight;
+  res["max_in_flight_note"] = "the sum of the shards' maxima (an upper bound of the run's)";
+  res["connections_opened"] = connections;
+  res["non_streaming_note"] = at_path(ref, "non_streaming_note");
+  res["shards"] = breakdown;
+  res["merge"] = {
+      {"shards", n_shards},
+      {"histograms", "each metric's shard histograms added exactly (HdrHistogram, same layout): percentiles as from "
+                     "one histogram of every request; means and SDs pooled exactly"},
+      {"counts", "recomputed from every shard's requests.jsonl with the single-run rules"},
+      {"window", window.method},
+      {"output_tokens", "the sum of the output tokens each shard saw arrive in its own window"},
+      {"clocks", "each shard measured on its own monotonic clock from its own start at the common start time; no "
+                 "timestamps of different machines are subtracted"},
+      {"notes", out.notes},
+  };
+  out.result = std::move(res);
+
+  for (const auto& s : shards) {
+    for (const auto& j : s.artifact->records) {
+      json line = j;
+      if (!line.contains("shard")) line["shard"] = s.index;
+      out.records.push_back(std::move(line));
+    }
+  }
+
+  // The console report, with the shard table.
+  const std::string title =
+      fmt::format("llmload {} | {} | merged {} shards",
+                  at_path(ref, "conditions.scenario.scenario").is_string() ? at_path(ref, "conditions.scenario.scenario").get<std::string>() : "run",
+                  at_path(ref, "conditions.model").is_string() ? at_path(ref, "conditions.model").get<std::string>() : "",
+                  n_shards);
+  std::string o = console_report(m, title);
+  o += fmt::format("{:-^78}\n", " Shards ");
+  o += fmt::format("{:<6}{:>11}{:>8}{:>9}{:>9}{:>10}{:>10}{:>10}{:>12}{:>10}\n", "shard", "completed", "failed", "req/s",
+                   "send/s", "TTFT p50", "TTFT p99", "E2E p99", "last done s", "skew ms");
+  auto num = [](const json& v, const char* fmtstr) -> std::string {
+    return v.is_number() ? fmt::format(fmt::runtime(fmtstr), v.get<double>()) : std::string("-");
+  };
+  for (std::size_t i = 0; i < shards.size(); ++i) {
+    const json& b = breakdown[i];
+    o += fmt::format("{:<6}{:>11}{:>8}{:>9}{:>9}{:>10}{:>10}{:>10}{:>12}{:>10}{}\n", shards[i].index,
+                     num(b["completed"], "{:.0f}"), num(b["failed"], "{:.0f}"), num(b["request_throughput"], "{:.2f}"),
+                     num(b["achieved_send_rate"], "{:.2f}"), num(b["ttft_p50_ms"], "{:.2f}"),
+                     num(b["ttft_p99_ms"], "{:.2f}"), num(b["e2e_p99_ms"], "{:.2f}"),
+                     num(b["last_completion_s"], "{:.3f}"), num(b["start_skew_ms"], "{:.2f}"),
+                     b["straggler"].get<bool>() ? "  <- see NOTE" : "");
+  }
+  for (const auto& note : out.notes) o += "NOTE: " + note + "\n";
+  o += std::string(78, '=') + "\n";
+  out.console = std::move(o);
+  out.metrics = std::move(m);
+  return out;
+}
+
+}  // namespace llmload::analysis

@@ -1,0 +1,128 @@
+#include "merge.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "llmload/analysis/hdr_codec.hpp"
+#include "llmload/analysis/report.hpp"
+#include "llmload/common/version.hpp"
+#include "run_command.hpp"
+
+namespace llmload::app {
+namespace {
+
+namespace fs = std::filesystem;
+using analysis::MergeError;
+using nlohmann::json;
+
+std::ifstream open_in(const fs::path& file, const std::string& dir) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    throw MergeError(fmt::format("'{}' has no readable {}: give the directory a shard wrote with `llmload run "
+                                 "--shard-count N --output DIR`{}",
+                                 dir, file.filename().string(),
+                                 fs::exists(dir) ? "" : " (the directory does not exist)"));
+  }
+  return in;
+}
+
+}  // namespace
+
+analysis::ShardArtifact read_shard_artifact(const std::string& dir) {
+  analysis::ShardArtifact a;
+  a.name = dir;
+  const fs::path root(dir);
+  {
+    auto in = open_in(root / "result.json", dir);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    a.result = json::parse(ss.str(), nullptr, false);
+    if (a.result.is_discarded()) throw MergeError(fmt::format("'{}': result.json is not valid JSON", dir));
+  }
+  {
+    auto in = open_in(root / "requests.jsonl", dir);
+    std::string line;
+    std::size_t n = 0;
+    while (std::getline(in, line)) {
+      ++n;
+      if (line.empty()) continue;
+      json j = json::parse(line, nullptr, false);
+      if (j.is_discarded()) throw MergeError(fmt::format("'{}': requests.jsonl line {} is not valid JSON", dir, n));
+      a.records.push_back(std::move(j));
+    }
+  }
+  {
+    auto in = open_in(root / "latency.hlog", dir);
+    try {
+      a.hlog = analysis::read_hlog(in);
+    } catch (const analysis::HdrCodecError& e) {
+      throw MergeError(fmt::format("'{}': latency.hlog: {}", dir, e.what()));
+    }
+  }
+  return a;
+}
+
+int merge_command(const std::vector<std::string>& dirs, const std::string& output, bool print_report) {
+  analysis::MergedArtifact merged;
+  try {
+    if (!output.empty()) {
+      for (const auto& d : dirs) {
+        std::error_code ec;
+        if (fs::exists(output) && fs::equivalent(fs::path(d), fs::path(output), ec)) {
+          throw MergeError(fmt::format("--output '{}' is one of the shard directories: the merge would overwrite that "
+                                       "shard; choose another directory (e.g. the shards' parent)",
+                                       output));
+        }
+      }
+    }
+    std::vector<analysis::ShardArtifact> shards;
+    for (const auto& d : dirs) shards.push_back(read_shard_artifact(d));
+    merged = analysis::merge_artifacts(shards);
+  } catch (const MergeError& e) {
+    fmt::print(stderr, "llmload merge: error: {}\n", e.what());
+    return kExitConfig;
+  }
+  if (print_report) {
+    fmt::print("{}", merged.console);
+    std::fflush(stdout);
+  }
+  if (output.empty()) return kExitOk;
+  std::error_code ec;
+  fs::create_directories(output, ec);
+  if (ec) {
+    fmt::print(stderr, "llmload merge: error: cannot create --output directory '{}': {}\n", output, ec.message());
+    return kExitFailure;
+  }
+  const fs::path dir(output);
+  bool ok = true;
+  {
+    std::ofstream f(dir / "result.json");
+    f << merged.result.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
+    ok = ok && static_cast<bool>(f);
+  }
+  {
+    std::ofstream f(dir / "requests.jsonl");
+    for (const auto& r : merged.records) f << r.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
+    ok = ok && static_cast<bool>(f);
+  }
+  {
+    std::ofstream f(dir / "latency.hlog");
+    analysis::write_latency_hlog(f, merged.metrics, merged.start_epoch_s,
+                                 fmt::format("llmload {} (merged {} shards)", kVersion, dirs.size()));
+    ok = ok && static_cast<bool>(f);
+  }
+  if (!ok) {
+    fmt::print(stderr, "llmload merge: error: writing the merged results to '{}' failed (disk full?)\n", output);
+    return kExitFailure;
+  }
+  fmt::print(stderr, "llmload merge: {} shards merged into {}/{{result.json,requests.jsonl,latency.hlog}}\n",
+             dirs.size(), output);
+  return kExitOk;
+}
+
+}  // namespace llmload::app

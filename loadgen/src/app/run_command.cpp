@@ -1,0 +1,451 @@
+// `llmload run` (and each rank of llmload-mpi): see run_command.hpp.
+#include <utility>  // before Asio (Boost 1.74 + C++20)
+
+#include "run_command.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <boost/asio/io_context.hpp>
+#include <fmt/format.h>
+
+#include "llmload/analysis/report.hpp"
+#include "llmload/common/duration.hpp"
+#include "llmload/common/process_limits.hpp"
+#include "llmload/common/version.hpp"
+#include "llmload/loadgen/calibration.hpp"
+#include "llmload/loadgen/config_error.hpp"
+#include "llmload/loadgen/net/asio_transport.hpp"
+#include "llmload/loadgen/net/driver.hpp"
+#include "llmload/loadgen/pacer.hpp"
+#include "llmload/loadgen/prompt.hpp"
+#include "llmload/loadgen/redact.hpp"
+#include "llmload/loadgen/request_builder.hpp"
+#include "llmload/loadgen/run_controller.hpp"
+#include "llmload/loadgen/shard_plan.hpp"
+#include "llmload/loadgen/url.hpp"
+#include "llmload/loadgen/workload.hpp"
+#include "settings.hpp"
+
+namespace llmload::app {
+namespace {
+
+using nlohmann::json;
+
+std::string iso8601_utc(std::chrono::system_clock::time_point t) {
+  std::time_t tt = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&tt, &tm);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count() % 1000;
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                     tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+}
+
+// Checks before the run that results can be written there (nothing measured is lost later).
+void prepare_output_dir(const std::string& dir) {
+  if (dir.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw ConfigError(fmt::format("cannot create --output directory '{}': {}", dir, ec.message()));
+  const auto probe = std::filesystem::path(dir) / ".llmload-write-test";
+  {
+    std::ofstream f(probe);
+    f << std::string(4096, 'x');
+    f.flush();
+    if (!f) {
+      throw ConfigError(fmt::format("--output directory '{}' is not writable (or the disk is full): choose another", dir));
+    }
+  }
+  std::filesystem::remove(probe, ec);
+}
+
+json arrivals_json(const ScenarioConfig& cfg) {
+  if (cfg.timed_arrivals) return {{"process", "trace"}, {"description", "each request at its own timestamp"}};
+  if (cfg.kind == ScenarioKind::kOffline) return {{"process", "all-at-start"}};
+  if (cfg.kind == ScenarioKind::kConcurrency || cfg.kind == ScenarioKind::kSingleStream) return {{"process", "closed-loop"}};
+  json a = {{"process", cfg.arrivals.process},
+            {"burstiness", cfg.arrivals.process == "gamma" ? json(cfg.arrivals.burstiness) : json(nullptr)},
+            {"ramp", cfg.arrivals.ramp},
+            {"ramp_duration_s", std::chrono::duration<double>(cfg.arrivals.ramp_duration).count()},
+            {"ramp_start_rate", cfg.arrivals.ramp_start_rate}};
+  if (cfg.kind == ScenarioKind::kStages) {
+    json stages = json::array();
+    for (const auto& st : cfg.arrivals.stages) {
+      stages.push_back({{"kind", st.concurrency ? "concurrency" : "rate"},
+                        {"value", st.value},
+                        {"duration_s", std::chrono::duration<double>(st.duration).count()}});
+    }
+    a["stages"] = std::move(stages);
+  }
+  return a;
+}
+
+json conditions_json(const ScenarioConfig& cfg, const BaseUrl& url, const RequestBuilder& builder,
+                     const net::ModelsInfo& models, const std::vector<std::string>& argv, const std::string& start_iso) {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  json scenario = {
+      {"scenario", to_string(cfg.kind)},
+      {"backend", builder.backend().name},
+      {"endpoint", cfg.endpoint == ApiKind::kChat ? "chat" : cfg.endpoint == ApiKind::kSglang ? "generate" : "completions"},
+      {"stream", cfg.stream},
+      {"ignore_eos", cfg.ignore_eos},
+      {"continuous_usage_stats", cfg.stream && cfg.continuous_usage && cfg.endpoint != ApiKind::kSglang},
+      {"extra_body", cfg.extra_body.empty() ? json(nullptr) : json::parse(cfg.extra_body, nullptr, false)},
+      {"extra_headers", [&] {
+         json h = json::array();
+         for (const auto& kv : cfg.headers) h.push_back(kv.first);  // names only: values may be secrets
+         return h;
+       }()},
+      {"turns", cfg.turns},
+      {"think_time_s", std::chrono::duration<double>(cfg.think_time).count()},
+      {"input_tokens", cfg.input_tokens},
+      {"output_tokens", cfg.output_tokens},
+      {"num_requests", cfg.num_requests ? json(*cfg.num_requests) : json(nullptr)},
+      {"duration_s", cfg.duration ? json(std::chrono::duration<double>(*cfg.duration).count()) : json(nullptr)},
+      {"warmup", cfg.warmup.by_time() ? json(fmt::format("{}s", std::chrono::duration<double>(cfg.warmup.duration).count()))
+                                      : json(cfg.warmup.requests)},
+      {"request_rate", cfg.kind == ScenarioKind::kServer ? json(cfg.request_rate) : json(nullptr)},
+      {"concurrency", cfg.kind == ScenarioKind::kConcurrency || cfg.kind == ScenarioKind::kSingleStream
+                          ? json(cfg.kind == ScenarioKind::kSingleStream ? 1 : cfg.concurrency)
+                          : json(nullptr)},
+      {"max_inflight", cfg.max_inflight ? json(*cfg.max_inflight) : json(nullptr)},
+      {"arrival_process", arrivals_json(cfg)["process"]},
+      {"arrivals", arrivals_json(cfg)},
+      {"timeout_s", std::chrono::duration<double>(cfg.timeout).count()},
+      {"idle_timeout_s", std::chrono::duration<double>(cfg.idle_timeout).count()},
+      {"connect_timeout_s", std::chrono::duration<double>(cfg.connect_timeout).count()},
+      {"first_token_timeout_s", cfg.first_token_timeout.count() > 0 ? json(std::chrono::duration<double>(cfg.first_token_timeout).count()) : json(nullptr)},
+      {"inter_token_timeout_s", cfg.inter_token_timeout.count() > 0 ? json(std::chrono::duration<double>(cfg.inter_token_timeout).count()) : json(nullptr)},
+      {"tls", url.scheme == "https" ? json({{"verify", !cfg.insecure}, {"ca_cert", cfg.ca_cert.empty() ? json("system") : json(cfg.ca_cert)}}) : json(nullptr)},
+      {"slo", cfg.slo ? json(cfg.slo->to_string()) : json(nullptr)},
+  };
+  json server_models = json::parse(models.raw, nullptr, false);
+  return {
+      {"tool", {{"name", "llmload"}, {"version", kVersion}, {"build", kBuildType}, {"compiler", kCompiler}}},
+      {"command_line", argv},
+      {"start_time", start_iso},
+      {"scenario", scenario},
+      {"seeds", {{"base", cfg.seed}, {"arrival", arrival_seed(cfg.seed)}, {"data", data_seed(cfg.seed)}}},
+      {"endpoint", {{"base_url", url.to_string()}, {"path", builder.path()}, {"api_key", cfg.api_key.empty() ? "none" : "set (redacted)"}}},
+      {"model", cfg.model},
+      {"server", {{"models", server_models.is_discarded() ? json(nullptr) : server_models}}},
+      {"machine", {{"hostname", host}, {"hardware_threads", std::thread::hardware_concurrency()}}},
+      {"definitions", {{"document", "docs/metrics.md"},
+                       {"ttft", "t_first - t_send"},
+                       {"tpot", "(e2e - ttft) / (n_out - 1), n_out >= 2"},
+                       {"itl", "gaps between output events, token-weighted"},
+                       {"e2e", "t_last - t_send"},
+                       {"response_time", "same, measured from t_intended"},
+                       {"histograms", "HdrHistogram, microseconds, 3 significant digits"}}},
+  };
+}
+
+// Settings that only the workload knows (trace replay, timestamped datasets) are decided here;
+// everything else is checked before any connection is made.
+bool may_be_timed(const ScenarioConfig& cfg) {
+  return cfg.workload.dataset == "trace" ||
+         (cfg.workload.dataset == "custom" && !cfg.scenario_explicit && cfg.request_rate == 0);
+}
+
+// Prompt calibration with the server's /tokenize (or the built-in estimate).
+CalibrationResult calibrate(const ScenarioConfig& cfg, boost::asio::io_context& ioc, Transport& transport,
+                            const BaseUrl& url) {
+  if (cfg.prompt_calibration == "estimate") {
+    return CalibrationResult{TokenModel::builtin(), estimate_report("--prompt-calibration estimate")};
+  }
+  net::TokenizeTarget target{url.path, url.host_header(), cfg.api_key, cfg.model, cfg.endpoint == ApiKind::kChat,
+                             cfg.headers};
+  TokenCounter count = [&](const std::string& prompt) { return net::tokenize_count(ioc, transport, target, prompt); };
+  std::optional<CalibrationResult> r;
+  try {
+    r = calibrate_token_model(count, cfg.input_tokens, data_seed(cfg.seed));
+  } catch (const ConfigError& e) {
+    if (cfg.prompt_calibration == "tokenize") throw;
+    return CalibrationResult{TokenModel::builtin(), estimate_report(std::string("calibration failed: ") + e.what())};
+  }
+  if (r) return *r;
+  if (cfg.prompt_calibration == "tokenize") {
+    throw ConfigError(fmt::format("--prompt-calibration tokenize: POST {}/tokenize is not available at this server; use "
+                                  "--prompt-calibration estimate",
+                                  url.to_string()));
+  }
+  return CalibrationResult{TokenModel::builtin(), estimate_report("the server has no /tokenize")};
+}
+
+// Requested versus server-counted tokens, and requests that ended early.
+json token_accounting(const std::vector<analysis::RequestRecord>& records) {
+  std::int64_t n = 0, from_usage = 0, req_in = 0, got_in = 0, req_out = 0, got_out = 0, early = 0;
+  std::int64_t usage_n = 0, usage_req_in = 0, usage_got_in = 0;
+  for (const auto& r : records) {
+    if (r.warmup || !r.ok()) continue;
+    ++n;
+    req_in += r.requested_input_tokens;
+    got_in += r.input_tokens;
+    req_out += r.requested_output_tokens;
+    got_out += r.output_tokens;
+    if (r.ended_early) ++early;
+    if (r.tokens_from_usage) {
+      ++from_usage;
+      ++usage_n;
+      usage_req_in += r.requested_input_tokens;
+      usage_got_in += r.input_tokens;
+    }
+  }
+  return {
+      {"requests", n},
+      {"requests_with_server_usage", from_usage},
+      {"estimated", from_usage < n},
+      {"estimate_method", "without usage: prompt tokens = the requested count, output tokens = output events (one per "
+                          "SSE chunk)"},
+      {"requested_input_tokens", req_in},
+      {"input_tokens", got_in},
+      {"server_counted_input_tokens", usage_n > 0 ? json(usage_got_in) : json(nullptr)},
+      {"requested_input_tokens_of_those", usage_n > 0 ? json(usage_req_in) : json(nullptr)},
+      {"requested_output_tokens", req_out},
+      {"output_tokens", got_out},
+      {"ended_early", early},
+  };
+}
+
+// What a shard's artifact records of its shard (conditions.shard), with its actual start.
+json shard_json(const ScenarioConfig& global, const ScenarioConfig& local, WallTime wall_start) {
+  json j = describe_shard(global, local);
+  j["actual_start"] = format_rfc3339(wall_start);
+  j["start_skew_ms"] = global.shard.start_at
+                           ? json(std::chrono::duration<double, std::milli>(wall_start - *global.shard.start_at).count())
+                           : json(nullptr);
+  return j;
+}
+
+}  // namespace
+
+void check_start_at(WallTime start_at, WallTime now) {
+  if (start_at + kStartLateTolerance < now) {
+    throw ConfigError(fmt::format("--start-at {} has passed ({} ago): the shards cannot start together; give a time far "
+                                  "enough ahead for every shard to be launched and to probe the server, e.g. "
+                                  "--start-at $(date -u -d '+1 min' +%Y-%m-%dT%H:%M:%SZ)",
+                                  format_rfc3339(start_at), format_duration(now - start_at)));
+  }
+  if (start_at - now > std::chrono::hours(24 * 7)) {
+    throw ConfigError(fmt::format("--start-at {} is more than a week ahead: give seconds (not milliseconds) since the "
+                                  "epoch, or an RFC 3339 UTC time such as 2025-06-01T12:00:00Z",
+                                  format_rfc3339(start_at)));
+  }
+}
+
+void sleep_until_wall(WallTime t) {
+  while (true) {
+    const auto now = std::chrono::system_clock::now();
+    if (now >= t) return;
+    std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(t - now, std::chrono::seconds(1)));
+  }
+}
+
+int run_command(const ScenarioConfig& cfg_in, const std::vector<std::string>& argv, const json& env_settings,
+                const RunHooks& hooks) {
+  ScenarioConfig cfg = cfg_in;
+  if (cfg.api_key.empty()) {
+    if (const char* k = std::getenv("OPENAI_API_KEY"); k != nullptr) cfg.api_key = k;
+  }
+  cfg.endpoint = parse_backend(cfg.backend).api;
+  if (cfg.shard.start_at) check_start_at(*cfg.shard.start_at, std::chrono::system_clock::now());
+  {
+    // Everything that can be checked before contacting the server.
+    ScenarioConfig probe = cfg;
+    if (may_be_timed(probe)) {
+      probe.timed_arrivals = true;
+      if (!probe.scenario_explicit) probe.kind = ScenarioKind::kServer;
+    }
+    probe.validate();
+    shard_config(probe);  // can this scenario be split this way?
+    RequestBuilder check(probe, "", "");  // --extra-body, --backend
+  }
+  const BaseUrl url = parse_base_url(cfg.base_url);
+  if (url.scheme != "https" && (!cfg.ca_cert.empty() || cfg.insecure)) {
+    fmt::print(stderr, "llmload: warning: --ca-cert/--insecure apply to https:// only; {} is plain HTTP\n",
+               url.to_string());
+  }
+  if (cfg.shard.sharded() && !cfg.shard.start_at && !hooks.ready) {
+    fmt::print(stderr, "llmload: warning: shard {} of {} has no --start-at: it starts as soon as it is ready, not "
+                       "together with the other shards\n", cfg.shard.index, cfg.shard.count);
+  }
+  prepare_output_dir(cfg.output_dir);
+  raise_open_file_limit();
+
+  boost::asio::io_context ioc;
+  SteadyClock clock;
+  net::TransportOptions topts;
+  topts.timeout = cfg.timeout;
+  topts.idle_timeout = cfg.idle_timeout;
+  topts.connect_timeout = cfg.connect_timeout;
+  topts.ca_cert = cfg.ca_cert;
+  topts.insecure = cfg.insecure;
+  net::AsioTransport transport(ioc, clock, url, topts);
+  net::ModelsInfo models;
+  CalibrationResult calibration;
+  std::unique_ptr<Workload> workload;
+  try {
+    models = net::probe_models(ioc, transport, url.to_string(), url.path, url.host_header(), cfg.api_key, cfg.headers);
+    if (cfg.model.empty()) {
+      if (models.ids.empty()) {
+        throw ConfigError(fmt::format("GET {}/v1/models listed no models: pass --model", url.to_string()));
+      }
+      cfg.model = models.ids.front();
+    }
+    calibration = calibrate(cfg, ioc, transport, url);
+  } catch (const ConfigError& e) {
+    throw ConfigError(redact(e.what(), cfg.api_key));  // the server may echo the key back
+  }
+  const std::optional<std::uint64_t> max_items =
+      cfg.num_requests ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(*cfg.num_requests + cfg.warmup.requests))
+                       : std::nullopt;
+  workload = make_workload(cfg.workload, cfg.input_tokens, cfg.output_tokens, max_items, data_seed(cfg.seed),
+                           calibration.model);
+  std::vector<Nanos> timed;
+  if (workload->timed() && may_be_timed(cfg)) {
+    cfg.timed_arrivals = true;
+    if (!cfg.scenario_explicit) cfg.kind = ScenarioKind::kServer;
+    const auto n = workload->size().value_or(0);
+    timed.reserve(n);
+    for (std::uint64_t i = 0; i < n; ++i) timed.push_back(workload->item(i).arrival.value_or(Nanos(0)));
+    if (!cfg.num_requests) cfg.num_requests = static_cast<std::int64_t>(n) - cfg.warmup.requests;
+    if (cfg.num_requests && *cfg.num_requests < 1) {
+      throw ConfigError(fmt::format("the trace window holds {} requests, no more than the --warmup of {}: widen the "
+                                    "window or lower --warmup",
+                                    n, cfg.warmup.requests));
+    }
+  } else if (cfg.workload.dataset != "random" && !cfg.num_requests && !cfg.duration) {
+    if (auto n = workload->size()) cfg.num_requests = static_cast<std::int64_t>(*n);
+  }
+  if (cfg.timed_arrivals && cfg.request_rate > 0) {
+    throw ConfigError("--request-rate does not apply to a trace replay (requests keep the trace's own times): use "
+                      "--time-scale to replay faster or slower");
+  }
+  cfg.validate();
+  // This shard's part: `cfg` stays the whole run (recorded in the artifact), `local` is what this
+  // process issues.
+  const ScenarioConfig local = shard_config(cfg);
+  // Each request in flight holds a connection (a descriptor): refuse a closed-loop concurrency
+  // the open-file limit cannot hold instead of failing requests with EMFILE.
+  std::int64_t needed = local.kind == ScenarioKind::kConcurrency ? local.concurrency : local.max_inflight.value_or(0);
+  for (const auto& st : local.arrivals.stages) {
+    if (st.concurrency) needed = std::max(needed, static_cast<std::int64_t>(st.value));
+  }
+  if (auto limit = open_file_limit(); limit && needed > 0 && static_cast<std::uint64_t>(needed) + 64 > *limit) {
+    throw ConfigError(fmt::format("{} requests in flight need {} connections, but the open-file limit is {}: lower "
+                                  "--concurrency/--max-inflight or raise the limit (ulimit -n)",
+                                  needed, needed, *limit));
+  }
+
+  ShardPlan plan = plan_shard(local, local.timed_arrivals ? &timed : nullptr);
+  ShardedWorkload sharded_workload(*workload, plan);
+  const Workload* items = local.shard.sharded() ? &sharded_workload : workload.get();
+  RequestBuilder builder(local, url.path, url.host_header(), items);
+  RunController controller(local, clock, *plan.pacer, transport, builder);
+  const std::string shard_label =
+      local.shard.sharded() ? fmt::format(" (shard {} of {})", local.shard.index, local.shard.count) : std::string();
+
+  // Everyone ready: wait for the common start (the MPI launcher synchronizes its ranks here).
+  std::optional<WallTime> start_at = cfg.shard.start_at;
+  if (hooks.ready) start_at = hooks.ready(start_at);
+  if (start_at) {
+    const auto now = std::chrono::system_clock::now();
+    if (*start_at + kStartLateTolerance < now) {
+      throw ConfigError(fmt::format("shard {} of {} was ready only {} after --start-at {}: start the shards earlier or "
+                                    "give a later --start-at",
+                                    local.shard.index, local.shard.count, format_duration(now - *start_at),
+                                    format_rfc3339(*start_at)));
+    }
+    if (*start_at > now) {
+      fmt::print(stderr, "llmload: waiting {} for the common start at {}{}\n", format_duration(*start_at - now),
+                 format_rfc3339(*start_at), shard_label);
+    }
+    sleep_until_wall(*start_at);
+  }
+  cfg.shard.start_at = start_at;
+  const WallTime wall_start = std::chrono::time_point_cast<Nanos>(std::chrono::system_clock::now());
+  fmt::print(stderr, "llmload {}: {} against {}{} model '{}'{}\n", kVersion, scenario_summary(cfg), url.to_string(),
+             builder.path(), cfg.model, shard_label);
+  net::DriveOptions dopts;
+  dopts.drain_timeout = cfg.drain_timeout;
+  net::drive(ioc, controller, dopts);
+
+  const analysis::RunMetrics metrics = controller.metrics();
+  const json tokens = token_accounting(controller.records());
+  if (hooks.print_report) {
+    const std::string title = fmt::format("llmload {} | {}{}", to_string(cfg.kind), cfg.model, shard_label);
+    analysis::ConsoleOptions copts{cfg.metric_percentiles, cfg.percentile_metrics};
+    std::string report = analysis::console_report(metrics, title, copts);
+    if (tokens["ended_early"].get<std::int64_t>() > 0) {
+      report += fmt::format("NOTE: {} requests ended with fewer output tokens than requested (see ended_early in "
+                            "requests.jsonl)\n",
+                            tokens["ended_early"].get<std::int64_t>());
+    }
+    if (controller.interrupted()) report += "RUN INTERRUPTED: results cover only what was measured before the signal\n";
+    fmt::print("{}", report);
+    std::fflush(stdout);
+  }
+
+  if (!cfg.output_dir.empty()) {
+    const std::filesystem::path dir(cfg.output_dir);
+    json result = analysis::metrics_json(metrics);
+    result["conditions"] = conditions_json(cfg, url, builder, models, argv, iso8601_utc(wall_start));
+    result["conditions"]["start_epoch_s"] = epoch_seconds(wall_start);
+    result["conditions"]["environment_settings"] = env_settings;
+    result["conditions"]["prompts"] = calibration.report;
+    result["conditions"]["workload"] = workload->describe();
+    if (cfg.shard.sharded() || cfg.shard.count_given || cfg.shard.start_at) {
+      result["conditions"]["shard"] = shard_json(cfg, local, wall_start);
+    }
+    result["tokens"].update(tokens);
+    result["load"]["offered_rate"] = cfg.kind == ScenarioKind::kServer && !cfg.timed_arrivals ? json(cfg.request_rate)
+                                                                                              : json(nullptr);
+    result["load"]["offered_concurrency"] =
+        cfg.kind == ScenarioKind::kConcurrency || cfg.kind == ScenarioKind::kSingleStream
+            ? json(cfg.kind == ScenarioKind::kSingleStream ? 1 : cfg.concurrency)
+            : json(nullptr);
+    result["interrupted"] = controller.interrupted();
+    result["max_in_flight"] = controller.max_in_flight();
+    result["connections_opened"] = transport.connections_opened();
+    result["non_streaming_note"] = cfg.stream ? json(nullptr) : json("non-streaming: TTFT equals E2E");
+    bool ok = true;
+    {
+      std::ofstream f(dir / "result.json");
+      f << result.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
+      ok = ok && static_cast<bool>(f);
+    }
+    {
+      std::ofstream f(dir / "requests.jsonl");
+      for (const auto& r : controller.records()) {
+        json line = analysis::record_json(r);
+        if (local.shard.sharded()) {
+          line["shard"] = local.shard.index;
+          line["global_index"] = plan.global(r.index);
+        }
+        f << line.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
+      }
+      ok = ok && static_cast<bool>(f);
+    }
+    {
+      std::ofstream f(dir / "latency.hlog");
+      analysis::write_latency_hlog(f, metrics, epoch_seconds(wall_start), fmt::format("llmload {}", kVersion));
+      ok = ok && static_cast<bool>(f);
+    }
+    if (!ok) {
+      fmt::print(stderr, "llmload: error: writing results to '{}' failed (disk full?)\n", cfg.output_dir);
+      return kExitFailure;
+    }
+    fmt::print(stderr, "llmload: results written to {}/{{result.json,requests.jsonl,latency.hlog}}\n", cfg.output_dir);
+  }
+  return controller.interrupted() ? kExitInterrupted : kExitOk;
+}
+
+}  // namespace llmload::app

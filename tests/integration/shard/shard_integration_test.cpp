@@ -1,0 +1,296 @@
+// Sharded runs with the real binaries against one llmload-server on loopback (fixed latency model):
+// three `llmload run` shards started together (the Kubernetes Indexed Job path: the index from
+// JOB_COMPLETION_INDEX, the count from LLMLOAD_SHARD_COUNT) and merged by `llmload merge`, and
+// three llmload-mpi ranks under mpirun; each merged result is compared with a single process
+// running the same schedule. Also: LLMLOAD_* environment variables, bad shard flags.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "llmload_run.hpp"
+#include "subprocess.hpp"
+
+namespace llmload::testing {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+// 120 Poisson arrivals at 60/s (about 2 s), 8 output tokens: server TTFT 20 ms, ITL 2 ms.
+const std::vector<std::string> kSchedule = {"--request-rate", "60",  "--num-requests", "120", "--input-tokens", "16",
+                                            "--output-tokens", "8", "--seed",         "11"};
+
+class Shards : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    server_ = new ServerHandle(start_server({"--latency-model", "fixed", "--ttft", "20ms", "--itl", "2ms"}));
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  static std::vector<std::string> args(std::vector<std::string> extra = {}) {
+    std::vector<std::string> a = {"--base-url", server_->base_url};
+    a.insert(a.end(), kSchedule.begin(), kSchedule.end());
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+  static ServerHandle* server_;
+};
+ServerHandle* Shards::server_ = nullptr;
+
+std::vector<json> read_records(const std::string& path) {
+  std::vector<json> out;
+  std::istringstream in(read_file(path));
+  std::string line;
+  while (std::getline(in, line)) out.push_back(json::parse(line));
+  return out;
+}
+
+double at(const json& r, const char* section, const char* metric, const char* key) { return r[section][metric][key]; }
+
+// The merged result of N shards against the single run of the same schedule.
+void expect_like_single_run(const json& merged, const std::vector<json>& merged_records, const json& single,
+                            const std::vector<json>& single_records) {
+  // Exact: the same requests, counts and tokens.
+  EXPECT_EQ(merged["completed"], single["completed"]);
+  EXPECT_EQ(merged["failed"], 0);
+  EXPECT_EQ(merged["total_input_tokens"], single["total_input_tokens"]);
+  EXPECT_EQ(merged["total_output_tokens"], single["total_output_tokens"]);
+  EXPECT_EQ(merged["latency"]["ttft"]["count"], single["latency"]["ttft"]["count"]);
+  EXPECT_EQ(merged["latency"]["itl"]["count"], single["latency"]["itl"]["count"]);
+  // The same schedule: every global request once, at the single run's intended time (offsets from
+  // the start, printed to the nanosecond).
+  ASSERT_EQ(merged_records.size(), single_records.size());
+  std::map<std::int64_t, double> intended;
+  for (const auto& r : single_records) intended[r["index"].get<std::int64_t>()] = r["t_intended_ms"].get<double>();
+  std::map<std::int64_t, int> seen;
+  for (const auto& r : merged_records) {
+    const auto g = r["global_index"].get<std::int64_t>();
+    ++seen[g];
+    ASSERT_TRUE(intended.count(g)) << g;
+    EXPECT_NEAR(r["t_intended_ms"].get<double>(), intended[g], 1e-6) << "request " << g;
+  }
+  EXPECT_EQ(seen.size(), intended.size());
+  for (const auto& [g, n] : seen) EXPECT_EQ(n, 1) << "request " << g;
+
+  // Statistical: the server's TTFT is exactly 20 ms and its ITL 2 ms in both runs; what differs
+  // is the client and loopback overhead, measured here at p50 ~0.25 ms and p90 ~0.5 ms on an
+  // idle 2-core machine. Tolerance = histogram precision (0.1% of the value) + noise: 3 ms at
+  // the median, 10 ms at p90 (room for a busy CI machine, and still far below what a merge error
+  // would cause: shard clocks subtracted across processes would shift the from-schedule views by
+  // the start skew, a lost or doubled shard changes the counts above).
+  auto close = [](double a, double b, double noise_ms) { return std::fabs(a - b) <= 0.001 * std::max(a, b) + noise_ms; };
+  for (const auto& [section, metric] : std::vector<std::pair<const char*, const char*>>{
+           {"latency", "ttft"}, {"latency", "e2e"}, {"latency", "tpot"}, {"response_time", "ttft"}, {"response_time", "e2e"}}) {
+    const double m50 = at(merged, section, metric, "p50_ms"), s50 = at(single, section, metric, "p50_ms");
+    const double m90 = at(merged, section, metric, "p90_ms"), s90 = at(single, section, metric, "p90_ms");
+    EXPECT_TRUE(close(m50, s50, 3.0)) << section << "." << metric << " p50: merged " << m50 << " single " << s50;
+    EXPECT_TRUE(close(m90, s90, 10.0)) << section << "." << metric << " p90: merged " << m90 << " single " << s90;
+  }
+  // Realized arrivals: the same intended times, so the same achieved rate (the window differs only
+  // by when the last response ends) and inter-arrival CV (send times differ by the schedule lag).
+  const double mr = merged["load"]["achieved_send_rate"], sr = single["load"]["achieved_send_rate"];
+  EXPECT_NEAR(mr, sr, 0.03 * sr);
+  EXPECT_NEAR(merged["load"]["realized_interarrival_cv"].get<double>(), single["load"]["realized_interarrival_cv"].get<double>(),
+              0.05);
+  EXPECT_NEAR(merged["window"]["length_s"].get<double>(), single["window"]["length_s"].get<double>(),
+              0.03 * single["window"]["length_s"].get<double>());
+}
+
+std::string epoch_in(std::chrono::milliseconds ahead) {
+  const auto t = std::chrono::system_clock::now() + ahead;
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+  return std::to_string(ms / 1000) + "." + std::to_string(1000 + ms % 1000).substr(1);
+}
+
+TEST_F(Shards, IndexedJobShardsMergeLikeOneProcess) {
+  TempDir single_dir;
+  const auto single = run_llmload(single_dir, args(), {}, 60s);
+  ASSERT_EQ(single.proc.exit_code, 0) << single.proc.err;
+
+  // Three shards as a Kubernetes Indexed Job would start them: the same arguments, the count from
+  // the environment, the index from JOB_COMPLETION_INDEX, one start time.
+  TempDir root;
+  const std::string start_at = epoch_in(3000ms);  // time for 3 processes to start and probe
+  std::vector<std::unique_ptr<Subprocess>> shards;
+  std::vector<std::string> dirs;
+  for (int i = 0; i < 3; ++i) {
+    dirs.push_back(root.file("shard-" + std::to_string(i)));
+    std::vector<std::string> argv = {binary_path("llmload"), "run", "--output", dirs.back(), "--start-at", start_at};
+    for (const auto& a : args()) argv.push_back(a);
+    shards.push_back(std::make_unique<Subprocess>(
+        argv, std::vector<std::string>{"LLMLOAD_SHARD_COUNT=3", "JOB_COMPLETION_INDEX=" + std::to_string(i)}));
+  }
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(shards[static_cast<std::size_t>(i)]->wait(60s), 0) << shards[static_cast<std::size_t>(i)]->err();
+    const json r = json::parse(read_file(dirs[static_cast<std::size_t>(i)] + "/result.json"));
+    EXPECT_EQ(r["conditions"]["shard"]["index"], i);
+    EXPECT_EQ(r["conditions"]["shard"]["count"], 3);
+    EXPECT_EQ(r["conditions"]["shard"]["rule"], "thinning");
+    EXPECT_EQ(r["conditions"]["environment_settings"]["LLMLOAD_SHARD_COUNT"], "3");
+    EXPECT_LT(std::fabs(r["conditions"]["shard"]["start_skew_ms"].get<double>()), 1000.0);
+    EXPECT_EQ(r["conditions"]["scenario"]["request_rate"], 60.0);  // the whole run's, not the shard's
+  }
+
+  const std::string out = root.file("merged");
+  auto merged = run({binary_path("llmload"), "merge", dirs[0], dirs[1], dirs[2], "--output", out}, 60s);
+  ASSERT_EQ(merged.exit_code, 0) << merged.err;
+  EXPECT_NE(merged.out.find("merged 3 shards"), std::string::npos) << merged.out;
+  EXPECT_NE(merged.out.find("TTFT"), std::string::npos);
+  const json m = json::parse(read_file(out + "/result.json"));
+  EXPECT_EQ(m["conditions"]["shard"]["count"], 3);
+  EXPECT_EQ(m["shards"].size(), 3u);
+  EXPECT_TRUE(std::filesystem::exists(out + "/latency.hlog"));
+  expect_like_single_run(m, read_records(out + "/requests.jsonl"), single.result, single.records);
+
+  // Shards that are not the complete set of one run are refused, naming what is wrong.
+  auto partial = run({binary_path("llmload"), "merge", dirs[0], dirs[2]}, 30s);
+  EXPECT_EQ(partial.exit_code, 2);
+  EXPECT_NE(partial.err.find("shard 1 of 3 is missing"), std::string::npos) << partial.err;
+  auto foreign = run({binary_path("llmload"), "merge", dirs[0], dirs[1], dirs[2], single_dir.path()}, 30s);
+  EXPECT_EQ(foreign.exit_code, 2);
+  EXPECT_NE(foreign.err.find("is not a shard artifact"), std::string::npos) << foreign.err;
+  auto onto_shard = run({binary_path("llmload"), "merge", dirs[0], dirs[1], dirs[2], "--output", dirs[1]}, 30s);
+  EXPECT_EQ(onto_shard.exit_code, 2);
+  EXPECT_NE(onto_shard.err.find("would overwrite that shard"), std::string::npos) << onto_shard.err;
+  auto missing = run({binary_path("llmload"), "merge", root.file("nope")}, 30s);
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("does not exist"), std::string::npos) << missing.err;
+}
+
+#ifdef LLMLOAD_HAVE_MPI
+// mpirun as this machine needs it: --oversubscribe (3 ranks on 2 cores: Open MPI counts one slot
+// per core) and --allow-run-as-root (CI containers run as root; ignored otherwise).
+std::vector<std::string> mpirun(int ranks) {
+  return {LLMLOAD_MPIRUN, "--oversubscribe", "--allow-run-as-root", "-np", std::to_string(ranks), binary_path("llmload-mpi")};
+}
+
+TEST_F(Shards, MpiRanksMergeLikeOneProcess) {
+  TempDir single_dir;
+  const auto single = run_llmload(single_dir, args(), {}, 60s);
+  ASSERT_EQ(single.proc.exit_code, 0) << single.proc.err;
+
+  TempDir root;
+  std::vector<std::string> argv = mpirun(3);
+  argv.insert(argv.end(), {"--output", root.path()});
+  for (const auto& a : args()) argv.push_back(a);
+  auto r = run(argv, 90s);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Rank 0 printed the merged report (only it: one report on stdout).
+  EXPECT_NE(r.out.find("merged 3 shards"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("Requests in window"), r.out.rfind("Requests in window")) << r.out;
+  for (int i = 0; i < 3; ++i) {
+    const json s = json::parse(read_file(root.file("shard-" + std::to_string(i) + "/result.json")));
+    EXPECT_EQ(s["conditions"]["shard"]["index"], i);
+    EXPECT_EQ(s["conditions"]["shard"]["count"], 3);
+  }
+  const json m = json::parse(read_file(root.file("result.json")));
+  EXPECT_TRUE(m["conditions"]["shard"]["start_at"].is_string());  // rank 0's broadcast start
+  for (const auto& s : m["shards"]) EXPECT_LT(std::fabs(s["start_skew_ms"].get<double>()), 1000.0);
+  expect_like_single_run(m, read_records(root.file("requests.jsonl")), single.result, single.records);
+}
+
+TEST(ShardsMpi, ARankThatCannotGetReadyStopsEveryRankWithAClearError) {
+  TempDir root;
+  // Nothing listens on port 1 of loopback: every rank fails its probe; none may hang.
+  std::vector<std::string> argv = mpirun(2);
+  argv.insert(argv.end(), {"--base-url", "http://127.0.0.1:1", "--num-requests", "5", "--output", root.path()});
+  auto r = run(argv, 90s);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("llmload-mpi (rank 0 of 2): error:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("failed (see their errors above): nothing merged"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(root.file("result.json")));
+
+  auto flags = run([&] {
+    auto a = mpirun(2);
+    a.insert(a.end(), {"--shard-count", "2", "--output", root.path()});
+    return a;
+  }(), 90s);
+  EXPECT_NE(flags.exit_code, 0);
+  EXPECT_NE(flags.err.find("llmload-mpi takes the shard from the MPI rank and size"), std::string::npos) << flags.err;
+}
+#endif
+
+TEST_F(Shards, EnvironmentVariablesSetOptionsAndFlagsWin) {
+  auto help = run({binary_path("llmload"), "run", "--help"}, 30s);
+  ASSERT_EQ(help.exit_code, 0);
+  for (const char* v : {"LLMLOAD_REQUEST_RATE", "LLMLOAD_SHARD_COUNT", "LLMLOAD_SHARD_INDEX", "LLMLOAD_START_AT",
+                        "LLMLOAD_BASE_URL", "LLMLOAD_NO_STREAM", "LLMLOAD_SCENARIO_FILE", "JOB_COMPLETION_INDEX"}) {
+    EXPECT_NE(help.out.find(v), std::string::npos) << "llmload run --help does not mention " << v;
+  }
+  const std::vector<std::string> env = {"LLMLOAD_BASE_URL=" + server_->base_url, "LLMLOAD_SCENARIO=concurrency",
+                                        "LLMLOAD_CONCURRENCY=2", "LLMLOAD_NUM_REQUESTS=5", "LLMLOAD_OUTPUT_TOKENS=3",
+                                        "LLMLOAD_INPUT_TOKENS=4", "LLMLOAD_API_KEY=sk-secret-from-env"};
+  {
+    TempDir dir;
+    auto r = run_llmload(dir, {}, env, 60s);
+    ASSERT_EQ(r.proc.exit_code, 0) << r.proc.err;
+    EXPECT_EQ(r.result["completed"], 5);
+    EXPECT_EQ(r.result["total_output_tokens"], 15);
+    EXPECT_EQ(r.result["conditions"]["environment_settings"]["LLMLOAD_NUM_REQUESTS"], "5");
+    EXPECT_EQ(r.result["conditions"]["environment_settings"]["LLMLOAD_API_KEY"], "***");
+    EXPECT_EQ(read_file(dir.file("result.json")).find("sk-secret-from-env"), std::string::npos);
+  }
+  {
+    TempDir dir;  // the flag wins over the environment
+    auto r = run_llmload(dir, {"--num-requests", "3"}, env, 60s);
+    ASSERT_EQ(r.proc.exit_code, 0) << r.proc.err;
+    EXPECT_EQ(r.result["completed"], 3);
+    EXPECT_FALSE(r.result["conditions"]["environment_settings"].contains("LLMLOAD_NUM_REQUESTS"));
+  }
+  {
+    TempDir dir;  // the environment wins over a scenario file
+    std::ofstream(dir.file("s.yaml")) << "num_requests: 9\noutput_tokens: 2\n";
+    auto r = run_llmload(dir, {"--scenario-file", dir.file("s.yaml")}, env, 60s);
+    ASSERT_EQ(r.proc.exit_code, 0) << r.proc.err;
+    EXPECT_EQ(r.result["completed"], 5);
+    EXPECT_EQ(r.result["total_output_tokens"], 15);
+  }
+  TempDir dir;
+  auto bad = run_llmload(dir, {}, {"LLMLOAD_BASE_URL=" + server_->base_url, "LLMLOAD_NUM_REQUESTS=many"}, 60s);
+  EXPECT_EQ(bad.proc.exit_code, 2);
+  EXPECT_NE(bad.proc.err.find("$LLMLOAD_NUM_REQUESTS"), std::string::npos) << bad.proc.err;
+}
+
+TEST(ShardFlags, BadShardSettingsAreErrorsBeforeAnyLoad) {
+  // A closed port: every case must fail on its settings, before contacting a server.
+  const std::vector<std::string> base = {binary_path("llmload"), "run", "--base-url", "http://127.0.0.1:1"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return run(a, 30s);
+  };
+  auto r = with({"--shard-count", "3"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--shard-count 3 needs this process's shard"), std::string::npos) << r.err;
+  r = with({"--shard-index", "1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("needs --shard-count"), std::string::npos) << r.err;
+  r = with({"--shard-count", "2", "--shard-index", "2"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("not below --shard-count 2"), std::string::npos) << r.err;
+  r = with({"--shard-count", "2", "--shard-index", "0", "--start-at", "2020-01-01T00:00:00Z"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--start-at 2020-01-01T00:00:00.000Z has passed"), std::string::npos) << r.err;
+  r = with({"--start-at", "next tuesday"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("bad --start-at 'next tuesday'"), std::string::npos) << r.err;
+  r = with({"--scenario", "single-stream", "--shard-count", "2", "--shard-index", "1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("cannot be split over 2 shards"), std::string::npos) << r.err;
+  r = with({"--concurrency", "2", "--shard-count", "3", "--shard-index", "0"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--concurrency 2 cannot be split over 3 shards"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace llmload::testing

@@ -1,0 +1,354 @@
+// Merging shard artifacts: N shards of a run, each simulated on its own clock against a scripted
+// server, merge into exactly the metrics of the same run done by one process.
+#include "llmload/analysis/artifact_merge.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "fake_server.hpp"
+#include "llmload/analysis/report.hpp"
+#include "llmload/loadgen/request_builder.hpp"
+#include "llmload/loadgen/run_controller.hpp"
+#include "llmload/loadgen/shard_plan.hpp"
+
+namespace llmload {
+namespace {
+
+using namespace std::chrono_literals;
+using analysis::MergeError;
+using analysis::Metric;
+using nlohmann::json;
+using testing::FakeServer;
+using testing::Script;
+
+// The server's answer depends only on when the request is sent (its intended time here), never on
+// which process sends it or in what order: so a request behaves the same in a shard as in the
+// single run.
+Script by_time(std::uint64_t, TimePoint now) {
+  const auto us = now.time_since_epoch().count() / 1000;
+  Script s;
+  s.ttft = 20ms + std::chrono::microseconds(us % 30'011);
+  s.itl = 5ms + std::chrono::microseconds((us / 7) % 3'001);
+  s.tokens = 3 + static_cast<int>(us % 5);
+  return s;
+}
+
+struct SimRun {
+  analysis::ShardArtifact artifact;
+  analysis::RunMetrics metrics;
+};
+
+json conditions_for(const ScenarioConfig& global, const ScenarioConfig& local) {
+  json c = {
+      {"tool", {{"name", "llmload"}, {"version", "test"}, {"build", "sim"}}},
+      {"scenario",
+       {{"scenario", std::string(to_string(global.kind))},
+        {"request_rate", global.request_rate},
+        {"concurrency", global.concurrency},
+        {"num_requests", global.num_requests ? json(*global.num_requests) : json(nullptr)}}},
+      {"seeds", {{"base", global.seed}}},
+      {"endpoint", {{"base_url", "http://fake"}, {"path", "/v1/completions"}}},
+      {"model", "m"},
+      {"workload", {{"source", "random"}}},
+      {"prompts", {{"method", "estimate"}}},
+      {"definitions", {{"document", "docs/metrics.md"}}},
+      {"machine", {{"hostname", "sim"}}},
+      {"command_line", json::array({"llmload", "run"})},
+      {"start_time", "2025-06-01T12:00:00.000Z"},
+      {"start_epoch_s", 1748779200.0},
+  };
+  if (global.shard.count_given) {
+    c["shard"] = describe_shard(global, local);
+    c["shard"]["start_skew_ms"] = 0.0;
+  }
+  return c;
+}
+
+// One run (a shard when cfg.shard says so) simulated to completion, with its artifact.
+SimRun simulate_run(ScenarioConfig cfg, FakeServer::ScriptFn script = by_time, const std::string& name = "run") {
+  cfg.model = "m";
+  cfg.validate();
+  const ScenarioConfig local = shard_config(cfg);
+  ShardPlan plan = plan_shard(local);
+  RequestBuilder builder(local, "", "h");
+  ManualClock clock;
+  FakeServer server(clock, std::move(script));
+  RunController ctl(local, clock, *plan.pacer, server, builder);
+  server.run(ctl);
+  EXPECT_TRUE(ctl.finished());
+  SimRun out;
+  out.metrics = ctl.metrics();
+  out.artifact.name = name;
+  out.artifact.result = analysis::metrics_json(out.metrics);
+  out.artifact.result["conditions"] = conditions_for(cfg, local);
+  out.artifact.result["interrupted"] = false;
+  for (const auto& r : ctl.records()) {
+    json line = analysis::record_json(r);
+    if (local.shard.sharded()) {
+      line["shard"] = local.shard.index;
+      line["global_index"] = plan.global(r.index);
+    }
+    out.artifact.records.push_back(line);
+  }
+  std::stringstream hlog;
+  analysis::write_latency_hlog(hlog, out.metrics, 1748779200.0, "test");
+  out.artifact.hlog = analysis::read_hlog(hlog);
+  return out;
+}
+
+std::vector<analysis::ShardArtifact> shards_of(const ScenarioConfig& cfg, std::int64_t n,
+                                               FakeServer::ScriptFn script = by_time) {
+  std::vector<analysis::ShardArtifact> out;
+  for (std::int64_t i = 0; i < n; ++i) {
+    ScenarioConfig c = cfg;
+    c.shard.index = i;
+    c.shard.count = n;
+    c.shard.index_given = c.shard.count_given = true;
+    c.shard.start_at = parse_start_at("2025-06-01T12:00:00Z");
+    out.push_back(simulate_run(c, script, "dir/shard-" + std::to_string(i)).artifact);
+  }
+  return out;
+}
+
+void expect_same_metrics(const analysis::RunMetrics& merged, const analysis::RunMetrics& single) {
+  EXPECT_EQ(merged.requests, single.requests);
+  EXPECT_EQ(merged.warmup, single.warmup);
+  EXPECT_EQ(merged.in_window, single.in_window);
+  EXPECT_EQ(merged.completed, single.completed);
+  EXPECT_EQ(merged.failed, single.failed);
+  EXPECT_EQ(merged.total_input_tokens, single.total_input_tokens);
+  EXPECT_EQ(merged.total_output_tokens, single.total_output_tokens);
+  EXPECT_EQ(merged.window.start, single.window.start);
+  EXPECT_EQ(merged.window.end, single.window.end);
+  EXPECT_NEAR(merged.request_throughput, single.request_throughput, 1e-9 * single.request_throughput);
+  EXPECT_NEAR(merged.output_tokens_in_window, single.output_tokens_in_window, 1e-6);
+  EXPECT_NEAR(merged.output_throughput, single.output_throughput, 1e-9 * single.output_throughput);
+  EXPECT_NEAR(merged.total_token_throughput, single.total_token_throughput, 1e-9 * single.total_token_throughput);
+  EXPECT_NEAR(merged.achieved_send_rate, single.achieved_send_rate, 1e-9 * single.achieved_send_rate);
+  EXPECT_NEAR(merged.realized_interarrival_cv, single.realized_interarrival_cv, 1e-9);
+  EXPECT_EQ(merged.late_over_1ms, single.late_over_1ms);
+  for (Metric m : analysis::kAllMetrics) {
+    SCOPED_TRACE(std::string(analysis::metric_name(m)));
+    EXPECT_TRUE(merged.histograms.at(m) == single.histograms.at(m)) << "histograms must merge exactly";
+    const auto& a = merged.latency.at(m);
+    const auto& b = single.latency.at(m);
+    EXPECT_EQ(a.count, b.count);
+    EXPECT_EQ(a.percentiles, b.percentiles);
+    EXPECT_EQ(a.min_us, b.min_us);
+    EXPECT_EQ(a.max_us, b.max_us);
+    EXPECT_EQ(a.p99_ci_us, b.p99_ci_us);
+    EXPECT_NEAR(a.mean_us, b.mean_us, 1e-6 * std::max(1.0, b.mean_us));
+    EXPECT_NEAR(a.stddev_us, b.stddev_us, 1e-6 * std::max(1.0, b.stddev_us));
+  }
+  ASSERT_EQ(merged.slo.has_value(), single.slo.has_value());
+  if (single.slo) {
+    EXPECT_EQ(merged.slo->good, single.slo->good);
+    EXPECT_EQ(merged.slo->verdict, single.slo->verdict);
+    ASSERT_EQ(merged.slo->metrics.size(), single.slo->metrics.size());
+    for (std::size_t i = 0; i < single.slo->metrics.size(); ++i) {
+      EXPECT_EQ(merged.slo->metrics[i].exceedances, single.slo->metrics[i].exceedances);
+      EXPECT_EQ(merged.slo->metrics[i].observed_us, single.slo->metrics[i].observed_us);
+      EXPECT_EQ(merged.slo->metrics[i].explanation, single.slo->metrics[i].explanation);
+    }
+  }
+}
+
+ScenarioConfig poisson(double rate, std::int64_t n) {
+  ScenarioConfig c;
+  c.kind = ScenarioKind::kServer;
+  c.request_rate = rate;
+  c.num_requests = n;
+  c.seed = 21;
+  c.warmup.requests = 10;
+  c.slo = analysis::parse_slo("ttft:40ms,tpot:7ms");
+  return c;
+}
+
+TEST(Merge, PoissonShardsMergeIntoExactlyTheSingleRun) {
+  const ScenarioConfig cfg = poisson(40, 400);
+  const SimRun single = simulate_run(cfg);
+  ASSERT_EQ(single.metrics.completed, 400);
+  ASSERT_GT(single.metrics.slo->metrics[0].exceedances, 0);  // the SLO part is exercised
+  for (std::int64_t n : {2, 3}) {
+    SCOPED_TRACE(n);
+    const auto merged = analysis::merge_artifacts(shards_of(cfg, n));
+    expect_same_metrics(merged.metrics, single.metrics);
+    EXPECT_EQ(merged.result["shards"].size(), static_cast<std::size_t>(n));
+    EXPECT_EQ(merged.result["conditions"]["shard"]["count"], n);
+    EXPECT_EQ(merged.result["completed"], 400);
+    EXPECT_EQ(merged.records.size(), static_cast<std::size_t>(410));
+    EXPECT_TRUE(merged.notes.empty()) << merged.notes.front();
+    EXPECT_NE(merged.console.find("merged " + std::to_string(n) + " shards"), std::string::npos);
+    EXPECT_NE(merged.console.find(" Shards "), std::string::npos);
+  }
+}
+
+TEST(Merge, ClosedLoopShardsMergeIntoExactlyTheSingleRun) {
+  ScenarioConfig cfg;
+  cfg.kind = ScenarioKind::kConcurrency;
+  cfg.concurrency = 6;
+  cfg.num_requests = 90;
+  const SimRun single = simulate_run(cfg);
+  const auto merged = analysis::merge_artifacts(shards_of(cfg, 3));
+  expect_same_metrics(merged.metrics, single.metrics);
+}
+
+TEST(Merge, OneArtifactMergesIntoItself) {
+  ScenarioConfig cfg = poisson(30, 120);
+  cfg.shard.count_given = true;  // a "sharded" run of one shard
+  const SimRun one = simulate_run(cfg);
+  const auto merged = analysis::merge_artifacts({one.artifact});
+  expect_same_metrics(merged.metrics, one.metrics);
+  EXPECT_EQ(merged.result["request_throughput"], one.artifact.result["request_throughput"]);
+}
+
+TEST(Merge, OrderOfTheDirectoriesDoesNotMatter) {
+  const auto shards = shards_of(poisson(40, 150), 3);
+  const auto a = analysis::merge_artifacts(shards);
+  const auto b = analysis::merge_artifacts({shards[2], shards[0], shards[1]});
+  EXPECT_EQ(a.result, b.result);
+}
+
+std::string merge_error(const std::vector<analysis::ShardArtifact>& shards) {
+  try {
+    analysis::merge_artifacts(shards);
+  } catch (const MergeError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Merge, InconsistentShardsAreErrorsNamingTheFieldAndTheShards) {
+  const ScenarioConfig cfg = poisson(40, 60);
+  auto shards = shards_of(cfg, 3);
+
+  auto other_seed = shards;
+  other_seed[2].result["conditions"]["seeds"]["base"] = 22;
+  std::string e = merge_error(other_seed);
+  EXPECT_NE(e.find("conditions.seeds.base"), std::string::npos) << e;
+  EXPECT_NE(e.find("dir/shard-2"), std::string::npos) << e;
+  EXPECT_NE(e.find("21"), std::string::npos) << e;
+
+  auto other_rate = shards;
+  other_rate[1].result["conditions"]["scenario"]["request_rate"] = 50.0;
+  e = merge_error(other_rate);
+  EXPECT_NE(e.find("conditions.scenario.request_rate"), std::string::npos) << e;
+
+  auto other_endpoint = shards;
+  other_endpoint[1].result["conditions"]["endpoint"]["base_url"] = "http://elsewhere";
+  e = merge_error(other_endpoint);
+  EXPECT_NE(e.find("conditions.endpoint.base_url"), std::string::npos) << e;
+
+  auto other_start = shards;
+  other_start[0].result["conditions"]["shard"]["start_at"] = "2025-06-01T12:05:00.000Z";
+  e = merge_error(other_start);
+  EXPECT_NE(e.find("conditions.shard.start_at"), std::string::npos) << e;
+
+  e = merge_error({shards[0], shards[2]});
+  EXPECT_NE(e.find("shard 1 of 3 is missing"), std::string::npos) << e;
+
+  e = merge_error({shards[0], shards[1], shards[1], shards[2]});
+  EXPECT_NE(e.find("are both shard 1 of 3"), std::string::npos) << e;
+
+  auto unsharded = shards;
+  unsharded[1].result["conditions"].erase("shard");
+  e = merge_error(unsharded);
+  EXPECT_NE(e.find("'dir/shard-1' is not a shard artifact"), std::string::npos) << e;
+  EXPECT_NE(e.find("--shard-count"), std::string::npos) << e;
+
+  auto other_count = shards;
+  other_count[2].result["conditions"]["shard"]["count"] = 4;
+  e = merge_error(other_count);
+  EXPECT_NE(e.find("merge only the shards of one run"), std::string::npos) << e;
+
+  auto truncated = shards;
+  truncated[0].records.pop_back();
+  e = merge_error(truncated);
+  EXPECT_NE(e.find("incomplete"), std::string::npos) << e;
+
+  auto bad_record = shards;
+  bad_record[0].records[3].erase("t_intended_ms");
+  e = merge_error(bad_record);
+  EXPECT_NE(e.find("requests.jsonl line 4"), std::string::npos) << e;
+  EXPECT_NE(e.find("t_intended_ms"), std::string::npos) << e;
+
+  auto no_hist = shards;
+  no_hist[1].hlog.intervals.clear();
+  e = merge_error(no_hist);
+  EXPECT_NE(e.find("latency.hlog has no 'ttft' histogram"), std::string::npos) << e;
+
+  EXPECT_NE(merge_error({}).find("nothing to merge"), std::string::npos);
+}
+
+TEST(Merge, AStragglingShardIsFlagged) {
+  const ScenarioConfig cfg = poisson(40, 300);
+  // Shard 1's requests take 3 s each (its network path, say): it finishes well after the others.
+  std::vector<analysis::ShardArtifact> shards;
+  for (std::int64_t i = 0; i < 3; ++i) {
+    ScenarioConfig c = cfg;
+    c.shard.index = i;
+    c.shard.count = 3;
+    c.shard.index_given = c.shard.count_given = true;
+    c.shard.start_at = parse_start_at("2025-06-01T12:00:00Z");
+    FakeServer::ScriptFn fn = i == 1 ? FakeServer::ScriptFn([](std::uint64_t n, TimePoint t) {
+      Script s = by_time(n, t);
+      s.ttft = 3s;
+      return s;
+    })
+                                     : FakeServer::ScriptFn(by_time);
+    shards.push_back(simulate_run(c, fn, "dir/shard-" + std::to_string(i)).artifact);
+  }
+  shards[2].result["conditions"]["shard"]["start_skew_ms"] = 42.5;
+  const auto merged = analysis::merge_artifacts(shards);
+  ASSERT_EQ(merged.notes.size(), 2u);
+  EXPECT_NE(merged.notes[0].find("shard 1 ('dir/shard-1'): finished"), std::string::npos) << merged.notes[0];
+  EXPECT_NE(merged.notes[1].find("shard 2 ('dir/shard-2'): started 42.5 ms after --start-at"), std::string::npos)
+      << merged.notes[1];
+  EXPECT_TRUE(merged.result["shards"][1]["straggler"].get<bool>());
+  EXPECT_FALSE(merged.result["shards"][0]["straggler"].get<bool>());
+  EXPECT_NE(merged.console.find("NOTE: shard 1"), std::string::npos);
+  EXPECT_NE(merged.console.find("<- see NOTE"), std::string::npos);
+}
+
+TEST(RecordFromJson, RoundTripsARecord) {
+  analysis::RequestRecord r;
+  r.index = 17;
+  r.in_window = true;
+  r.t_intended = Nanos(123'456'789);
+  r.t_send = Nanos(123'500'001);
+  r.t_first = Nanos(150'000'000);
+  r.t_last = Nanos(170'123'457);
+  r.t_done = Nanos(170'200'000);
+  r.input_tokens = 10;
+  r.output_tokens = 5;
+  r.requested_input_tokens = 10;
+  r.requested_output_tokens = 6;
+  r.tokens_from_usage = true;
+  r.output_events = 5;
+  r.ended_early = true;
+  r.http_status = 200;
+  r.stage = 2;
+  const auto back = analysis::record_from_json(analysis::record_json(r));
+  EXPECT_EQ(back.t_intended, r.t_intended);
+  EXPECT_EQ(back.t_send, r.t_send);
+  EXPECT_EQ(back.t_first, r.t_first);
+  EXPECT_EQ(back.t_last, r.t_last);
+  EXPECT_EQ(back.t_headers, std::nullopt);
+  EXPECT_EQ(back.tpot(), r.tpot());
+  EXPECT_EQ(back.output_tokens, 5);
+  EXPECT_TRUE(back.ended_early);
+  EXPECT_EQ(back.stage, 2);
+  EXPECT_TRUE(back.ok());
+  r.error = analysis::ErrorClass::kInterTokenTimeout;
+  r.error_message = "gap";
+  const auto failed = analysis::record_from_json(analysis::record_json(r));
+  EXPECT_EQ(failed.error, analysis::ErrorClass::kInterTokenTimeout);
+  EXPECT_EQ(failed.error_message, "gap");
+  json bad = analysis::record_json(r);
+  bad["error_class"] = "cosmic_ray";
+  EXPECT_THROW(analysis::record_from_json(bad), MergeError);
+}
+
+}  // namespace
+}  // namespace llmload
