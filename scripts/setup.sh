@@ -24,6 +24,8 @@ packages=(
   curl procps
   # the TLS tests: a throwaway CA (openssl) and a TLS-terminating proxy (nginx) on loopback
   openssl nginx
+  # the HTML report test: renders report.html offline in headless Chromium
+  chromium
   # multi-machine runs: llmload-mpi (built when CMake finds MPI) and its mpirun test
   openmpi-bin libopenmpi-dev
 )
