@@ -29,7 +29,7 @@ bool informational(const std::string& key) {
          key.rfind("server_metrics", 0) == 0;
 }
 
-const HdrHistogram* histogram(const RunArtifact& r, const std::string& tag) {
+const HdrHistogram* histogram(const CompareArtifact& r, const std::string& tag) {
   if (!r.hlog) return nullptr;
   for (const auto& i : r.hlog->intervals) {
     if (i.tag && *i.tag == tag) return &i.histogram;
@@ -59,7 +59,7 @@ std::vector<double> trial_values(const json& result, const std::string& key) {
 
 }  // namespace
 
-RunComparison compare_runs(const RunArtifact& a, const RunArtifact& b) {
+RunComparison compare_runs(const CompareArtifact& a, const CompareArtifact& b) {
   RunComparison c;
   std::map<std::string, std::string> fa;
   std::map<std::string, std::string> fb;

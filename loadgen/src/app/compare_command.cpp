@@ -15,8 +15,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-analysis::RunArtifact load(const std::string& given) {
-  analysis::RunArtifact r;
+analysis::CompareArtifact load(const std::string& given) {
+  analysis::CompareArtifact r;
   r.name = given;
   fs::path dir = given;
   fs::path result = dir / "result.json";
@@ -54,8 +54,8 @@ analysis::RunArtifact load(const std::string& given) {
 }  // namespace
 
 int compare_command(const std::string& a, const std::string& b, const std::string& json_out) {
-  analysis::RunArtifact ra;
-  analysis::RunArtifact rb;
+  analysis::CompareArtifact ra;
+  analysis::CompareArtifact rb;
   try {
     ra = load(a);
     rb = load(b);

@@ -14,6 +14,7 @@
 #include "llmload/common/version.hpp"
 #include "llmload/loadgen/config_error.hpp"
 #include "merge.hpp"
+#include "report_command.hpp"
 #include "run_command.hpp"
 
 int main(int argc, char** argv) {
@@ -41,6 +42,11 @@ numbers, flagging stragglers (late start, late finish, a client that fell behind
 Exit codes: 0 merged, 1 failure writing results, 2 artifacts that cannot be merged.
 See docs/distributed.md.)");
 
+  auto* report = app.add_subcommand(
+      "report", "write report.html (charts, works offline), summary.md and summary.csv for a run's or a sweep's directory");
+  app::ReportOptions report_options;
+  app::add_report_options(*report, report_options);
+
   auto* compare = app.add_subcommand(
       "compare", "compare two runs: metric deltas with 95% intervals, significance, and every condition that differs");
   std::string compare_a;
@@ -67,6 +73,7 @@ See docs/statistics.md.)");
 
   try {
     if (merge->parsed()) return app::merge_command(merge_dirs, merge_output);
+    if (report->parsed()) return app::report_command(report_options.dir, report_options);
     if (compare->parsed()) return app::compare_command(compare_a, compare_b, compare_json);
     const ScenarioConfig cfg = app::build_config(options, argc, argv);
     return app::run_command(cfg, app::redacted_argv(argc, argv), app::environment_settings(options, argc, argv));

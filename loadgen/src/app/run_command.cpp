@@ -1,4 +1,5 @@
 // `llmload run` (and each rank of llmload-mpi): see run_command.hpp.
+#include <cmath>
 #include <utility>  // before Asio (Boost 1.74 + C++20)
 
 #include "run_command.hpp"
@@ -19,11 +20,14 @@
 #include "llmload/analysis/report.hpp"
 #include "llmload/common/duration.hpp"
 #include "llmload/common/process_limits.hpp"
+#include "llmload/analysis/compare.hpp"
+#include "llmload/analysis/html_report.hpp"
 #include "llmload/common/version.hpp"
 #include "llmload/loadgen/calibration.hpp"
 #include "llmload/loadgen/config_error.hpp"
 #include "llmload/loadgen/net/asio_transport.hpp"
 #include "llmload/loadgen/net/driver.hpp"
+#include "llmload/loadgen/net/metrics_scraper.hpp"
 #include "llmload/loadgen/pacer.hpp"
 #include "llmload/loadgen/prompt.hpp"
 #include "llmload/loadgen/redact.hpp"
@@ -249,6 +253,55 @@ void sleep_until_wall(WallTime t) {
   }
 }
 
+// Little's law across client and server: the server's mean requests in the system (running +
+// waiting, its own /metrics series, sampled inside the window) against the client's request
+// throughput x mean E2E. Null when the server gave no such series.
+static json littles_law_check(const json& result, const analysis::RunMetrics& metrics) {
+  const json& sm = result["server_metrics"];
+  if (!sm.is_object() || !sm.value("available", false) || !sm.contains("series")) return nullptr;
+  const json& series = sm["series"];
+  if (!series.contains("t_s") || !series.contains("running") || !series.contains("waiting")) return nullptr;
+  const double start = std::chrono::duration<double>(metrics.window.start).count();
+  const double end = std::chrono::duration<double>(metrics.window.end).count();
+  double sum = 0;
+  int n = 0;
+  for (std::size_t i = 0; i < series["t_s"].size(); ++i) {
+    const json& t = series["t_s"][i];
+    const json& r = series["running"][i];
+    const json& w = series["waiting"][i];
+    if (!t.is_number() || !r.is_number() || !w.is_number()) continue;
+    if (t.get<double>() < start || t.get<double>() > end) continue;
+    sum += r.get<double>() + w.get<double>();
+    ++n;
+  }
+  const auto& e2e = metrics.latency.at(analysis::Metric::kE2e);
+  if (n < 3 || e2e.count == 0) {
+    return json{{"available", false}, {"reason", "fewer than 3 server samples inside the measurement window"}};
+  }
+  if (sum == 0) {
+    return json{{"available", false},
+                {"reason", "the server's running and waiting gauges stayed at 0 during the run (it does not count "
+                           "requests in flight in this mode, e.g. llmload-server's fixed latency model)"}};
+  }
+  // The server's count is sampled n times: for a Poisson-like number in system with mean L, the
+  // sample mean's standard error is about sqrt(L / n); two of them widen the 10% tolerance.
+  const double predicted = metrics.request_throughput * e2e.mean_us / 1e6;
+  const double sampling = predicted > 0 ? 2 * std::sqrt(std::max(predicted, 1.0) / n) / predicted : 0;
+  const analysis::LittleCheck c = analysis::littles_law(sum / n, metrics.request_throughput, e2e.mean_us / 1e6,
+                                                        0.10 + sampling, end - start);
+  return json{{"available", true},
+              {"server_mean_in_system", c.measured_l},
+              {"client_throughput_x_mean_e2e", c.predicted_l},
+              {"relative_deviation", c.relative_deviation},
+              {"tolerance", c.tolerance},
+              {"agrees", c.agrees},
+              {"samples", n},
+              {"sampling_tolerance", sampling},
+              {"explanation", c.explanation},
+              {"caveat", "the server counts every client and its own queue; it is sampled every "
+                         "--server-metrics-interval, so short runs give few samples"}};
+}
+
 int run_command(const ScenarioConfig& cfg_in, const std::vector<std::string>& argv, const json& env_settings,
                 const RunHooks& hooks) {
   ScenarioConfig cfg = cfg_in;
@@ -374,9 +427,31 @@ int run_command(const ScenarioConfig& cfg_in, const std::vector<std::string>& ar
   const WallTime wall_start = std::chrono::time_point_cast<Nanos>(std::chrono::system_clock::now());
   fmt::print(stderr, "llmload {}: {} against {}{} model '{}'{}\n", kVersion, scenario_summary(cfg), url.to_string(),
              builder.path(), cfg.model, shard_label);
+  // The server's own metrics (Prometheus /metrics), co-computed with this run: a snapshot before,
+  // a series during, a snapshot after. Absent or broken metrics never fail the run.
+  std::optional<net::MetricsScraper> scraper;
+  if (cfg.server_metrics_interval) {
+    net::ScraperOptions so;
+    so.url = url;
+    so.api_key = cfg.api_key;
+    so.headers = cfg.headers;
+    so.ca_cert = cfg.ca_cert;
+    so.insecure = cfg.insecure;
+    so.interval = *cfg.server_metrics_interval;
+    const json listed = json::parse(models.raw, nullptr, false);
+    if (listed.is_object() && listed.contains("data") && listed["data"].is_array() && !listed["data"].empty() &&
+        listed["data"][0].is_object() && listed["data"][0].contains("owned_by") &&
+        listed["data"][0]["owned_by"].is_string()) {
+      so.server_hint = listed["data"][0]["owned_by"].get<std::string>();
+    }
+    scraper.emplace(std::move(so));
+    if (scraper->probe()) scraper->start();
+  }
   net::DriveOptions dopts;
   dopts.drain_timeout = cfg.drain_timeout;
   net::drive(ioc, controller, dopts);
+  if (scraper && scraper->available()) scraper->stop();
+  if (scraper) scraper->set_t0(controller.start_time());
 
   const analysis::RunMetrics metrics = controller.metrics();
   const json tokens = token_accounting(controller.records());
@@ -416,6 +491,17 @@ int run_command(const ScenarioConfig& cfg_in, const std::vector<std::string>& ar
     result["max_in_flight"] = controller.max_in_flight();
     result["connections_opened"] = transport.connections_opened();
     result["non_streaming_note"] = cfg.stream ? json(nullptr) : json("non-streaming: TTFT equals E2E");
+    if (scraper) {
+      result["server_metrics"] = scraper->to_json();
+      const auto& ttft = metrics.latency.at(analysis::Metric::kTtft);
+      if (ttft.count > 0) {
+        result["ttft_cross_check"] = net::cross_check_ttft(ttft.mean_us / 1e3, ttft.percentile(50) / 1e3,
+                                                           result["server_metrics"], ttft.count);
+      }
+      result["littles_law"] = littles_law_check(result, metrics);
+    } else {
+      result["server_metrics"] = {{"available", false}, {"reason", "not scraped (--server-metrics-interval off)"}};
+    }
     bool ok = true;
     {
       std::ofstream f(dir / "result.json");
@@ -444,6 +530,14 @@ int run_command(const ScenarioConfig& cfg_in, const std::vector<std::string>& ar
       return kExitFailure;
     }
     fmt::print(stderr, "llmload: results written to {}/{{result.json,requests.jsonl,latency.hlog}}\n", cfg.output_dir);
+    // The report (report.html, summary.md, summary.csv) from the artifact just written; a failure
+    // here loses nothing measured, so it is a warning.
+    try {
+      analysis::write_report(cfg.output_dir);
+      fmt::print(stderr, "llmload: report written to {}/{{report.html,summary.md,summary.csv}}\n", cfg.output_dir);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "llmload: warning: report not written: {}\n", e.what());
+    }
   }
   return controller.interrupted() ? kExitInterrupted : kExitOk;
 }

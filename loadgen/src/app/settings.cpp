@@ -122,6 +122,12 @@ bool apply_extended_setting(const std::string& name, const std::string& value, c
     cfg.ca_cert = value;
   } else if (name == "insecure") {
     cfg.insecure = parse_bool(value, origin);
+  } else if (name == "server-metrics-interval") {
+    if (value == "off") {
+      cfg.server_metrics_interval.reset();
+    } else {
+      cfg.server_metrics_interval = parse_dur(value, origin);
+    }
   } else if (name == "connect-timeout") {
     cfg.connect_timeout = *parse_opt_dur(value, origin);
   } else if (name == "first-token-timeout") {
@@ -282,6 +288,9 @@ const std::vector<SettingInfo>& settings() {
                            "chunks carrying several tokens weigh right in ITL"},
       {"ca-cert", "https: PEM file of the CAs to trust instead of the system's"},
       {"insecure", "https: true to skip certificate verification (not for production numbers)"},
+      {"server-metrics-interval", "scrape the server's Prometheus /metrics before, every DURATION during, and after "
+                                  "the run into result.json server_metrics (default 1s; 0 = before and after only; "
+                                  "off = never)"},
       {"connect-timeout", "bound on TCP connect plus TLS handshake (default 30s; error class connect_timeout)"},
       {"first-token-timeout", "bound on the wait for the first token after the send (default none; error class "
                               "first_token_timeout)"},

@@ -34,8 +34,8 @@ const MetricComparison* find(const RunComparison& c, const std::string& m) {
 }
 
 TEST(run_compare, OnlyInformationalDifferencesKeepTheConditionsTheSame) {
-  RunArtifact a{"a", result(10, 1000, "http://h:1"), std::nullopt};
-  RunArtifact b{"b", result(10.1, 1010, "http://h:1"), std::nullopt};
+  CompareArtifact a{"a", result(10, 1000, "http://h:1"), std::nullopt};
+  CompareArtifact b{"b", result(10.1, 1010, "http://h:1"), std::nullopt};
   b.result["conditions"]["start_time"] = "2026-11-22T01:00:00Z";
   b.result["conditions"]["seeds"]["base"] = 2;
   const RunComparison c = compare_runs(a, b);
@@ -51,8 +51,8 @@ TEST(run_compare, OnlyInformationalDifferencesKeepTheConditionsTheSame) {
 }
 
 TEST(run_compare, AMaterialDifferenceLabelsTheComparison) {
-  RunArtifact a{"a", result(10, 1000, "http://h:1"), std::nullopt};
-  RunArtifact b{"b", result(20, 2000, "http://h:2"), std::nullopt};
+  CompareArtifact a{"a", result(10, 1000, "http://h:1"), std::nullopt};
+  CompareArtifact b{"b", result(20, 2000, "http://h:2"), std::nullopt};
   b.result["conditions"]["scenario"]["request_rate"] = 20.0;
   b.result["conditions"]["scenario"].erase("request_rate");
   b.result["conditions"]["scenario"]["concurrency"] = 8;
@@ -85,9 +85,9 @@ TEST(run_compare, PercentilesUseTheHistogramsIntervals) {
     f.intervals.push_back(std::move(i));
     return f;
   };
-  RunArtifact a{"a", result(10, 5000, "u"), hlog_with(20'000)};
-  RunArtifact same{"same", result(10, 5000, "u"), hlog_with(20'000)};
-  RunArtifact slower{"slower", result(10, 5000, "u"), hlog_with(40'000)};
+  CompareArtifact a{"a", result(10, 5000, "u"), hlog_with(20'000)};
+  CompareArtifact same{"same", result(10, 5000, "u"), hlog_with(20'000)};
+  CompareArtifact slower{"slower", result(10, 5000, "u"), hlog_with(40'000)};
   const auto* p = find(compare_runs(a, same), "ttft_p99_ms");
   ASSERT_NE(p, nullptr);
   EXPECT_FALSE(p->delta.significant);
@@ -100,8 +100,8 @@ TEST(run_compare, PercentilesUseTheHistogramsIntervals) {
 }
 
 TEST(run_compare, PerTrialValuesUseWelch) {
-  RunArtifact a{"a", result(10, 1000, "u"), std::nullopt};
-  RunArtifact b{"b", result(12, 1200, "u"), std::nullopt};
+  CompareArtifact a{"a", result(10, 1000, "u"), std::nullopt};
+  CompareArtifact b{"b", result(12, 1200, "u"), std::nullopt};
   a.result["trials"] = json::array({{{"request_throughput", 10.0}}, {{"request_throughput", 10.2}}, {{"request_throughput", 9.9}}});
   b.result["trials"] = json::array({{{"request_throughput", 12.0}}, {{"request_throughput", 12.1}}, {{"request_throughput", 11.8}}});
   const auto* t = find(compare_runs(a, b), "request_throughput");

@@ -16,7 +16,7 @@
 namespace llmload::analysis {
 
 /// One run's artifact as compare reads it: result.json and, when present, latency.hlog.
-struct RunArtifact {
+struct CompareArtifact {
   std::string name;  // for messages: the directory or file given
   nlohmann::json result;
   std::optional<HlogFile> hlog;
@@ -44,7 +44,7 @@ struct RunComparison {
 /// Compares B against A. Percentiles of TTFT, TPOT, ITL and E2E come with order-statistic 95%
 /// intervals from each run's histograms (latency.hlog); throughputs with the Poisson interval of
 /// their completion count; with per-trial values ("trials" in both results) Welch's test.
-RunComparison compare_runs(const RunArtifact& a, const RunArtifact& b);
+RunComparison compare_runs(const CompareArtifact& a, const CompareArtifact& b);
 
 nlohmann::json to_json(const RunComparison& c);
 /// The console table.

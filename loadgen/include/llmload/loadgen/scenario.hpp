@@ -100,6 +100,9 @@ struct ScenarioConfig {
   /// TLS (https:// base URLs): verification on by default against the system CAs.
   std::string ca_cert;        // PEM file of CAs to trust instead of the system's
   bool insecure = false;      // skip certificate and host name verification
+  /// Scrape the server's Prometheus /metrics before, every this often during, and after the
+  /// run (0: before and after only); nullopt: not at all (--server-metrics-interval off).
+  std::optional<Nanos> server_metrics_interval = std::chrono::seconds(1);
 
   /// Timeouts, each its own error class. 0 = none.
   Nanos connect_timeout = std::chrono::seconds(30);

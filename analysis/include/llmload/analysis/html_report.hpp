@@ -1,0 +1,143 @@
+#pragma once
+// The report people look at (docs/report.md): from a run's artifact directory (result.json,
+// requests.jsonl, latency.hlog) or a sweep's (one such directory per offered load, optionally
+// listed by sweep.json), writes
+//   report.html  one self-contained page: verdicts, conditions, key metrics and inline SVG charts
+//                (HdrHistogram-style percentile distributions, per-interval time series with the
+//                discarded warmup and drain shaded, latency-throughput and goodput/attainment
+//                curves of a sweep with the SLO line and the capacity point, per-trial spread).
+//                No network fetches: no external script, style sheet, font or image.
+//   summary.md   the same headline numbers as Markdown;
+//   summary.csv  one row per run (sweep point).
+// A partial artifact (an interrupted run, a missing latency.hlog or result.json) still renders
+// what it has, with a note saying what is missing; unreadable or corrupt files are an error
+// (ReportError) naming the file and what is wrong.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "llmload/analysis/hdr_histogram.hpp"
+#include "llmload/analysis/request_record.hpp"
+
+namespace llmload::analysis {
+
+/// An artifact that cannot be reported: the message names the file (and line) and what is wrong.
+class ReportError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// The artifact was read, but an output file could not be written (the message names it).
+class ReportWriteError : public ReportError {
+ public:
+  using ReportError::ReportError;
+};
+
+struct HtmlReportOptions {
+  /// Where report.html, summary.md and summary.csv go; empty: the artifact directory itself.
+  std::string output_dir;
+  /// Width of the time-series intervals in seconds; 0: chosen from the run's length
+  /// (choose_interval).
+  double interval_s = 0;
+};
+
+/// One run's artifact as read from its directory. Any of the three files may be missing (then
+/// `notes` says so); at least one must be there.
+struct RunArtifact {
+  std::string dir;                          // as given (for messages)
+  std::string name;                         // its last path component (sweep points, CSV rows)
+  nlohmann::json result;                    // result.json; null when missing
+  std::vector<RequestRecord> records;       // requests.jsonl
+  bool has_records = false;                 // requests.jsonl was there
+  std::map<std::string, HdrHistogram> histograms;  // by .hlog tag: ttft, tpot, itl, e2e, ttft_rt, ...
+  std::string histogram_source;             // "latency.hlog", "requests.jsonl" or "" (none)
+  std::vector<std::string> notes;           // what is missing or partial, one line each
+};
+
+/// What `llmload report DIR` reports: one run, or the points of a sweep in increasing offered
+/// load.
+struct ReportInput {
+  std::string dir;
+  bool sweep = false;
+  std::vector<RunArtifact> runs;
+  std::vector<double> offered;    // per run: offered load (NaN when unknown)
+  std::string load_kind;          // "rate" (requests/s) or "concurrency"; "" when unknown
+  std::optional<double> highest_pass;  // the capacity (sweep.json, else derived from the verdicts)
+  std::optional<double> lowest_fail;
+  std::string capacity_source;    // "sweep.json", "slo verdicts" or ""
+  std::vector<std::string> notes; // sweep-level notes (points listed but missing, ...)
+};
+
+/// Reads one run directory. Throws ReportError when none of the files is there, or one is
+/// unreadable or corrupt (a JSON error, a bad requests.jsonl line, a malformed .hlog line). A
+/// requests.jsonl whose last line is cut off (a run killed while writing) is accepted with a note.
+RunArtifact read_run_artifact(const std::string& dir);
+
+/// Reads DIR: a run (DIR/result.json or DIR/requests.jsonl), or a sweep: DIR/sweep.json
+/// (docs/report.md gives its shape), else every subdirectory holding a result.json or
+/// requests.jsonl. Throws ReportError.
+ReportInput read_report_input(const std::string& dir);
+
+/// Per-interval series of one run, computed from its records (times in seconds from the run's
+/// start; one value per interval, NaN where the interval has no sample).
+struct TimeSeries {
+  double interval_s = 1;
+  double end_s = 0;                     // the last moment of the run (latest t_done)
+  std::vector<double> start_s;          // each interval's start
+  std::vector<double> sends_per_s;      // requests sent
+  std::vector<double> completions_per_s;  // successful requests finishing (t_done)
+  std::vector<double> errors_per_s;     // failed requests finishing
+  std::vector<double> tokens_per_s;     // output tokens, each request's spread evenly over [t_first, t_last]
+  std::vector<double> in_flight;        // time-averaged requests between t_send and t_done
+  std::vector<double> ttft_p50_ms;      // of the requests whose first token arrived in the interval
+  std::vector<double> ttft_p99_ms;
+  std::optional<double> window_start_s;  // the measurement window, when known
+  std::optional<double> window_end_s;
+  bool clamped = false;                  // interval widened to keep the series at most kMaxIntervals long
+};
+inline constexpr std::size_t kMaxIntervals = 5000;
+
+/// A "nice" interval (0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60 s, ...) giving at most 60 intervals.
+double choose_interval(double run_length_s);
+/// interval_s 0: choose_interval. The window comes from `result` ("window": {start_s, end_s})
+/// when given, else from the records (first measured t_intended, last measured t_done).
+TimeSeries compute_time_series(const std::vector<RequestRecord>& records, const nlohmann::json& result,
+                               double interval_s);
+
+/// Points of an HdrHistogram percentile-distribution plot: (percentile in %, value in ms) for
+/// x = log10(1/(1-p)) from 0 to log10(count) in steps of 0.02 (at least up to 99%), then 100%
+/// at the maximum.
+std::vector<std::pair<double, double>> percentile_curve(const HdrHistogram& h);
+
+/// How the report prints a number for people (HTML tables, summary.md): 3-4 significant digits
+/// ("2554", "38.9", "9.87", "0.228"), whole numbers without decimals ("40"), thousands separated
+/// from 10,000 on ("12,516"); "–" for NaN.
+std::string format_number(double v);
+
+/// The three outputs, as strings.
+std::string render_html(const ReportInput& in, const HtmlReportOptions& options = {});
+std::string render_markdown(const ReportInput& in);
+std::string render_csv(const ReportInput& in);
+
+/// The CSV header of summary.csv (its column names, in order).
+std::vector<std::string> summary_csv_columns();
+
+struct ReportFiles {
+  std::string html;      // path of report.html
+  std::string markdown;  // path of summary.md
+  std::string csv;       // path of summary.csv
+  std::vector<std::string> notes;  // every note (partial artifacts), for the console
+};
+
+/// Reads DIR and writes report.html, summary.md and summary.csv (into options.output_dir, else
+/// DIR). For `llmload report` and the end of a run or sweep. Throws ReportError for an artifact
+/// that cannot be read, ReportWriteError when writing fails.
+ReportFiles write_report(const std::string& dir, const HtmlReportOptions& options = {});
+
+}  // namespace llmload::analysis

@@ -1,0 +1,53 @@
+#include "report_command.hpp"
+
+#include <cstdio>
+#include <exception>
+
+#include <fmt/format.h>
+
+#include "llmload/analysis/html_report.hpp"
+#include "run_command.hpp"
+
+namespace llmload::app {
+
+void add_report_options(CLI::App& sub, ReportOptions& o) {
+  sub.add_option("dir", o.dir,
+                 "a run's output directory (result.json, requests.jsonl, latency.hlog), or a sweep's: sweep.json, or one "
+                 "subdirectory per point")
+      ->required();
+  sub.add_option("--output", o.output, "directory for report.html, summary.md and summary.csv (default: DIR)");
+  sub.add_option("--interval", o.interval_s,
+                 "time-series interval in seconds (default 0: chosen from the run's length, at most 60 intervals)")
+      ->check(CLI::NonNegativeNumber);
+  sub.footer(R"(Writes report.html (one self-contained page: verdicts, conditions, key metrics, percentile
+distributions, time series with the discarded warmup and drain shaded, and for a sweep the
+latency-throughput, goodput and attainment curves with the SLO line and the capacity point),
+summary.md and summary.csv (one row per run or sweep point). The page makes no network request.
+      llmload report results/run1
+      llmload report results/sweep --output /tmp/sweep-report
+A partial artifact (an interrupted run, a missing file) still renders what it has, with a note.
+Exit codes: 0 written, 1 failure writing the report, 2 an artifact that cannot be read.
+See docs/report.md.)");
+}
+
+int report_command(const std::string& dir, const ReportOptions& o) {
+  analysis::HtmlReportOptions options;
+  options.output_dir = o.output;
+  options.interval_s = o.interval_s;
+  try {
+    const analysis::ReportFiles files = analysis::write_report(dir, options);
+    fmt::print("llmload report: wrote {}\n                    {}\n                    {}\n", files.html, files.markdown,
+               files.csv);
+    std::fflush(stdout);
+    for (const auto& note : files.notes) fmt::print(stderr, "llmload report: note: {}\n", note);
+    return kExitOk;
+  } catch (const analysis::ReportWriteError& e) {
+    fmt::print(stderr, "llmload report: error: {}\n", e.what());
+    return kExitFailure;
+  } catch (const analysis::ReportError& e) {
+    fmt::print(stderr, "llmload report: error: {}\n", e.what());
+    return kExitConfig;
+  }
+}
+
+}  // namespace llmload::app
