@@ -179,6 +179,12 @@ void FaultServer::serve(int fd) {
       send_all(fd, json_response(200, "OK", models));
       continue;
     }
+    if (head.rfind("GET ", 0) == 0) {
+      // Anything else read-only (llmload's /metrics scrape): this server has none, and the
+      // script is only for the generation requests.
+      send_all(fd, json_response(404, "Not Found", R"({"error":{"message":"not found"}})"));
+      continue;
+    }
     const int n = posts_++;
     const Fault f = script_[static_cast<std::size_t>(n) % script_.size()];
     switch (f) {
