@@ -88,7 +88,8 @@ TEST(run_compare, PercentilesUseTheHistogramsIntervals) {
   CompareArtifact a{"a", result(10, 5000, "u"), hlog_with(20'000)};
   CompareArtifact same{"same", result(10, 5000, "u"), hlog_with(20'000)};
   CompareArtifact slower{"slower", result(10, 5000, "u"), hlog_with(40'000)};
-  const auto* p = find(compare_runs(a, same), "ttft_p99_ms");
+  const RunComparison c_same = compare_runs(a, same);
+  const auto* p = find(c_same, "ttft_p99_ms");
   ASSERT_NE(p, nullptr);
   EXPECT_FALSE(p->delta.significant);
   const RunComparison c = compare_runs(a, slower);
@@ -104,7 +105,8 @@ TEST(run_compare, PerTrialValuesUseWelch) {
   CompareArtifact b{"b", result(12, 1200, "u"), std::nullopt};
   a.result["trials"] = json::array({{{"request_throughput", 10.0}}, {{"request_throughput", 10.2}}, {{"request_throughput", 9.9}}});
   b.result["trials"] = json::array({{{"request_throughput", 12.0}}, {{"request_throughput", 12.1}}, {{"request_throughput", 11.8}}});
-  const auto* t = find(compare_runs(a, b), "request_throughput");
+  const RunComparison c = compare_runs(a, b);
+  const auto* t = find(c, "request_throughput");
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->delta.method, CompareMethod::kWelchT);
   EXPECT_TRUE(t->delta.significant);
