@@ -110,23 +110,6 @@ const json& stats_of(const json& result, Metric m) {
   }
 }
 
-// As run_metrics.cpp's summary of one histogram (the merged run reports like a single one).
-LatencyStats summarize(const HdrHistogram& h, double mean_us, double stddev_us) {
-  LatencyStats s;
-  s.count = h.total_count();
-  s.mean_us = s.count > 0 ? mean_us : 0;
-  s.stddev_us = s.count > 0 ? stddev_us : 0;
-  s.min_us = h.min();
-  s.max_us = h.max();
-  for (double p : {50.0, 90.0, 95.0, 99.0, 99.9}) s.percentiles.emplace_back(p, h.value_at_percentile(p));
-  s.p99_low_confidence = s.count < 1000;
-  s.p999_low_confidence = s.count < 10000;
-  if (s.count > 0) {
-    auto q = estimate_quantile(h, 99.0);
-    if (q.ci_valid) s.p99_ci_us = std::make_pair(q.ci_low, q.ci_high);
-  }
-  return s;
-}
 
 // The p-verdict of one bounded metric with the merged histogram (run_metrics.cpp's rule: PASS iff
 // n >= h(t) + t; FAIL when more than (1 - p) of n exceed; else INCONCLUSIVE).
@@ -344,7 +327,7 @@ MergedArtifact merge_artifacts(const std::vector<ShardArtifact>& artifacts) {
       const double sd = number_or(at_path(st, "std_ms"), 0) * 1e3;
       m2 += c * (sd * sd + (mu - mean) * (mu - mean));
     }
-    latency.emplace(m, summarize(h, mean, n > 0 ? std::sqrt(m2 / n) : 0));
+    latency.emplace(m, summarize_latency(h, mean, n > 0 ? std::sqrt(m2 / n) : 0, n));
     hist.emplace(m, std::move(h));
   }
 

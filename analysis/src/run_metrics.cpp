@@ -103,9 +103,7 @@ void MetricsAccumulator::add(const RequestRecord& r, std::span<const ChunkArriva
   }
 }
 
-namespace {
-
-LatencyStats summarize(const HdrHistogram& h, double mean_us, double stddev_us, std::int64_t n) {
+LatencyStats summarize_latency(const HdrHistogram& h, double mean_us, double stddev_us, std::int64_t n) {
   LatencyStats s;
   s.count = h.total_count();
   s.mean_us = n > 0 ? mean_us : 0;
@@ -121,6 +119,9 @@ LatencyStats summarize(const HdrHistogram& h, double mean_us, double stddev_us, 
   }
   return s;
 }
+
+namespace {
+
 
 MetricVerdict judge(std::string name, Nanos bound, std::int64_t n, std::int64_t exceed, const HdrHistogram& h,
                     double percentile) {
@@ -241,7 +242,7 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
       mean = it->second.mean;
       sd = std::sqrt(it->second.m2 / static_cast<double>(n));
     }
-    m.latency.emplace(metric, summarize(h, mean, sd, n));
+    m.latency.emplace(metric, summarize_latency(h, mean, sd, n));
     m.histograms.emplace(metric, h);
   }
 

@@ -47,6 +47,11 @@ struct LatencyStats {
   std::int64_t percentile(double p) const;
 };
 
+/// The summary of one latency histogram (count, extremes, percentiles with the p99 interval) with
+/// the exact mean and standard deviation of the `n` raw values (0 when n == 0). Shared by a run
+/// and by the merge of shard runs, so both report alike.
+LatencyStats summarize_latency(const HdrHistogram& h, double mean_us, double stddev_us, std::int64_t n);
+
 enum class Verdict { kPass, kFail, kInconclusive, kNone };
 std::string_view to_string(Verdict v);
 
