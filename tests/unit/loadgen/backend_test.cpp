@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "chunk_scan.hpp"  // the decoder's own scan (loadgen/src/core)
 #include "llmload/loadgen/calibration.hpp"
 #include "llmload/loadgen/config_error.hpp"
 #include "llmload/loadgen/request_builder.hpp"
@@ -454,6 +455,23 @@ TEST(StreamDecoder, FastChunkScanAgreesWithTheFullParse) {
   }
   EXPECT_EQ(compared, 4800);
   EXPECT_GT(timed, 100);  // the ground-truth cases were exercised, not all declined
+}
+
+// The scan itself takes llmload-server's last chunk, ground truth included (before, that chunk
+// always fell back to the full parse), and declines what it must leave to it.
+TEST(StreamDecoder, FastScanReadsTheServersGroundTruth) {
+  const std::string last =
+      R"({"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":" w"},"logprobs":null,)"
+      R"("finish_reason":"length","stop_reason":null}],"usage":{"prompt_tokens":8,"completion_tokens":4},)"
+      R"("llmload":{"queue_s":0.001,"first_token_s":0.0205,"last_token_s":0.0261,"cached_tokens":0}})";
+  const auto f = detail::scan_chunk(last, ApiKind::kChat);
+  ASSERT_TRUE(f.has_value());
+  ASSERT_TRUE(f->first_token_s.has_value());
+  EXPECT_DOUBLE_EQ(*f->first_token_s, 0.0205);
+  EXPECT_DOUBLE_EQ(*f->last_token_s, 0.0261);
+  EXPECT_EQ(f->completion_tokens, 4);
+  EXPECT_FALSE(detail::scan_chunk(R"({"choices":[],"llmload":{"first_token_s":"0.1"}})", ApiKind::kChat));
+  EXPECT_FALSE(detail::scan_chunk(R"({"choices":[],"id":1e999})", ApiKind::kChat));
 }
 
 // Every shipped scenario file loads and validates (a trace replay as main.cpp treats it).
