@@ -105,7 +105,10 @@ const char* Http1ResponseParser::parse_head() {
       std::string_view list = value;
       std::string_view last;
       while (!list.empty()) {
-        const std::string_view e = next_element(list);
+        std::string_view e = next_element(list);
+        e = e.substr(0, e.find(';'));  // transfer parameters are not ours to read
+        e = trim(e);
+        if (!std::all_of(e.begin(), e.end(), is_token_char)) return "malformed Transfer-Encoding";
         if (!e.empty()) last = e;
       }
       chunked_ = iequals(last, "chunked");

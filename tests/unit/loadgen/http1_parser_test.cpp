@@ -137,6 +137,7 @@ TEST(Http1Parser, MalformedResponsesAreErrorsNamingTheProblem) {
       {"HTTP/1.1 200 OK\r\nBad Name: x\r\n\r\n", "malformed header field name"},
       {"HTTP/1.1 200 OK\r\n folded\r\n\r\n", "obsolete header line folding"},
       {"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", "bad Content-Length"},
+      {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\x9f\r\n\r\n", "malformed Transfer-Encoding"},
       {"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", "conflicting Content-Length fields"},
       {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "bad chunk size"},
       {"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1234567890abcdef0\r\n", "chunk size too large"},
