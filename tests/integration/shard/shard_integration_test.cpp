@@ -55,7 +55,9 @@ std::vector<json> read_records(const std::string& path) {
   return out;
 }
 
-double at(const json& r, const char* section, const char* metric, const char* key) { return r[section][metric][key]; }
+double at(const json& r, const char* section, const char* metric, const char* key) {
+  return key == nullptr ? r[section][metric].get<double>() : r[section][metric][key].get<double>();
+}
 
 // The merged result of N shards against the single run of the same schedule.
 void expect_like_single_run(const json& merged, const std::vector<json>& merged_records, const json& single,
@@ -89,12 +91,18 @@ void expect_like_single_run(const json& merged, const std::vector<json>& merged_
   // would cause: shard clocks subtracted across processes would shift the from-schedule views by
   // the start skew, a lost or doubled shard changes the counts above).
   auto close = [](double a, double b, double noise_ms) { return std::fabs(a - b) <= 0.001 * std::max(a, b) + noise_ms; };
+  // The from-schedule views (response_time) add each run's own schedule lag, which a loaded CI
+  // machine (the ASan stage runs tests in parallel) can make tens of ms in one run and not the
+  // other: their tolerance adds the larger of the two runs' p99 lag, read from the artifacts.
+  const double lag = std::max(at(merged, "schedule_lag", "p99_ms", nullptr), at(single, "schedule_lag", "p99_ms", nullptr));
   for (const auto& [section, metric] : std::vector<std::pair<const char*, const char*>>{
            {"latency", "ttft"}, {"latency", "e2e"}, {"latency", "tpot"}, {"response_time", "ttft"}, {"response_time", "e2e"}}) {
+    const double extra = std::string(section) == "response_time" ? lag : 0.0;
     const double m50 = at(merged, section, metric, "p50_ms"), s50 = at(single, section, metric, "p50_ms");
     const double m90 = at(merged, section, metric, "p90_ms"), s90 = at(single, section, metric, "p90_ms");
-    EXPECT_TRUE(close(m50, s50, 3.0)) << section << "." << metric << " p50: merged " << m50 << " single " << s50;
-    EXPECT_TRUE(close(m90, s90, 10.0)) << section << "." << metric << " p90: merged " << m90 << " single " << s90;
+    EXPECT_TRUE(close(m50, s50, 3.0 + extra)) << section << "." << metric << " p50: merged " << m50 << " single " << s50;
+    EXPECT_TRUE(close(m90, s90, 10.0 + extra)) << section << "." << metric << " p90: merged " << m90 << " single " << s90
+                                                << " (p99 schedule lag " << lag << " ms)";
   }
   // Realized arrivals: the same intended times, so the same achieved rate (the window differs only
   // by when the last response ends) and inter-arrival CV (send times differ by the schedule lag).
