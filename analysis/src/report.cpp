@@ -1,5 +1,6 @@
 #include "llmload/analysis/report.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -35,6 +36,30 @@ json stats_json(const LatencyStats& s) {
 
 json opt_ms(const std::optional<Nanos>& v) { return v ? json(ms(*v)) : json(nullptr); }
 
+// window.warmup: how the start of the window was chosen; for auto the detection and the drain.
+json warmup_json(const Window& w) {
+  json j = {{"method", w.warmup_method}};
+  if (w.warmup_method == "requests") j["requests"] = w.warmup_requests;
+  if (w.warmup_method == "time") j["duration_s"] = secs(w.warmup_duration);
+  if (w.detection) {
+    json d = to_json(*w.detection);
+    d["applied"] = w.detection->found;
+    d["note"] = w.detection->found
+                    ? "requests intended before start_s are warmup (requests.jsonl: warmup true, in_window false)"
+                    : "no steady state found: the whole run is kept as the window";
+    const double last = w.drain_end ? secs(*w.drain_end) : secs(w.end);
+    d["cooldown"] = {{"method", "end of issuing"},
+                     {"end_s", secs(w.end)},
+                     {"last_completion_s", w.drain_end ? json(last) : json(nullptr)},
+                     {"discarded_s", std::max(0.0, last - secs(w.end))},
+                     {"rule", "the window ends where issuing ended (the last measured request's intended time, or "
+                              "the duration's end): the drain, while in-flight requests finish, is not in the "
+                              "throughput; those requests' latencies are, by their intended times"}};
+    j["detection"] = std::move(d);
+  }
+  return j;
+}
+
 }  // namespace
 
 json metrics_json(const RunMetrics& m) {
@@ -64,7 +89,7 @@ json metrics_json(const RunMetrics& m) {
 
   // Richer nested data.
   j["window"] = {{"start_s", secs(m.window.start)}, {"end_s", secs(m.window.end)}, {"length_s", duration},
-                 {"method", m.window.method}};
+                 {"method", m.window.method}, {"warmup", warmup_json(m.window)}};
   j["requests"] = {{"issued", m.requests},       {"warmup", m.warmup},   {"in_window", m.in_window},
                    {"completed", m.completed},  {"failed", m.failed},  {"outside_window", m.outside_window}};
   j["tokens"] = {{"total_input_tokens", m.total_input_tokens},
@@ -86,8 +111,32 @@ json metrics_json(const RunMetrics& m) {
   j["load"] = {{"achieved_send_rate", m.achieved_send_rate},
                {"realized_interarrival_cv", m.realized_interarrival_cv},
                {"measured_from", "t_send of the measured requests"}};
-  j["validity"] = {{"valid", !m.invalid}, {"reason", m.invalid ? json(m.invalid_reason) : json(nullptr)},
-                   {"checked", m.open_loop}};
+  {
+    json reasons = json::array();
+    for (const auto& r : m.validity_reasons) reasons.push_back({{"code", r.code}, {"message", r.message}});
+    const bool valid = m.validity_reasons.empty();
+    j["validity"] = {{"valid", valid},
+                     {"verdict", valid ? "VALID" : "INVALID"},
+                     {"reasons", std::move(reasons)},
+                     {"reason", valid ? json(nullptr) : json(m.validity_reasons.front().message)},
+                     // Kept for readers of the first version: true when the schedule-lag check
+                     // (open loop) was applied. `checks` lists every check made.
+                     {"checked", m.open_loop},
+                     {"checks", m.validity_checks},
+                     {"max_error_rate", m.max_error_rate}};
+  }
+  {
+    const auto& mn = m.minimums;
+    j["minimums"] = {{"min_duration_s", mn.min_duration ? json(secs(*mn.min_duration)) : json(nullptr)},
+                     {"min_requests", mn.min_requests ? json(*mn.min_requests) : json(nullptr)},
+                     {"max_duration_s", mn.max_duration ? json(secs(*mn.max_duration)) : json(nullptr)},
+                     {"max_duration_reached", mn.max_duration_reached},
+                     {"percentiles", mn.percentiles},
+                     {"required_samples", mn.required_samples},
+                     {"checked", mn.checked},
+                     {"met", mn.met}};
+  }
+  j["stopped_early"] = m.stopped_early ? json{{"reason", *m.stopped_early}} : json(nullptr);
   json errors = json::object();
   for (const auto& [cls, e] : m.errors_by_class) errors[cls] = {{"count", e.count}, {"example", e.example}};
   json statuses = json::object();
@@ -208,7 +257,19 @@ std::string console_report(const RunMetrics& m, const std::string& title, const 
     for (const auto& v : s.metrics) line(fmt::format("  {:<6} {:<13} {}", v.metric, to_string(v.verdict), v.explanation));
     line(fmt::format("{:<40}{:>12}", fmt::format("p{:g} verdict:", s.spec.percentile), to_string(s.verdict)));
   }
-  if (m.invalid) line(fmt::format("RUN INVALID: {}", m.invalid_reason));
+  if (m.window.detection) {
+    const auto& d = *m.window.detection;
+    if (d.found) {
+      line(fmt::format("Warmup auto (MSER-5, {:g} ms intervals): steady state from {:.3f} s, decided by '{}'",
+                       ms(d.interval), secs(d.start), d.summary.deciding_series));
+    } else {
+      line(fmt::format("Warmup auto (MSER-5, {:g} ms intervals): no steady state found, the whole run is kept ({})",
+                       ms(d.interval), d.summary.reason));
+    }
+  }
+  if (m.stopped_early) line(fmt::format("Stopped early: {}", *m.stopped_early));
+  line(fmt::format("{:<40}{:>12}", "Validity:", m.validity_reasons.empty() ? "VALID" : "INVALID"));
+  for (const auto& r : m.validity_reasons) line(fmt::format("RUN INVALID [{}]: {}", r.code, r.message));
   line(fmt::format("{:-^78}", " Latency (ms) "));
   const std::vector<double> pcts = options.percentiles.empty() ? std::vector<double>{50, 90, 95, 99, 99.9}
                                                                 : options.percentiles;

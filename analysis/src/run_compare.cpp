@@ -26,7 +26,7 @@ void flatten(const json& j, const std::string& prefix, std::map<std::string, std
 bool informational(const std::string& key) {
   return key == "start_time" || key == "start_epoch_s" || key == "command_line" ||
          key.rfind("environment_settings", 0) == 0 || key.rfind("seeds.", 0) == 0 || key.rfind("shard.", 0) == 0 ||
-         key.rfind("server_metrics", 0) == 0;
+         key.rfind("server_metrics", 0) == 0 || key.rfind("trials.seeds", 0) == 0;
 }
 
 const HdrHistogram* histogram(const CompareArtifact& r, const std::string& tag) {
@@ -83,8 +83,13 @@ RunComparison compare_runs(const CompareArtifact& a, const CompareArtifact& b) {
   for (const char* m : {"ttft", "tpot", "itl", "e2e"}) {
     for (double p : {50.0, 90.0, 99.0}) {
       const std::string key = fmt::format("{}_p{}_ms", m, static_cast<int>(p));
-      const auto ta = trial_values(a.result, key);
-      const auto tb = trial_values(b.result, key);
+      // Trials artifacts name them as vLLM does (p99_ttft_ms, median_e2el_ms); older ones as `key`.
+      const std::string vllm = fmt::format("{}_{}_ms", p == 50.0 ? std::string("median") : fmt::format("p{}", static_cast<int>(p)),
+                                           std::string(m) == "e2e" ? "e2el" : m);
+      auto ta = trial_values(a.result, vllm);
+      auto tb = trial_values(b.result, vllm);
+      if (ta.empty()) ta = trial_values(a.result, key);
+      if (tb.empty()) tb = trial_values(b.result, key);
       MetricComparison mc{key, "ms", {}};
       if (ta.size() >= 2 && tb.size() >= 2) {
         mc.delta = compare_metric(ta, tb);

@@ -120,8 +120,133 @@ LatencyStats summarize_latency(const HdrHistogram& h, double mean_us, double std
   return s;
 }
 
+std::int64_t samples_needed(double percentile) {
+  if (!(percentile > 0) || percentile >= 100) return 1;
+  // 100 / (100 - p) up to rounding: p99 needs 100, not 101.
+  return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(100.0 / (100.0 - percentile) - 1e-9)));
+}
+
 namespace {
 
+std::string seconds_text(Nanos d) { return fmt::format("{:.3f} s", seconds(d)); }
+
+// The schedule lag of the window's successful requests, as the accumulator records it: the
+// message reads it from the records, so a merge of shards (whose accumulator has no samples)
+// words it alike.
+HdrHistogram lag_histogram(std::span<const RequestRecord> records) {
+  HdrHistogram h(1, kHighestUs, 3);
+  for (const auto& r : records) {
+    if (r.warmup || !r.in_window || !r.ok()) continue;
+    if (auto v = r.schedule_lag()) h.record(to_us(std::max(*v, Nanos(0))));
+  }
+  return h;
+}
+
+// The validity verdict, MLPerf-style: every reason the run is INVALID (docs/statistics.md).
+void judge_validity(RunMetrics& m, const ValidityOptions& o, std::span<const RequestRecord> records) {
+  m.max_error_rate = o.max_error_rate;
+  auto& mn = m.minimums;
+  mn.min_duration = o.min_duration;
+  mn.min_requests = o.min_requests;
+  mn.max_duration = o.max_duration;
+  mn.max_duration_reached = o.max_duration_reached;
+  mn.checked = o.check_samples;
+  mn.percentiles = o.percentiles;
+  mn.percentiles.push_back(99.0);  // the headline p99 is always reported
+  std::sort(mn.percentiles.begin(), mn.percentiles.end());
+  mn.percentiles.erase(std::unique(mn.percentiles.begin(), mn.percentiles.end()), mn.percentiles.end());
+  double deciding = 99.0;
+  mn.required_samples = 0;
+  for (double p : mn.percentiles) {
+    if (samples_needed(p) > mn.required_samples) {
+      mn.required_samples = samples_needed(p);
+      deciding = p;
+    }
+  }
+  auto add = [&](const char* code, std::string message) { m.validity_reasons.push_back({code, std::move(message)}); };
+  const std::string stopped =
+      o.max_duration_reached && o.max_duration
+          ? fmt::format(" (--max-duration {} stopped the run first)", seconds_text(*o.max_duration))
+          : std::string();
+
+  if (m.open_loop) {
+    m.validity_checks.emplace_back("schedule_lag");
+    if (m.late_fraction > 0.01) {
+      const HdrHistogram lag = lag_histogram(records);
+      add("schedule_lag",
+          fmt::format("the client could not hold the offered load: {:.1f}% of requests started more than 1 ms late "
+                      "(schedule lag p50 {:.3f} ms, p99 {:.3f} ms, max {:.3f} ms)",
+                      100.0 * m.late_fraction, static_cast<double>(lag.value_at_percentile(50)) / 1e3,
+                      static_cast<double>(lag.value_at_percentile(99)) / 1e3, static_cast<double>(lag.max()) / 1e3));
+    }
+  }
+  bool met = true;
+  if (o.check_samples) {
+    m.validity_checks.emplace_back("too_few_samples");
+    if (m.completed < mn.required_samples) {
+      met = false;
+      add("too_few_samples",
+          fmt::format("only {} successful measured requests: p{:g} needs at least {} (with fewer it is just the "
+                      "maximum){}; measure at least {} requests (--num-requests, --min-requests or a longer "
+                      "--duration)",
+                      m.completed, deciding, mn.required_samples, stopped, mn.required_samples));
+    }
+    if (o.min_duration) {
+      m.validity_checks.emplace_back("duration_below_minimum");
+      if (m.window.length() < *o.min_duration) {
+        met = false;
+        add("duration_below_minimum",
+            fmt::format("the measurement window lasted {}, below --min-duration {}{}; run longer", seconds_text(m.window.length()),
+                        seconds_text(*o.min_duration), stopped));
+      }
+    }
+    if (o.min_requests) {
+      m.validity_checks.emplace_back("requests_below_minimum");
+      if (m.in_window < *o.min_requests) {
+        met = false;
+        add("requests_below_minimum", fmt::format("{} measured requests, below --min-requests {}{}; run more requests",
+                                                  m.in_window, *o.min_requests, stopped));
+      }
+    }
+  }
+  mn.met = met;
+
+  m.validity_checks.emplace_back("error_rate");
+  if (m.in_window > 0) {
+    const double rate = static_cast<double>(m.failed) / static_cast<double>(m.in_window);
+    if (rate > o.max_error_rate) {
+      std::string most;
+      std::int64_t most_n = 0;
+      for (const auto& [cls, e] : m.errors_by_class) {
+        if (e.count > most_n) {
+          most_n = e.count;
+          most = fmt::format("{} ({}, e.g. {})", cls, e.count, e.example);
+        }
+      }
+      add("error_rate", fmt::format("{} of {} measured requests failed ({:.1f}%), above --max-error-rate {:g}%; most "
+                                    "common: {}",
+                                    m.failed, m.in_window, 100.0 * rate, 100.0 * o.max_error_rate, most));
+    }
+  }
+  m.validity_checks.emplace_back("server_errors");
+  {
+    std::int64_t n = 0;
+    std::string statuses;
+    std::string example;
+    for (const auto& [status, e] : m.errors_by_status) {
+      if (status < 500 || status > 599) continue;
+      n += e.count;
+      statuses += fmt::format("{}{} x{}", statuses.empty() ? "" : ", ", status, e.count);
+      if (example.empty()) example = e.example;
+    }
+    if (n > 0) {
+      add("server_errors", fmt::format("the server answered {} measured requests with HTTP 5xx errors ({}; e.g. {})", n,
+                                       statuses, example));
+    }
+  }
+  m.invalid = !m.validity_reasons.empty();
+  m.invalid_reason = m.invalid ? m.validity_reasons.front().message : std::string();
+}
 
 MetricVerdict judge(std::string name, Nanos bound, std::int64_t n, std::int64_t exceed, const HdrHistogram& h,
                     double percentile) {
@@ -156,7 +281,8 @@ MetricVerdict judge(std::string name, Nanos bound, std::int64_t n, std::int64_t 
 }  // namespace
 
 RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, const std::optional<SloSpec>& slo,
-                                        LatencyView view, std::span<const RequestRecord> records) const {
+                                        LatencyView view, std::span<const RequestRecord> records,
+                                        const ValidityOptions& validity) const {
   RunMetrics m;
   m.window = window;
   m.open_loop = open_loop;
@@ -248,15 +374,6 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
 
   if (open_loop && m.in_window > 0) {
     m.late_fraction = static_cast<double>(m.late_over_1ms) / static_cast<double>(m.in_window);
-    if (m.late_fraction > 0.01) {
-      const auto& lag = m.latency.at(Metric::kScheduleLag);
-      m.invalid = true;
-      m.invalid_reason = fmt::format(
-          "the client could not hold the offered load: {:.1f}% of requests started more than 1 ms late "
-          "(schedule lag p50 {:.3f} ms, p99 {:.3f} ms, max {:.3f} ms)",
-          100.0 * m.late_fraction, static_cast<double>(lag.percentile(50)) / 1e3,
-          static_cast<double>(lag.percentile(99)) / 1e3, static_cast<double>(lag.max_us) / 1e3);
-    }
   }
 
   if (slo && !slo->empty()) {
@@ -306,6 +423,7 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
     s.verdict = any_fail ? Verdict::kFail : (all_pass ? Verdict::kPass : Verdict::kInconclusive);
     m.slo = std::move(s);
   }
+  judge_validity(m, validity, records);
   return m;
 }
 

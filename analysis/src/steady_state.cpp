@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 
 #include "llmload/analysis/stats.hpp"
@@ -188,6 +189,68 @@ SteadyStateSummary detect_steady_state(const std::vector<NamedSeries>& series) {
   return s;
 }
 
+Nanos warmup_interval(Nanos span) {
+  constexpr std::int64_t kMs = 1'000'000;
+  constexpr std::int64_t kTarget = 200;  // intervals: 40 MSER-5 batches
+  const std::int64_t whole_ms = std::max<std::int64_t>(0, span.count()) / kTarget / kMs;
+  return Nanos(std::max<std::int64_t>(10, whole_ms) * kMs);
+}
+
+WarmupDetection detect_warmup(std::span<const RequestRecord> records, Nanos span_end) {
+  WarmupDetection d;
+  d.span_end = span_end;
+  d.interval = warmup_interval(span_end);
+  const std::int64_t w = d.interval.count();
+  const std::size_t n = span_end.count() > 0 ? static_cast<std::size_t>(span_end.count() / w) : 0;
+  d.intervals = n;
+  const std::int64_t end = static_cast<std::int64_t>(n) * w;
+  std::vector<double> completions(n, 0.0);
+  std::vector<double> busy(n, 0.0);  // request-nanoseconds in flight
+  std::vector<std::vector<double>> ttfts(n);
+  const auto bin = [&](Nanos t) -> std::optional<std::size_t> {
+    if (t.count() < 0 || t.count() >= end) return std::nullopt;
+    return static_cast<std::size_t>(t.count() / w);
+  };
+  for (const auto& r : records) {
+    if (!r.t_send) continue;
+    if (r.ok() && r.t_done) {
+      if (auto i = bin(*r.t_done)) completions[*i] += 1;
+    }
+    if (auto v = r.ttft(); v && r.ok()) {
+      if (auto i = bin(*r.t_send)) ttfts[*i].push_back(static_cast<double>(v->count()) / 1e6);
+    }
+    // In flight over [t_send, t_done), clipped to the span.
+    const std::int64_t a = std::max<std::int64_t>(0, r.t_send->count());
+    const std::int64_t b = std::min<std::int64_t>(end, r.t_done ? r.t_done->count() : end);
+    for (std::int64_t i = a / w; a < b && i * w < b; ++i) {
+      const std::int64_t lo = std::max(a, i * w);
+      const std::int64_t hi = std::min(b, (i + 1) * w);
+      busy[static_cast<std::size_t>(i)] += static_cast<double>(hi - lo);
+    }
+  }
+  const double secs = static_cast<double>(w) / 1e9;
+  NamedSeries tput{"throughput", {}};
+  NamedSeries ttft{"ttft", {}};
+  NamedSeries inflight{"in_flight", {}};
+  for (std::size_t i = 0; i < n; ++i) {
+    tput.values.push_back(completions[i] / secs);
+    auto& v = ttfts[i];
+    if (v.empty()) {
+      ttft.values.push_back(kNaN);
+    } else {
+      std::sort(v.begin(), v.end());
+      const std::size_t m = v.size() / 2;
+      ttft.values.push_back(v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2.0);
+    }
+    inflight.values.push_back(busy[i] / static_cast<double>(w));
+  }
+  d.series = {std::move(tput), std::move(ttft), std::move(inflight)};
+  d.summary = detect_steady_state(d.series);
+  d.found = d.summary.found;
+  if (d.found) d.start = Nanos(static_cast<std::int64_t>(d.summary.truncation) * w);
+  return d;
+}
+
 SaturationResult detect_saturation(std::span<const double> in_flight_or_queue, std::span<const double> ttft,
                                    const SaturationOptions& options) {
   if (!(options.alpha > 0 && options.alpha < 1) || !(options.min_relative_rise >= 0) || !(options.min_queue_rise >= 0)) {
@@ -242,6 +305,34 @@ nlohmann::json to_json(const SaturationResult& r) {
                           {"reason", t.reason}};
   };
   return {{"saturated", r.saturated}, {"queue", trend_json(r.queue)}, {"ttft", trend_json(r.ttft)}, {"reason", r.reason}};
+}
+
+nlohmann::json to_json(const WarmupDetection& d) {
+  const double interval_s = static_cast<double>(d.interval.count()) / 1e9;
+  nlohmann::json per = nlohmann::json::object();
+  for (std::size_t k = 0; k < d.summary.per_series.size(); ++k) {
+    const auto& [name, r] = d.summary.per_series[k];
+    nlohmann::json values = nlohmann::json::array();
+    if (k < d.series.size()) {
+      for (double v : d.series[k].values) values.push_back(number_or_null(v));
+    }
+    per[name] = {{"found", r.found},
+                 {"truncation_s", static_cast<double>(r.truncation) * interval_s},
+                 {"truncation_intervals", r.truncation},
+                 {"batches", r.batches},
+                 {"reason", r.reason},
+                 {"values", std::move(values)}};
+  }
+  return {{"method", "MSER-5"},
+          {"interval_s", interval_s},
+          {"intervals", d.intervals},
+          {"span_end_s", static_cast<double>(d.span_end.count()) / 1e9},
+          {"found", d.found},
+          {"deciding_series", d.summary.deciding_series.empty() ? nlohmann::json(nullptr)
+                                                                : nlohmann::json(d.summary.deciding_series)},
+          {"start_s", static_cast<double>(d.start.count()) / 1e9},
+          {"reason", d.summary.reason},
+          {"series", std::move(per)}};
 }
 
 }  // namespace llmload::analysis

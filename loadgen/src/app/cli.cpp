@@ -90,7 +90,7 @@ void add_run_options(CLI::App& run, RunOptions& o) {
     } else if (s.name == "header") {
       opt->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     } else if (s.name == "ignore-eos" || s.name == "insecure" || s.name == "save-result" || s.name == "stream" ||
-               s.name == "continuous-usage") {
+               s.name == "continuous-usage" || s.name == "fail-on-slo" || s.name == "quiet" || s.name == "verbose") {
       opt->expected(0, 1);  // a bare flag means true
     }
     opt->envname(env_name(s.name));
@@ -103,12 +103,12 @@ void add_run_options(CLI::App& run, RunOptions& o) {
   run.footer(kFooter);
 }
 
-ScenarioConfig build_config(const RunOptions& o, int argc, char** argv) {
+ScenarioConfig build_config(const RunOptions& o, int argc, char** argv, const std::set<std::string>& skip) {
   ScenarioConfig cfg;
   if (!o.scenario_file.empty()) apply_scenario_file(o.scenario_file, cfg);
   for (const auto& s : settings()) {
     auto* opt = o.options.at(s.name);
-    if (opt->count() == 0) continue;
+    if (opt->count() == 0 || skip.count(s.name) != 0) continue;
     const std::string origin = origin_of(argc, argv, s.name);
     const auto& results = opt->results();
     if (s.name == "goodput") {

@@ -5,6 +5,7 @@
 // --scenario-file.
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,7 @@ void add_run_options(CLI::App& run, RunOptions& o);
 /// its environment variable), then the shard's index (JOB_COMPLETION_INDEX when only
 /// --shard-count was given). `argv` tells flags from environment in error messages. Throws
 /// ConfigError.
-ScenarioConfig build_config(const RunOptions& o, int argc, char** argv);
+ScenarioConfig build_config(const RunOptions& o, int argc, char** argv, const std::set<std::string>& skip = {});
 
 /// The settings that came from LLMLOAD_* environment variables (for the artifact), secrets
 /// redacted: {"LLMLOAD_NUM_REQUESTS": "7", "LLMLOAD_API_KEY": "***", ...}.

@@ -16,6 +16,8 @@
 #include "merge.hpp"
 #include "report_command.hpp"
 #include "run_command.hpp"
+#include "scaling_command.hpp"
+#include "sweep_command.hpp"
 
 int main(int argc, char** argv) {
   using namespace llmload;
@@ -65,6 +67,16 @@ version, machine) labels the result a comparison across different conditions.
 Exit codes: 0 compared, 1 the JSON could not be written, 2 an artifact cannot be read.
 See docs/statistics.md.)");
 
+  auto* sweep = app.add_subcommand(
+      "sweep", "run a scenario at several loads (concurrency or rate), or search the highest load meeting a p99 SLO");
+  app::SweepOptions sweep_options;
+  app::add_sweep_options(*sweep, sweep_options);
+
+  auto* scaling = app.add_subcommand(
+      "scaling", "speedup and efficiency across K replicas or devices at the same SLO, from artifacts at K = 1, 2, 4, ...");
+  app::ScalingOptions scaling_options;
+  app::add_scaling_options(*scaling, scaling_options);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -75,6 +87,8 @@ See docs/statistics.md.)");
     if (merge->parsed()) return app::merge_command(merge_dirs, merge_output);
     if (report->parsed()) return app::report_command(report_options.dir, report_options);
     if (compare->parsed()) return app::compare_command(compare_a, compare_b, compare_json);
+    if (scaling->parsed()) return app::scaling_command(scaling_options);
+    if (sweep->parsed()) return app::sweep_command(sweep_options, argc, argv);
     const ScenarioConfig cfg = app::build_config(options, argc, argv);
     return app::run_command(cfg, app::redacted_argv(argc, argv), app::environment_settings(options, argc, argv));
   } catch (const ConfigError& e) {

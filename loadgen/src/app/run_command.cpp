@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "llmload/analysis/report.hpp"
+#include "llmload/common/build_info.hpp"
 #include "llmload/common/duration.hpp"
 #include "llmload/common/process_limits.hpp"
 #include "llmload/analysis/compare.hpp"
@@ -36,7 +37,9 @@
 #include "llmload/loadgen/shard_plan.hpp"
 #include "llmload/loadgen/url.hpp"
 #include "llmload/loadgen/workload.hpp"
+#include "progress.hpp"
 #include "settings.hpp"
+#include "trials.hpp"
 
 namespace llmload::app {
 namespace {
@@ -114,8 +117,10 @@ json conditions_json(const ScenarioConfig& cfg, const BaseUrl& url, const Reques
       {"output_tokens", cfg.output_tokens},
       {"num_requests", cfg.num_requests ? json(*cfg.num_requests) : json(nullptr)},
       {"duration_s", cfg.duration ? json(std::chrono::duration<double>(*cfg.duration).count()) : json(nullptr)},
-      {"warmup", cfg.warmup.by_time() ? json(fmt::format("{}s", std::chrono::duration<double>(cfg.warmup.duration).count()))
-                                      : json(cfg.warmup.requests)},
+      {"warmup", cfg.warmup.automatic ? json("auto")
+                 : cfg.warmup.by_time()
+                     ? json(fmt::format("{}s", std::chrono::duration<double>(cfg.warmup.duration).count()))
+                     : json(cfg.warmup.requests)},
       {"request_rate", cfg.kind == ScenarioKind::kServer ? json(cfg.request_rate) : json(nullptr)},
       {"concurrency", cfg.kind == ScenarioKind::kConcurrency || cfg.kind == ScenarioKind::kSingleStream
                           ? json(cfg.kind == ScenarioKind::kSingleStream ? 1 : cfg.concurrency)
@@ -132,8 +137,10 @@ json conditions_json(const ScenarioConfig& cfg, const BaseUrl& url, const Reques
       {"slo", cfg.slo ? json(cfg.slo->to_string()) : json(nullptr)},
   };
   json server_models = json::parse(models.raw, nullptr, false);
+  const HostInfo hostinfo = host_info();
   return {
-      {"tool", {{"name", "llmload"}, {"version", kVersion}, {"build", kBuildType}, {"compiler", kCompiler}}},
+      {"tool", {{"name", "llmload"}, {"version", kVersion}, {"git_commit", git_commit()}, {"build", kBuildType},
+                {"compiler", kCompiler}}},
       {"command_line", argv},
       {"start_time", start_iso},
       {"scenario", scenario},
@@ -141,7 +148,11 @@ json conditions_json(const ScenarioConfig& cfg, const BaseUrl& url, const Reques
       {"endpoint", {{"base_url", url.to_string()}, {"path", builder.path()}, {"api_key", cfg.api_key.empty() ? "none" : "set (redacted)"}}},
       {"model", cfg.model},
       {"server", {{"models", server_models.is_discarded() ? json(nullptr) : server_models}}},
-      {"machine", {{"hostname", host}, {"hardware_threads", std::thread::hardware_concurrency()}}},
+      {"machine", {{"hostname", host},
+                   {"hardware_threads", std::thread::hardware_concurrency()},
+                   {"cpu_model", hostinfo.cpu_model},
+                   {"kernel", hostinfo.kernel},
+                   {"local_gpus", hostinfo.gpus}}},
       {"definitions", {{"document", "docs/metrics.md"},
                        {"ttft", "t_first - t_send"},
                        {"tpot", "(e2e - ttft) / (n_out - 1), n_out >= 2"},
@@ -253,6 +264,21 @@ void sleep_until_wall(WallTime t) {
   }
 }
 
+// --verbose: the server-metric cross-checks and how the window was chosen, on stderr.
+static void print_cross_checks(const json& result) {
+  if (result.contains("window") && result["window"].is_object()) {
+    fmt::print(stderr, "llmload: window {:.3f}-{:.3f} s: {}\n", result["window"].value("start_s", 0.0),
+               result["window"].value("end_s", 0.0), result["window"].value("method", std::string("?")));
+  }
+  const json& t = result.contains("ttft_cross_check") ? result["ttft_cross_check"] : json();
+  if (t.is_object()) fmt::print(stderr, "llmload: TTFT client vs server: {}\n", t.dump());
+  const json& l = result.contains("littles_law") ? result["littles_law"] : json();
+  if (l.is_object()) {
+    fmt::print(stderr, "llmload: Little's law: {}\n",
+               l.value("available", false) ? l.value("explanation", std::string("?")) : l.value("reason", std::string("?")));
+  }
+}
+
 // Little's law across client and server: the server's mean requests in the system (running +
 // waiting, its own /metrics series, sampled inside the window) against the client's request
 // throughput x mean E2E. Null when the server gave no such series.
@@ -302,8 +328,20 @@ static json littles_law_check(const json& result, const analysis::RunMetrics& me
                          "--server-metrics-interval, so short runs give few samples"}};
 }
 
-int run_command(const ScenarioConfig& cfg_in, const std::vector<std::string>& argv, const json& env_settings,
-                const RunHooks& hooks) {
+int slo_gate(const ScenarioConfig& cfg, const json& result, int exit_code) {
+  if (!cfg.fail_on_slo || exit_code != kExitOk) return exit_code;
+  const json& v = result.contains("validity") ? result["validity"] : json();
+  if (v.is_object() && v.contains("valid") && v["valid"].is_boolean() && !v["valid"].get<bool>()) return kExitInvalid;
+  const json& slo = result.contains("slo") ? result["slo"] : json();
+  if (!slo.is_object()) return exit_code;  // no --slo: nothing to gate on (validate() refuses that combination)
+  const std::string verdict = slo.value("verdict", std::string());
+  if (verdict == "FAIL") return kExitSloFail;
+  if (verdict == "INCONCLUSIVE") return kExitSloInconclusive;
+  return exit_code;
+}
+
+RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>& argv, const json& env_settings,
+                    const RunHooks& hooks) {
   ScenarioConfig cfg = cfg_in;
   if (cfg.api_key.empty()) {
     if (const char* k = std::getenv("OPENAI_API_KEY"); k != nullptr) cfg.api_key = k;
@@ -358,7 +396,8 @@ int run_command(const ScenarioConfig& cfg_in, const std::vector<std::string>& ar
     throw ConfigError(redact(e.what(), cfg.api_key));  // the server may echo the key back
   }
   const std::optional<std::uint64_t> max_items =
-      cfg.num_requests ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(*cfg.num_requests + cfg.warmup.requests))
+      cfg.num_requests ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(
+                             std::max(*cfg.num_requests, cfg.min_requests.value_or(0)) + cfg.warmup.requests))
                        : std::nullopt;
   workload = make_workload(cfg.workload, cfg.input_tokens, cfg.output_tokens, max_items, data_seed(cfg.seed),
                            calibration.model);
@@ -425,8 +464,10 @@ int run_command(const ScenarioConfig& cfg_in, const std::vector<std::string>& ar
   }
   cfg.shard.start_at = start_at;
   const WallTime wall_start = std::chrono::time_point_cast<Nanos>(std::chrono::system_clock::now());
-  fmt::print(stderr, "llmload {}: {} against {}{} model '{}'{}\n", kVersion, scenario_summary(cfg), url.to_string(),
-             builder.path(), cfg.model, shard_label);
+  if (!cfg.quiet) {
+    fmt::print(stderr, "llmload {}: {} against {}{} model '{}'{}{}\n", kVersion, scenario_summary(cfg), url.to_string(),
+               builder.path(), cfg.model, shard_label, hooks.label.empty() ? "" : " [" + hooks.label + "]");
+  }
   // The server's own metrics (Prometheus /metrics), co-computed with this run: a snapshot before,
   // a series during, a snapshot after. Absent or broken metrics never fail the run.
   std::optional<net::MetricsScraper> scraper;
@@ -449,7 +490,27 @@ int run_command(const ScenarioConfig& cfg_in, const std::vector<std::string>& ar
   }
   net::DriveOptions dopts;
   dopts.drain_timeout = cfg.drain_timeout;
+  MonitorOptions mopts;
+  mopts.progress_line = !cfg.quiet && isatty(STDERR_FILENO) == 1 && std::getenv("TERM") != nullptr &&
+                        std::string_view(std::getenv("TERM")) != "dumb";
+  mopts.watch_saturation = hooks.watch_saturation;
+  if (local.num_requests) mopts.planned_requests = *local.num_requests + local.warmup.requests;
+  mopts.planned_duration = local.duration;
+  mopts.label = hooks.label;
+  // Over-saturated: stop releasing, and cancel what waits in the server's queue (draining it would
+  // take as long as the overload built up; the point fails either way). The canceled requests
+  // are recorded as such (error class canceled).
+  mopts.stop = [&](const std::string& reason) {
+    controller.stop_early(reason);
+    transport.cancel_all();
+  };
+  RunMonitor monitor(controller, clock, mopts);
+  if (mopts.progress_line || mopts.watch_saturation) {
+    dopts.tick_interval = RunMonitor::kTick;
+    dopts.on_tick = [&] { monitor.tick(); };
+  }
   net::drive(ioc, controller, dopts);
+  monitor.finish();
   if (scraper && scraper->available()) scraper->stop();
   if (scraper) scraper->set_t0(controller.start_time());
 
@@ -469,12 +530,18 @@ int run_command(const ScenarioConfig& cfg_in, const std::vector<std::string>& ar
     std::fflush(stdout);
   }
 
-  if (!cfg.output_dir.empty()) {
-    const std::filesystem::path dir(cfg.output_dir);
-    json result = analysis::metrics_json(metrics);
+  RunOutcome outcome;
+  outcome.exit_code = controller.interrupted() ? kExitInterrupted : kExitOk;
+  json& result = outcome.result;
+  {
+    result = analysis::metrics_json(metrics);
+    result["schema_version"] = kSchemaVersion;
+    result["artifact"] = "run";
     result["conditions"] = conditions_json(cfg, url, builder, models, argv, iso8601_utc(wall_start));
     result["conditions"]["start_epoch_s"] = epoch_seconds(wall_start);
     result["conditions"]["environment_settings"] = env_settings;
+    result["conditions"]["devices"] = cfg.devices ? json(*cfg.devices) : json(nullptr);
+    result["conditions"]["price_per_hour"] = cfg.price_per_hour ? json(*cfg.price_per_hour) : json(nullptr);
     result["conditions"]["prompts"] = calibration.report;
     result["conditions"]["workload"] = workload->describe();
     if (cfg.shard.sharded() || cfg.shard.count_given || cfg.shard.start_at) {
@@ -502,6 +569,21 @@ int run_command(const ScenarioConfig& cfg_in, const std::vector<std::string>& ar
     } else {
       result["server_metrics"] = {{"available", false}, {"reason", "not scraped (--server-metrics-interval off)"}};
     }
+    if (cfg.price_per_hour) {
+      const double devices = cfg.devices.value_or(1.0);
+      const double per_m = analysis::cost_per_million_tokens(*cfg.price_per_hour, devices, metrics.output_throughput);
+      result["cost"] = {{"price_per_hour", *cfg.price_per_hour},
+                        {"devices", devices},
+                        {"output_throughput", metrics.output_throughput},
+                        {"per_million_output_tokens", std::isfinite(per_m) ? json(per_m) : json(nullptr)},
+                        {"formula", "price_per_hour x devices / (3600 x output tokens/s) x 1e6"}};
+    } else {
+      result["cost"] = nullptr;
+    }
+    if (cfg.verbose && !cfg.quiet) print_cross_checks(result);
+  }
+  if (!cfg.output_dir.empty()) {
+    const std::filesystem::path dir(cfg.output_dir);
     bool ok = true;
     {
       std::ofstream f(dir / "result.json");
@@ -527,19 +609,43 @@ int run_command(const ScenarioConfig& cfg_in, const std::vector<std::string>& ar
     }
     if (!ok) {
       fmt::print(stderr, "llmload: error: writing results to '{}' failed (disk full?)\n", cfg.output_dir);
-      return kExitFailure;
+      outcome.exit_code = kExitFailure;
+      return outcome;
     }
-    fmt::print(stderr, "llmload: results written to {}/{{result.json,requests.jsonl,latency.hlog}}\n", cfg.output_dir);
+    // Inside trials or a sweep (a label), the enclosing command says where everything went.
+    const bool notes = !cfg.quiet && (hooks.label.empty() || cfg.verbose);
+    if (notes) {
+      fmt::print(stderr, "llmload: results written to {}/{{result.json,requests.jsonl,latency.hlog}}\n", cfg.output_dir);
+    }
     // The report (report.html, summary.md, summary.csv) from the artifact just written; a failure
     // here loses nothing measured, so it is a warning.
     try {
       analysis::write_report(cfg.output_dir);
-      fmt::print(stderr, "llmload: report written to {}/{{report.html,summary.md,summary.csv}}\n", cfg.output_dir);
+      if (notes) {
+        fmt::print(stderr, "llmload: report written to {}/{{report.html,summary.md,summary.csv}}\n", cfg.output_dir);
+      }
     } catch (const std::exception& e) {
       fmt::print(stderr, "llmload: warning: report not written: {}\n", e.what());
     }
   }
-  return controller.interrupted() ? kExitInterrupted : kExitOk;
+  return outcome;
+}
+
+int run_command(const ScenarioConfig& cfg, const std::vector<std::string>& argv, const json& env_settings,
+                const RunHooks& hooks) {
+  if (cfg.fail_on_slo && !cfg.slo) {
+    throw ConfigError("--fail-on-slo needs an SLO to gate on: add --slo, e.g. --slo ttft:500ms,tpot:50ms");
+  }
+  if (cfg.trials > 1 && (cfg.shard.sharded() || cfg.shard.start_at)) {
+    throw ConfigError("--trials cannot be combined with sharding (--shard-count/--start-at): run the sharded trials as "
+                      "separate runs, each with its own --start-at and --seed");
+  }
+  if (cfg.trials > 1) {
+    const TrialsOutcome t = run_trials(cfg, argv, env_settings, hooks);
+    return slo_gate(cfg, t.result, t.exit_code);
+  }
+  const RunOutcome o = run_once(cfg, argv, env_settings, hooks);
+  return slo_gate(cfg, o.result, o.exit_code);
 }
 
 }  // namespace llmload::app

@@ -15,10 +15,17 @@
 
 namespace llmload::app {
 
+// Exit codes (docs/artifact.md "Exit codes"). 3-5 only with --fail-on-slo.
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;
-inline constexpr int kExitConfig = 2;
-inline constexpr int kExitInterrupted = 130;
+inline constexpr int kExitFailure = 1;         // results could not be written; internal error
+inline constexpr int kExitConfig = 2;          // bad flags, scenario file, trace; unreachable endpoint
+inline constexpr int kExitSloFail = 3;         // --fail-on-slo: the SLO verdict is FAIL
+inline constexpr int kExitSloInconclusive = 4; // --fail-on-slo: INCONCLUSIVE (too few requests to decide)
+inline constexpr int kExitInvalid = 5;         // --fail-on-slo: the run is INVALID (its verdict cannot be trusted)
+inline constexpr int kExitInterrupted = 130;   // SIGINT/SIGTERM: what was measured is written
+
+/// The version of the artifact schema (result.json, sweep.json) this build writes: docs/artifact.md.
+inline constexpr int kSchemaVersion = 1;
 
 /// How long a shard may reach --start-at late and still start (at once, its lateness recorded as
 /// start_skew_ms); later is an error.
@@ -32,11 +39,30 @@ struct RunHooks {
   std::function<std::optional<WallTime>(std::optional<WallTime> requested)> ready;
   /// Print the console report to stdout (llmload-mpi prints the merged one instead).
   bool print_report = true;
+  /// Shown at the start of the progress line (e.g. "trial 2/3").
+  std::string label;
+  /// Stop releasing requests when the server is over-saturated (sweep points).
+  bool watch_saturation = false;
 };
 
-/// Runs `cfg` (from build_config); `argv` is the redacted command line and `env_settings` the
-/// LLMLOAD_* variables used (both recorded in the artifact). Returns the exit code; throws
-/// ConfigError for bad configuration or an unreachable endpoint.
+/// One run's outcome: the exit code before the SLO gate (0, 1 when writing failed, 130 when
+/// interrupted) and its result.json (also when nothing was written: no --output).
+struct RunOutcome {
+  int exit_code = kExitOk;
+  nlohmann::json result;
+};
+
+/// One run of `cfg` (no trials); writes the artifact to cfg.output_dir when set.
+RunOutcome run_once(const ScenarioConfig& cfg, const std::vector<std::string>& argv, const nlohmann::json& env_settings,
+                    const RunHooks& hooks = {});
+
+/// --fail-on-slo: the exit code for a finished run or trials artifact `result` (validity and
+/// slo.verdict); `exit_code` unchanged without the flag or when it is already non-zero.
+int slo_gate(const ScenarioConfig& cfg, const nlohmann::json& result, int exit_code);
+
+/// Runs `cfg` (from build_config): once, or --trials times (trials.hpp); `argv` is the redacted
+/// command line and `env_settings` the LLMLOAD_* variables used (both recorded in the artifact).
+/// Returns the exit code; throws ConfigError for bad configuration or an unreachable endpoint.
 int run_command(const ScenarioConfig& cfg, const std::vector<std::string>& argv, const nlohmann::json& env_settings,
                 const RunHooks& hooks = {});
 

@@ -265,7 +265,24 @@ const std::vector<SettingInfo>& settings() {
       {"seed", "base seed; arrival and data seeds are derived from it"},
       {"num-requests", "measured requests (warmup not included); default 100 when no --duration"},
       {"duration", "length of the measurement window, e.g. 60s"},
-      {"warmup", "discarded warmup: a number of requests (e.g. 20) or a time (e.g. 5s)"},
+      {"warmup", "discarded warmup: a number of requests (e.g. 20), a time (e.g. 5s), or auto (the start of steady "
+                 "state detected from the run's interval series, MSER-5)"},
+      {"min-duration", "MLPerf-style minimum: keep issuing until the measurement window lasts at least this (e.g. "
+                       "60s) and --min-requests are done; a shorter run is INVALID"},
+      {"min-requests", "minimum measured requests (default: enough for the requested percentiles); a run with "
+                       "fewer is INVALID"},
+      {"max-duration", "hard bound on the whole run, warmup included (e.g. 10m): stops issuing even if minimums are "
+                       "not met"},
+      {"max-error-rate", "validity: a run whose failed fraction of measured requests exceeds this is INVALID "
+                         "(default 0.05)"},
+      {"trials", "independent repetitions of the run (new connections, seeds derived from --seed and the trial); "
+                 "metrics are the median across trials with min-max and a 95% interval"},
+      {"trial-pause", "pause between trials, e.g. 5s (default 0)"},
+      {"fail-on-slo", "exit status 3 when the SLO verdict is FAIL, 4 when INCONCLUSIVE (for CI gates)"},
+      {"quiet", "print only the final report (no progress line, no notes)"},
+      {"verbose", "print more: per-trial results, server-metric cross-checks, window choice"},
+      {"devices", "devices (GPUs or replicas) serving the endpoint: recorded for `llmload scaling` and cost"},
+      {"price-per-hour", "price of one device-hour (any currency): the result gets the cost per 1M output tokens"},
       {"slo", "SLO bounds and percentile, e.g. ttft:2000ms,tpot:200ms (p99 by default)"},
       {"request-rate", "server scenario: arrival rate in requests per second (without --scenario it selects "
                        "server; 'inf' selects offline, as in vLLM)"},
@@ -396,6 +413,35 @@ void apply_setting(const std::string& raw_name, const std::string& value, const 
       cfg.warmup = parse_warmup(value);
     } catch (const ConfigError& e) {
       throw ConfigError(fmt::format("{}: {}", origin, e.what()));
+    }
+  } else if (name == "min-duration") {
+    cfg.min_duration = parse_dur(value, origin);
+  } else if (name == "min-requests") {
+    cfg.min_requests = parse_int(value, origin, 1);
+  } else if (name == "max-duration") {
+    cfg.max_duration = parse_dur(value, origin);
+  } else if (name == "max-error-rate") {
+    cfg.max_error_rate = parse_double(value, origin);
+    if (cfg.max_error_rate < 0 || cfg.max_error_rate > 1) {
+      throw ConfigError(fmt::format("bad {} '{}': give a fraction between 0 and 1, e.g. 0.05", origin, value));
+    }
+  } else if (name == "trials") {
+    cfg.trials = parse_int(value, origin, 1);
+  } else if (name == "trial-pause") {
+    cfg.trial_pause = parse_dur(value, origin);
+  } else if (name == "fail-on-slo") {
+    cfg.fail_on_slo = parse_bool(value, origin);
+  } else if (name == "quiet") {
+    cfg.quiet = parse_bool(value, origin);
+  } else if (name == "verbose") {
+    cfg.verbose = parse_bool(value, origin);
+  } else if (name == "devices") {
+    cfg.devices = parse_double(value, origin);
+    if (!(*cfg.devices >= 1)) throw ConfigError(fmt::format("bad {} '{}': give the number of devices, >= 1", origin, value));
+  } else if (name == "price-per-hour") {
+    cfg.price_per_hour = parse_double(value, origin);
+    if (!(*cfg.price_per_hour >= 0)) {
+      throw ConfigError(fmt::format("bad {} '{}': give the price of one device-hour, >= 0 (e.g. 2.5)", origin, value));
     }
   } else if (name == "slo") {
     try {

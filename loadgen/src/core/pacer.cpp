@@ -13,19 +13,53 @@ namespace llmload {
 namespace {
 
 // The measurement window shared by the pacers: it starts with the first measured release (or
-// at the end of a time warmup) and, for duration-bounded runs, lasts `window_duration_`.
+// at the end of a time warmup) and, for duration-bounded runs, lasts `window_duration_`, longer
+// when the minimums kept the run issuing (RunLimits).
 class WindowedPacer : public Pacer {
  public:
-  explicit WindowedPacer(std::optional<Nanos> window_duration) : window_duration_(window_duration) {}
+  WindowedPacer(std::optional<Nanos> window_duration, RunLimits limits)
+      : window_duration_(window_duration), limits_(limits) {}
   std::optional<TimePoint> window_start() const override { return window_start_; }
   std::optional<TimePoint> window_end() const override {
     if (!window_start_ || !window_duration_) return std::nullopt;
-    return *window_start_ + *window_duration_;
+    TimePoint end = *window_start_ + *window_duration_;
+    if (limits_.min_duration) end = std::max(end, *window_start_ + *limits_.min_duration);
+    if (last_extension_) end = std::max(end, *last_extension_);
+    if (limits_.max_duration) end = std::min(end, run_start_ + *limits_.max_duration);
+    return std::max(end, *window_start_);
   }
+  bool max_duration_reached() const override { return max_reached_; }
 
  protected:
+  // The end of the window the scenario itself asks for (duration-bounded runs).
+  std::optional<TimePoint> nominal_end() const {
+    if (!window_start_ || !window_duration_) return std::nullopt;
+    return *window_start_ + *window_duration_;
+  }
+  // At or past the hard maximum at `t`: nothing more is released (remembered for the artifact).
+  bool past_max(TimePoint t) {
+    if (limits_.max_duration && t >= run_start_ + *limits_.max_duration) {
+      max_reached_ = true;
+      return true;
+    }
+    return false;
+  }
+  // Every minimum holds at `t` with `measured` measured requests released (a window not started
+  // yet has lasted nothing).
+  bool minimums_met(TimePoint t, std::int64_t measured) const {
+    if (limits_.min_requests && measured < *limits_.min_requests) return false;
+    if (limits_.min_duration && (!window_start_ || t < *window_start_ + *limits_.min_duration)) return false;
+    return true;
+  }
+  // A measured request intended at `t` goes out only because a minimum was unmet.
+  void note_extension(TimePoint t) { last_extension_ = last_extension_ ? std::max(*last_extension_, t) : t; }
+
   std::optional<Nanos> window_duration_;
+  RunLimits limits_;
+  TimePoint run_start_{};
   std::optional<TimePoint> window_start_;
+  std::optional<TimePoint> last_extension_;
+  bool max_reached_ = false;
 };
 
 // Warmup by count (release index) or by time (intended time before start + duration).
@@ -45,22 +79,42 @@ std::optional<TimePoint> earliest(std::optional<TimePoint> a, std::optional<Time
 class OpenLoopPacer final : public WindowedPacer {
  public:
   OpenLoopPacer(Schedule schedule, std::optional<std::int64_t> max_inflight, std::optional<Nanos> window_duration,
-                WarmupSpec warmup)
-      : WindowedPacer(window_duration), schedule_(std::move(schedule)), max_inflight_(max_inflight), warmup_(warmup) {}
+                WarmupSpec warmup, RunLimits limits, std::function<Nanos()> more)
+      : WindowedPacer(window_duration, limits),
+        schedule_(std::move(schedule)),
+        max_inflight_(max_inflight),
+        warmup_(warmup),
+        more_(std::move(more)),
+        nominal_size_(schedule_.arrivals.size()) {}
 
-  void begin(TimePoint start) override { start_ = start; }
+  void begin(TimePoint start) override {
+    start_ = start;
+    run_start_ = start;
+    extend();
+    cut_at_max();
+  }
 
   std::optional<Release> next(TimePoint now) override {
     if (exhausted()) return std::nullopt;
     const TimePoint due = start_ + schedule_.arrivals[next_];
     if (due > now) return std::nullopt;
     if (max_inflight_ && in_flight_ >= *max_inflight_) return std::nullopt;
+    if (past_max(now)) {
+      // Held back (by the in-flight cap or a late client) until the hard maximum: not released.
+      schedule_.arrivals.resize(next_);
+      extension_done_ = true;
+      return std::nullopt;
+    }
     const bool warm = static_cast<std::int64_t>(next_) < schedule_.warmup_requests;
     if (!warm && !window_start_) {
       window_start_ = schedule_.window_start ? start_ + *schedule_.window_start : first_window_start(warmup_, due, start_);
     }
+    if (next_ >= nominal_size_) note_extension(due);
     ++in_flight_;
-    return Release{next_++, due, warm};
+    Release r{next_++, due, warm};
+    extend();
+    cut_at_max();
+    return r;
   }
 
   std::optional<TimePoint> wake_time() const override {
@@ -76,9 +130,32 @@ class OpenLoopPacer final : public WindowedPacer {
   void stop() override { stopped_ = true; }
 
  private:
+  // Past the schedule's end while a minimum is unmet: one more arrival of the same process.
+  // Decided on the arrival's intended time, so a seed gives the same run.
+  void extend() {
+    if (!more_ || extension_done_ || next_ < schedule_.arrivals.size()) return;
+    const Nanos t = more_();
+    const auto measured = std::max<std::int64_t>(0, static_cast<std::int64_t>(next_) - schedule_.warmup_requests);
+    if (minimums_met(start_ + t, measured)) {
+      extension_done_ = true;
+      return;
+    }
+    schedule_.arrivals.push_back(t);
+  }
+  // Arrivals intended at or after max_duration are never released.
+  void cut_at_max() {
+    if (next_ < schedule_.arrivals.size() && past_max(start_ + schedule_.arrivals[next_])) {
+      schedule_.arrivals.resize(next_);
+      extension_done_ = true;
+    }
+  }
+
   Schedule schedule_;
   std::optional<std::int64_t> max_inflight_;
   WarmupSpec warmup_;
+  std::function<Nanos()> more_;
+  std::size_t nominal_size_;  // arrivals of the schedule itself; later ones are the minimums' extension
+  bool extension_done_ = false;
   TimePoint start_{};
   std::size_t next_ = 0;
   std::int64_t in_flight_ = 0;
@@ -88,28 +165,35 @@ class OpenLoopPacer final : public WindowedPacer {
 class ClosedLoopPacer final : public WindowedPacer {
  public:
   ClosedLoopPacer(std::int64_t concurrency, std::optional<std::int64_t> num_requests,
-                  std::optional<Nanos> window_duration, WarmupSpec warmup)
-      : WindowedPacer(window_duration), concurrency_(concurrency), num_requests_(num_requests), warmup_(warmup) {}
+                  std::optional<Nanos> window_duration, WarmupSpec warmup, RunLimits limits)
+      : WindowedPacer(window_duration, limits), concurrency_(concurrency), num_requests_(num_requests), warmup_(warmup) {}
 
   void begin(TimePoint start) override {
     start_ = start;
+    run_start_ = start;
     // Every slot is free at the start.
     for (std::int64_t i = 0; i < concurrency_; ++i) free_since_.push_back(start);
   }
 
   std::optional<Release> next(TimePoint now) override {
     if (exhausted() || free_since_.empty()) return std::nullopt;
+    if (past_max(now)) {
+      done_ = true;
+      return std::nullopt;
+    }
     const TimePoint intended = free_since_.front();
     const bool warm = is_warmup(warmup_, next_, intended, start_);
     if (!warm && !window_start_) window_start_ = first_window_start(warmup_, intended, start_);
     if (!warm) {
-      if (auto end = window_end(); end && now >= *end) {
-        done_ = true;
-        return std::nullopt;
-      }
-      if (num_requests_ && measured_ >= *num_requests_) {
-        done_ = true;
-        return std::nullopt;
+      const auto end = nominal_end();
+      const bool bound_reached = (end && now >= *end) || (num_requests_ && measured_ >= *num_requests_);
+      if (bound_reached) {
+        // The scenario's own bound is reached; the minimums may keep the run going.
+        if (minimums_met(now, measured_)) {
+          done_ = true;
+          return std::nullopt;
+        }
+        note_extension(intended);
       }
       ++measured_;
     }
@@ -146,7 +230,7 @@ class ClosedLoopPacer final : public WindowedPacer {
 class StagedPacer final : public WindowedPacer {
  public:
   explicit StagedPacer(const ScenarioConfig& cfg)
-      : WindowedPacer(std::nullopt),
+      : WindowedPacer(std::nullopt, RunLimits{std::nullopt, std::nullopt, cfg.max_duration}),
         stages_(cfg.arrivals.stages),
         process_(cfg.arrivals),
         seed_(arrival_seed(cfg.seed)),
@@ -168,6 +252,7 @@ class StagedPacer final : public WindowedPacer {
 
   void begin(TimePoint start) override {
     start_ = start;
+    run_start_ = start;
     advance_stream();
   }
 
@@ -188,6 +273,10 @@ class StagedPacer final : public WindowedPacer {
       }
       if (!cand || *cand > now) {
         if (entered_ > stages_.size() && !next_arrival_) done_ = true;
+        return std::nullopt;
+      }
+      if (past_max(*cand) || past_max(now)) {
+        done_ = true;
         return std::nullopt;
       }
       const bool take_arrival = a && (!f || *a <= *f);
@@ -233,7 +322,9 @@ class StagedPacer final : public WindowedPacer {
 
   std::optional<TimePoint> window_end() const override {
     if (!window_start_) return std::nullopt;
-    return start_ + plan_end_;
+    TimePoint end = start_ + plan_end_;
+    if (limits_.max_duration) end = std::min(end, run_start_ + *limits_.max_duration);
+    return std::max(end, *window_start_);
   }
 
  private:
@@ -395,11 +486,12 @@ class SessionPacer final : public WindowedPacer {
     std::optional<Nanos> window_start;
   };
 
-  SessionPacer(Options o, std::unique_ptr<StartSource> starts)
-      : WindowedPacer(o.window_duration), o_(o), starts_(std::move(starts)) {}
+  SessionPacer(Options o, RunLimits limits, std::unique_ptr<StartSource> starts)
+      : WindowedPacer(o.window_duration, limits), o_(o), starts_(std::move(starts)) {}
 
   void begin(TimePoint start) override {
     start_ = start;
+    run_start_ = start;
     for (std::int64_t i = 0; i < o_.sessions_at_once; ++i) free_.push_back(start);
   }
 
@@ -411,15 +503,19 @@ class SessionPacer final : public WindowedPacer {
       const std::optional<TimePoint> s = start_due();
       if (!f && !s) {
         // Nothing pending: only a completion could add something, and none can (nothing in
-        // flight) or whatever it adds would fall after the window.
-        const auto end = window_end();
-        if (inflight_.empty() || (end && now >= *end)) done_ = true;
+        // flight) or whatever it adds would fall after the window (or the hard maximum).
+        const auto end = nominal_end();
+        if (inflight_.empty() || (end && now >= *end && minimums_met(now, measured_)) || past_max(now)) done_ = true;
         return std::nullopt;
       }
       const bool take_follow = f && (!s || *f <= *s);
       const TimePoint due = take_follow ? *f : *s;
-      if (auto end = window_end(); end && due >= *end) {
-        // Cut: nothing is released at or after the window's end.
+      if (past_max(due) || past_max(now)) {
+        done_ = true;
+        return std::nullopt;
+      }
+      if (auto end = nominal_end(); end && due >= *end && minimums_met(due, measured_)) {
+        // Cut: nothing is released at or after the window's end (once the minimums hold).
         if (take_follow) {
           follow_.pop();
         } else if (closed()) {
@@ -432,12 +528,16 @@ class SessionPacer final : public WindowedPacer {
       if (due > now || capped()) return std::nullopt;
       const bool warm = is_warmup(o_.warmup, next_index_, due, start_);
       if (!warm) {
-        if (o_.num_requests && measured_ >= *o_.num_requests) {
-          done_ = true;
-          return std::nullopt;
-        }
         if (!window_start_) {
           window_start_ = o_.window_start ? start_ + *o_.window_start : first_window_start(o_.warmup, due, start_);
+        }
+        const auto end = nominal_end();
+        if ((o_.num_requests && measured_ >= *o_.num_requests) || (end && due >= *end)) {
+          if (minimums_met(due, measured_)) {
+            done_ = true;
+            return std::nullopt;
+          }
+          note_extension(due);
         }
         ++measured_;
       }
@@ -528,19 +628,34 @@ class SessionPacer final : public WindowedPacer {
 
 }  // namespace
 
+RunLimits run_limits(const ScenarioConfig& cfg) {
+  RunLimits l;
+  l.max_duration = cfg.max_duration;
+  // A stage plan, a trace and a shard's part of a run have their own length.
+  if (cfg.kind == ScenarioKind::kStages || cfg.timed_arrivals || cfg.shard.sharded()) return l;
+  l.min_requests = cfg.min_requests;
+  // Offline releases everything at the start: its length follows from the request count.
+  if (cfg.kind != ScenarioKind::kOffline) l.min_duration = cfg.min_duration;
+  return l;
+}
+
 std::unique_ptr<Pacer> make_open_loop_pacer(Schedule schedule, std::optional<std::int64_t> max_inflight,
-                                            std::optional<Nanos> window_duration, WarmupSpec warmup) {
-  return std::make_unique<OpenLoopPacer>(std::move(schedule), max_inflight, window_duration, warmup);
+                                            std::optional<Nanos> window_duration, WarmupSpec warmup,
+                                            RunLimits limits, std::function<Nanos()> more) {
+  return std::make_unique<OpenLoopPacer>(std::move(schedule), max_inflight, window_duration, warmup, limits,
+                                         std::move(more));
 }
 
 std::unique_ptr<Pacer> make_closed_loop_pacer(std::int64_t concurrency, std::optional<std::int64_t> num_requests,
-                                              std::optional<Nanos> window_duration, WarmupSpec warmup) {
-  return std::make_unique<ClosedLoopPacer>(concurrency, num_requests, window_duration, warmup);
+                                              std::optional<Nanos> window_duration, WarmupSpec warmup,
+                                              RunLimits limits) {
+  return std::make_unique<ClosedLoopPacer>(concurrency, num_requests, window_duration, warmup, limits);
 }
 
 std::unique_ptr<Pacer> make_staged_pacer(const ScenarioConfig& cfg) { return std::make_unique<StagedPacer>(cfg); }
 
 std::unique_ptr<Pacer> make_session_pacer(const ScenarioConfig& cfg, const std::vector<Nanos>* timed_starts) {
+  const RunLimits limits = run_limits(cfg);
   SessionPacer::Options o;
   o.turns = cfg.turns;
   o.think = cfg.think_time;
@@ -553,7 +668,9 @@ std::unique_ptr<Pacer> make_session_pacer(const ScenarioConfig& cfg, const std::
     case ScenarioKind::kConcurrency: o.sessions_at_once = cfg.concurrency; break;
     case ScenarioKind::kOffline: {
       o.max_inflight = cfg.max_inflight;
-      const std::int64_t requests = cfg.warmup.requests + cfg.num_requests.value_or(0);
+      // Enough sessions for the minimum too.
+      const std::int64_t measured = std::max(cfg.num_requests.value_or(0), limits.min_requests.value_or(0));
+      const std::int64_t requests = cfg.warmup.requests + measured;
       const std::int64_t sessions = (requests + cfg.turns - 1) / cfg.turns;
       starts = std::make_unique<VectorStarts>(std::vector<Nanos>(static_cast<std::size_t>(sessions), Nanos(0)));
       break;
@@ -574,22 +691,39 @@ std::unique_ptr<Pacer> make_session_pacer(const ScenarioConfig& cfg, const std::
       }
       break;
   }
-  return std::make_unique<SessionPacer>(o, std::move(starts));
+  return std::make_unique<SessionPacer>(o, limits, std::move(starts));
 }
 
 std::unique_ptr<Pacer> make_pacer(const ScenarioConfig& cfg, const std::vector<Nanos>* timed_arrivals) {
   if (cfg.kind == ScenarioKind::kStages) return make_staged_pacer(cfg);
   if (cfg.turns > 1) return make_session_pacer(cfg, timed_arrivals);
+  const RunLimits limits = run_limits(cfg);
   if (cfg.open_loop()) {
+    if (cfg.kind == ScenarioKind::kOffline && limits.min_requests && cfg.num_requests.value_or(0) < *limits.min_requests) {
+      // Offline releases everything at the start: the minimum is simply more requests.
+      ScenarioConfig more = cfg;
+      more.num_requests = limits.min_requests;
+      return make_open_loop_pacer(build_schedule(more, timed_arrivals), cfg.max_inflight, cfg.duration, cfg.warmup,
+                                  limits);
+    }
     Schedule schedule = build_schedule(cfg, timed_arrivals);
     if (cfg.shard.sharded()) {
       // This shard's part of the global schedule (plan_shard also returns which requests those are).
       schedule = partition_schedule(schedule, cfg.shard, partition_rule(cfg), shard_seed(cfg.seed), cfg.warmup).schedule;
     }
-    return make_open_loop_pacer(std::move(schedule), cfg.max_inflight, cfg.duration, cfg.warmup);
+    std::function<Nanos()> more;
+    if (cfg.kind == ScenarioKind::kServer && (limits.min_duration || limits.min_requests)) {
+      // The minimums continue the same arrival process past the schedule's end: the stream the
+      // schedule was drawn from, advanced past the arrivals it holds.
+      auto stream = std::make_shared<ArrivalStream>(cfg.arrivals, cfg.request_rate, arrival_seed(cfg.seed));
+      for (std::size_t i = 0; i < schedule.arrivals.size(); ++i) stream->next();
+      more = [stream] { return stream->next(); };
+    }
+    return make_open_loop_pacer(std::move(schedule), cfg.max_inflight, cfg.duration, cfg.warmup, limits,
+                                std::move(more));
   }
   const std::int64_t c = cfg.kind == ScenarioKind::kSingleStream ? 1 : cfg.concurrency;
-  return make_closed_loop_pacer(c, cfg.num_requests, cfg.duration, cfg.warmup);
+  return make_closed_loop_pacer(c, cfg.num_requests, cfg.duration, cfg.warmup, limits);
 }
 
 }  // namespace llmload

@@ -1,6 +1,9 @@
 #include "llmload/loadgen/run_controller.hpp"
 
 #include <algorithm>
+#include <span>
+
+#include <fmt/format.h>
 
 #include "llmload/loadgen/redact.hpp"
 
@@ -107,6 +110,13 @@ void RunController::abort() {
   transport_.cancel_all();
 }
 
+void RunController::stop_early(std::string reason) {
+  if (stopped_early_) return;
+  stopped_early_ = std::move(reason);
+  stopped_at_ = clock_.now();
+  pacer_.stop();
+}
+
 void RunController::complete(std::uint64_t index, TimePoint t) {
   auto it = trackers_.find(index);
   if (it == trackers_.end()) return;
@@ -115,6 +125,10 @@ void RunController::complete(std::uint64_t index, TimePoint t) {
   // A server may echo the API key back in an error: it never reaches any output.
   rec.error_message = redact(std::move(rec.error_message), cfg_.api_key);
   acc_.add(rec, tracker.chunks());
+  if (cfg_.warmup.automatic) {
+    const auto& c = tracker.chunks();
+    chunks_.emplace_back(c.begin(), c.end());
+  }
   if (rec.session >= 0) {
     auto& conv = sessions_[rec.session];
     conv.turns.push_back(SessionTurn{std::move(it->second->prompt()), tracker.output_text(),
@@ -124,6 +138,7 @@ void RunController::complete(std::uint64_t index, TimePoint t) {
   if (!rec.warmup) {
     const TimePoint done = start_ + rec.t_done.value_or(t - start_);
     if (!last_measured_done_ || done > *last_measured_done_) last_measured_done_ = done;
+    if (!last_measured_intended_ || rec.t_intended > *last_measured_intended_) last_measured_intended_ = rec.t_intended;
   }
   last_event_ = t;
   records_.push_back(std::move(rec));
@@ -133,8 +148,13 @@ void RunController::complete(std::uint64_t index, TimePoint t) {
   if (on_progress) on_progress();
 }
 
-analysis::Window RunController::window() const {
+analysis::Window RunController::planned_window() const {
   analysis::Window w;
+  const WarmupSpec& wu = cfg_.warmup;
+  w.warmup_method = wu.automatic ? "auto" : wu.by_time() ? "time" : wu.requests > 0 ? "requests" : "none";
+  w.warmup_requests = wu.requests;
+  w.warmup_duration = wu.duration;
+  if (last_measured_done_) w.drain_end = *last_measured_done_ - start_;
   auto ws = pacer_.window_start();
   if (!ws) {
     w.method = "no measured request was issued";
@@ -145,17 +165,93 @@ analysis::Window RunController::window() const {
     TimePoint end = *we;
     if (last_event_ && *last_event_ < end) end = *last_event_;
     w.end = end - start_;
-    w.method = cfg_.warmup.none() ? "duration from the first request"
-               : cfg_.warmup.by_time() ? "duration after a time warmup"
-                                       : "duration after a warmup of N requests";
+    w.method = wu.none() || wu.automatic ? "duration from the first request"
+               : wu.by_time()            ? "duration after a time warmup"
+                                         : "duration after a warmup of N requests";
+    if (cfg_.duration && *we - *ws > *cfg_.duration) w.method += ", extended until the minimums were met";
+  } else if (wu.automatic) {
+    // The drain (in-flight falling after the last release) is not part of the window.
+    w.end = last_measured_intended_.value_or(w.start);
+    w.method = "from the first request to the end of issuing (the last measured request's intended time)";
   } else {
     w.end = last_measured_done_ ? *last_measured_done_ - start_ : w.start;
-    w.method = cfg_.warmup.none() ? "from the first request to the last completion"
-                                  : "from the first request after warmup to the last completion";
+    w.method = wu.none() ? "from the first request to the last completion"
+                         : "from the first request after warmup to the last completion";
+  }
+  if (pacer_.max_duration_reached()) w.method += " (cut at --max-duration)";
+  if (stopped_at_) {
+    // Stopped early: the window ends where issuing stopped; the drain after it is not measured.
+    w.end = std::min(w.end, *stopped_at_ - start_);
+    w.method += fmt::format(" (stopped early: {})", *stopped_early_);
   }
   if (interrupted_) w.method += " (run interrupted)";
   if (w.end < w.start) w.end = w.start;
   return w;
+}
+
+void RunController::settle() const {
+  if (settled_ || !cfg_.warmup.automatic || !finished()) return;
+  settled_ = true;
+  analysis::Window w = planned_window();
+  // The series cover the run up to the end of issuing: the window's planned end.
+  analysis::WarmupDetection d = analysis::detect_warmup(records_, w.end);
+  const std::string end_rule = pacer_.window_end() ? "the duration's end" : "the end of issuing (the last measured request's intended time)";
+  if (d.found && d.start > w.start) {
+    const Nanos cut = std::min(d.start, w.end);
+    for (auto& r : records_) {
+      if (r.warmup || r.t_intended >= cut) continue;
+      r.warmup = true;
+      r.in_window = false;
+    }
+    w.start = cut;
+    w.method = fmt::format("warmup auto: from the start of steady state at {:.3f} s (MSER-5 over {} intervals of {} ms, "
+                           "decided by '{}') to {}",
+                           std::chrono::duration<double>(cut).count(), d.intervals, d.interval.count() / 1'000'000,
+                           d.summary.deciding_series, end_rule);
+  } else if (d.found) {
+    w.method = fmt::format("warmup auto: steady state from the first request (MSER-5 over {} intervals of {} ms) to {}",
+                           d.intervals, d.interval.count() / 1'000'000, end_rule);
+  } else {
+    w.method = fmt::format("warmup auto found no steady state, the whole run is kept: from the first request to {}",
+                           end_rule);
+  }
+  if (pacer_.max_duration_reached()) w.method += " (cut at --max-duration)";
+  if (stopped_early_) w.method += fmt::format(" (stopped early: {})", *stopped_early_);
+  if (interrupted_) w.method += " (run interrupted)";
+  w.detection = std::move(d);
+  auto acc = std::make_unique<analysis::MetricsAccumulator>();
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    acc->add(records_[i], i < chunks_.size() ? std::span<const analysis::ChunkArrival>(chunks_[i])
+                                             : std::span<const analysis::ChunkArrival>());
+  }
+  chunks_.clear();
+  chunks_.shrink_to_fit();
+  auto_acc_ = std::move(acc);
+  auto_window_ = std::move(w);
+}
+
+const std::vector<analysis::RequestRecord>& RunController::records() const {
+  settle();
+  return records_;
+}
+
+analysis::Window RunController::window() const {
+  settle();
+  return auto_window_ ? *auto_window_ : planned_window();
+}
+
+analysis::ValidityOptions RunController::validity_options() const {
+  analysis::ValidityOptions o;
+  o.max_error_rate = cfg_.max_error_rate;
+  o.percentiles = cfg_.metric_percentiles;
+  if (cfg_.slo && !cfg_.slo->empty()) o.percentiles.push_back(cfg_.slo->percentile);
+  o.min_duration = cfg_.min_duration;
+  o.min_requests = cfg_.min_requests;
+  o.max_duration = cfg_.max_duration;
+  o.max_duration_reached = pacer_.max_duration_reached();
+  // A shard's sample is part of the run's: the merged run is judged on those.
+  o.check_samples = !cfg_.shard.sharded();
+  return o;
 }
 
 analysis::RunMetrics RunController::metrics() const {
@@ -163,7 +259,11 @@ analysis::RunMetrics RunController::metrics() const {
   bool server = cfg_.kind == ScenarioKind::kServer;
   for (const auto& st : cfg_.arrivals.stages) server = server || (cfg_.kind == ScenarioKind::kStages && !st.concurrency);
   const auto view = server ? analysis::LatencyView::kResponse : analysis::LatencyView::kService;
-  return acc_.finalize(window(), server, cfg_.slo, view, records_);
+  settle();
+  const analysis::MetricsAccumulator& acc = auto_acc_ ? *auto_acc_ : acc_;
+  analysis::RunMetrics m = acc.finalize(window(), server, cfg_.slo, view, records_, validity_options());
+  m.stopped_early = stopped_early_;
+  return m;
 }
 
 }  // namespace llmload

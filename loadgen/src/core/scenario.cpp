@@ -40,6 +40,10 @@ ScenarioKind parse_scenario_kind(std::string_view s) {
 WarmupSpec parse_warmup(std::string_view s) {
   WarmupSpec w;
   if (s.empty() || s == "0") return w;
+  if (s == "auto") {
+    w.automatic = true;
+    return w;
+  }
   if (has_duration_unit(s)) {
     try {
       w.duration = parse_duration(s);
@@ -52,11 +56,90 @@ WarmupSpec parse_warmup(std::string_view s) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
   if (ec != std::errc() || p != s.data() + s.size() || n < 0) {
     throw ConfigError(fmt::format(
-        "bad --warmup '{}': give a number of requests (e.g. 20) or a duration with a unit (e.g. 5s)", s));
+        "bad --warmup '{}': give a number of requests (e.g. 20), a duration with a unit (e.g. 5s), or auto", s));
   }
   w.requests = n;
   return w;
 }
+
+namespace {
+
+// Warmup auto, the minimums, the hard maximum and the error-rate threshold (docs/statistics.md,
+// "Phases, minimums and validity").
+void validate_phases(const ScenarioConfig& c, std::int64_t max_requests) {
+  const ScenarioKind kind = c.kind;
+  const WarmupSpec& warmup = c.warmup;
+  const auto& min_duration = c.min_duration;
+  const auto& max_duration = c.max_duration;
+  const auto& min_requests = c.min_requests;
+  const auto& duration = c.duration;
+  const ShardSpec& shard = c.shard;
+  auto need = [](bool ok, const std::string& msg) {
+    if (!ok) throw ConfigError(msg);
+  };
+  // --warmup auto: the start of steady state is detected from the run's own interval series.
+  if (warmup.automatic) {
+    need(kind != ScenarioKind::kOffline,
+         "--warmup auto needs requests released over time, but scenario 'offline' releases everything at once: give "
+         "--warmup as a number of requests, e.g. --warmup 20");
+    need(kind != ScenarioKind::kStages,
+         "--warmup auto looks for one steady state, but a stage plan changes the load on purpose: give --warmup as a "
+         "time or a number of requests, e.g. --warmup 10s");
+    need(!shard.sharded() && !shard.count_given,
+         "--warmup auto is decided from the whole run's series, which no shard sees: give --warmup as a time or a "
+         "number of requests, e.g. --warmup 10s");
+  }
+  // MLPerf-style minimums and the hard maximum.
+  if (min_duration) need(min_duration->count() > 0, "bad --min-duration: must be positive, e.g. --min-duration 60s");
+  if (max_duration) need(max_duration->count() > 0, "bad --max-duration: must be positive, e.g. --max-duration 10m");
+  if (min_requests) {
+    need(*min_requests >= 1 && *min_requests <= max_requests - warmup.requests,
+         fmt::format("bad --min-requests {}: must be between 1 and {} (every request is kept in memory)", *min_requests,
+                     max_requests - warmup.requests));
+  }
+  need(std::isfinite(c.max_error_rate) && c.max_error_rate >= 0 && c.max_error_rate <= 1,
+       fmt::format("bad --max-error-rate {}: give a fraction between 0 and 1, e.g. 0.05", c.max_error_rate));
+  if ((min_duration || min_requests) && (shard.sharded() || shard.count_given)) {
+    throw ConfigError(
+        "--min-duration and --min-requests do not apply to a sharded run: each shard issues its fixed part of the "
+        "run's plan; size the run itself with --num-requests or --duration");
+  }
+  if (max_duration) {
+    const std::string fix = "raise --max-duration";
+    const std::string warm = warmup.by_time() ? fmt::format(" plus the {} warmup", format_duration(warmup.duration)) : "";
+    need(!warmup.by_time() || warmup.duration < *max_duration,
+         fmt::format("--warmup {} leaves nothing of --max-duration {} to measure: {} or shorten the warmup",
+                     format_duration(warmup.duration), format_duration(*max_duration), fix));
+    if (min_duration) {
+      need(warmup.duration + *min_duration <= *max_duration,
+           fmt::format("--min-duration {}{} cannot fit in --max-duration {}: {} or lower --min-duration",
+                       format_duration(*min_duration), warm, format_duration(*max_duration), fix));
+    }
+    if (duration) {
+      need(warmup.duration + *duration <= *max_duration,
+           fmt::format("--duration {}{} cannot fit in --max-duration {}: {} or shorten --duration",
+                       format_duration(*duration), warm, format_duration(*max_duration), fix));
+    }
+    if (kind == ScenarioKind::kStages) {
+      Nanos total(0);
+      for (const auto& st : c.arrivals.stages) total += st.duration;
+      need(total <= *max_duration, fmt::format("the stage plan lasts {}, longer than --max-duration {}: {} or shorten "
+                                               "the stages",
+                                               format_duration(total), format_duration(*max_duration), fix));
+    }
+  }
+  // A server run kept issuing for --min-duration: bound what it sends (every request is kept in memory).
+  if (min_duration && kind == ScenarioKind::kServer && !c.timed_arrivals) {
+    const double peak = std::max(c.request_rate, c.arrivals.ramp_start_rate);
+    const double expected = peak * to_seconds(*min_duration + warmup.duration);
+    need(expected <= static_cast<double>(max_requests),
+         fmt::format("--request-rate {} for --min-duration {} would send about {:.0f} requests, above {}: lower the "
+                     "rate or the minimum",
+                     c.request_rate, format_duration(*min_duration), expected, max_requests));
+  }
+}
+
+}  // namespace
 
 void ScenarioConfig::validate() {
   auto need = [](bool ok, const std::string& msg) {
@@ -202,7 +285,10 @@ void ScenarioConfig::validate() {
   if (kind == ScenarioKind::kOffline && warmup.by_time()) {
     throw ConfigError("scenario 'offline' releases everything at once: give --warmup as a number of requests, not a time");
   }
+  validate_phases(*this, kMaxRequests);
 }
+
+
 
 std::uint64_t arrival_seed(std::uint64_t base) { return mix_seed(base ^ 0x6172726976616c73ULL); }  // "arrivals"
 std::uint64_t data_seed(std::uint64_t base) { return mix_seed(base ^ 0x646174617365656bULL); }

@@ -22,6 +22,7 @@ namespace asio = boost::asio;
 void drive(asio::io_context& ioc, RunController& controller, const DriveOptions& options) {
   asio::steady_timer timer(ioc);
   asio::steady_timer drain_timer(ioc);
+  asio::steady_timer tick_timer(ioc);
   asio::signal_set signals(ioc);
   int signals_seen = 0;
   bool stopped = false;
@@ -32,6 +33,7 @@ void drive(asio::io_context& ioc, RunController& controller, const DriveOptions&
     stopped = true;
     timer.cancel();
     drain_timer.cancel();
+    tick_timer.cancel();
     signals.cancel();
   };
   bool pump_posted = false;
@@ -92,9 +94,19 @@ void drive(asio::io_context& ioc, RunController& controller, const DriveOptions&
     signals.add(SIGTERM);
     arm_signals();
   }
+  std::function<void()> arm_tick = [&] {
+    tick_timer.expires_after(options.tick_interval);
+    tick_timer.async_wait([&](boost::system::error_code ec) {
+      if (ec || stopped) return;
+      options.on_tick();
+      post_pump();  // the tick may have stopped the controller
+      arm_tick();
+    });
+  };
   asio::post(ioc, [&] {
     controller.begin();
     pump();
+    if (options.on_tick && options.tick_interval.count() > 0 && !stopped) arm_tick();
   });
   ioc.restart();
   ioc.run();

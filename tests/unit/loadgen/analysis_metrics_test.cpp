@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "llmload/analysis/hdr_log.hpp"
 #include "llmload/analysis/report.hpp"
 #include "llmload/analysis/slo.hpp"
@@ -10,6 +12,7 @@ namespace llmload::analysis {
 namespace {
 
 using namespace std::chrono_literals;
+using nlohmann::json;
 
 TEST(Slo, ParsesBoundsAndPercentile) {
   auto s = parse_slo("ttft:2000ms,tpot:200ms");
@@ -129,6 +132,170 @@ TEST(Report, ConsoleSummaryShowsEveryMetricAndTheVerdict) {
   for (const char* s : {"TTFT", "TPOT", "ITL", "E2E", "p99.9", "goodput", "p99 verdict:", "INCONCLUSIVE"}) {
     EXPECT_NE(out.find(s), std::string::npos) << s;
   }
+}
+
+// ---- validity verdict, minimums, window record ----
+
+// `n` requests 10 ms apart, 40 ms TTFT, 5 tokens; failures by HTTP status where `status(i)` != 200.
+template <class F>
+RunMetrics run_of(int n, F status, bool open_loop = false, const ValidityOptions& o = {}, Window w = {}) {
+  MetricsAccumulator acc;
+  std::vector<RequestRecord> records;
+  for (int i = 0; i < n; ++i) {
+    auto r = rec(Nanos(i * 10ms), Nanos(i * 10ms), Nanos(i * 10ms + 40ms), Nanos(i * 10ms + 80ms), 5);
+    r.index = static_cast<std::uint64_t>(i);
+    if (const int st = status(i); st != 200) {
+      r.error = ErrorClass::kHttpStatus;
+      r.http_status = st;
+      r.error_message = fmt::format("HTTP {}: busy", st);
+      r.t_first.reset();
+      r.t_last.reset();
+    }
+    acc.add(r, {});
+    records.push_back(r);
+  }
+  if (w.end == Nanos(0)) w = Window{0ms, Nanos(n * 10ms), "test"};
+  return acc.finalize(w, open_loop, std::nullopt, LatencyView::kService, records, o);
+}
+auto all_ok = [](int) { return 200; };
+
+std::vector<std::string> codes(const RunMetrics& m) {
+  std::vector<std::string> out;
+  for (const auto& r : m.validity_reasons) out.push_back(r.code);
+  return out;
+}
+
+TEST(Validity, SamplesNeededForAPercentile) {
+  EXPECT_EQ(samples_needed(99), 100);
+  EXPECT_EQ(samples_needed(99.9), 1000);
+  EXPECT_EQ(samples_needed(99.99), 10000);
+  EXPECT_EQ(samples_needed(95), 20);
+  EXPECT_EQ(samples_needed(90), 10);
+  EXPECT_EQ(samples_needed(50), 2);
+  EXPECT_EQ(samples_needed(99.5), 200);
+  EXPECT_EQ(samples_needed(100), 1);
+  EXPECT_EQ(samples_needed(0), 1);
+}
+
+TEST(Validity, TooFewSamplesAtTheBoundary) {
+  EXPECT_EQ(codes(run_of(99, all_ok)), std::vector<std::string>{"too_few_samples"});
+  EXPECT_TRUE(codes(run_of(100, all_ok)).empty());
+  // The SLO's percentile counts: p99.9 needs 1,000.
+  ValidityOptions o;
+  o.percentiles = {99.9};
+  auto m = run_of(100, all_ok, false, o);
+  ASSERT_EQ(codes(m), std::vector<std::string>{"too_few_samples"});
+  EXPECT_NE(m.validity_reasons[0].message.find("p99.9 needs at least 1000"), std::string::npos)
+      << m.validity_reasons[0].message;
+  EXPECT_EQ(m.minimums.required_samples, 1000);
+  EXPECT_FALSE(m.minimums.met);
+  // Only successful requests are samples: 100 requests with one failure are 99 samples.
+  o = {};
+  o.max_error_rate = 1;
+  auto f = run_of(100, [](int i) { return i == 7 ? 429 : 200; }, false, o);
+  EXPECT_EQ(codes(f), std::vector<std::string>{"too_few_samples"});
+  // A shard leaves it to the merged run.
+  o = {};
+  o.check_samples = false;
+  EXPECT_TRUE(codes(run_of(10, all_ok, false, o)).empty());
+}
+
+TEST(Validity, ErrorRateAboveTheThresholdAndServerErrors) {
+  ValidityOptions o;
+  o.max_error_rate = 0.05;
+  // 10 of 200 failed (429: not a server error): exactly the threshold is still valid.
+  auto at = run_of(200, [](int i) { return i % 20 == 19 ? 429 : 200; }, false, o);
+  EXPECT_EQ(at.failed, 10);
+  EXPECT_TRUE(codes(at).empty()) << at.invalid_reason;
+  auto above = run_of(200, [](int i) { return i % 20 == 19 || i == 0 ? 429 : 200; }, false, o);
+  EXPECT_EQ(above.failed, 11);
+  ASSERT_EQ(codes(above), std::vector<std::string>{"error_rate"});
+  EXPECT_NE(above.validity_reasons[0].message.find("11 of 200"), std::string::npos) << above.invalid_reason;
+  EXPECT_NE(above.validity_reasons[0].message.find("http_status"), std::string::npos) << above.invalid_reason;
+  // One 5xx among 120 requests: under the error-rate threshold, but the server returned errors.
+  auto one = run_of(120, [](int i) { return i == 50 ? 502 : 200; }, false, o);
+  ASSERT_EQ(codes(one), std::vector<std::string>{"server_errors"});
+  EXPECT_NE(one.invalid_reason.find("1 measured requests with HTTP 5xx"), std::string::npos) << one.invalid_reason;
+  EXPECT_NE(one.invalid_reason.find("HTTP 502: busy"), std::string::npos) << one.invalid_reason;
+}
+
+TEST(Validity, MinimumsOfDurationAndRequests) {
+  ValidityOptions o;
+  o.min_duration = 2s;
+  o.min_requests = 150;
+  o.max_duration = 1500ms;
+  o.max_duration_reached = true;
+  auto m = run_of(120, all_ok, false, o);  // a 1.2 s window
+  EXPECT_EQ(codes(m), (std::vector<std::string>{"duration_below_minimum", "requests_below_minimum"}));
+  for (const auto& r : m.validity_reasons) EXPECT_NE(r.message.find("--max-duration"), std::string::npos) << r.message;
+  EXPECT_FALSE(m.minimums.met);
+  auto j = metrics_json(m);
+  EXPECT_DOUBLE_EQ(j["minimums"]["min_duration_s"].get<double>(), 2.0);
+  EXPECT_EQ(j["minimums"]["min_requests"], 150);
+  EXPECT_DOUBLE_EQ(j["minimums"]["max_duration_s"].get<double>(), 1.5);
+  EXPECT_TRUE(j["minimums"]["max_duration_reached"].get<bool>());
+  EXPECT_FALSE(j["minimums"]["met"].get<bool>());
+  EXPECT_EQ(j["minimums"]["required_samples"], 100);
+
+  o.min_duration = 1s;
+  o.min_requests = 120;
+  o.max_duration_reached = false;
+  auto ok = run_of(120, all_ok, false, o);
+  EXPECT_TRUE(codes(ok).empty());
+  EXPECT_TRUE(ok.minimums.met);
+  EXPECT_TRUE(metrics_json(ok)["minimums"]["met"].get<bool>());
+}
+
+TEST(Validity, ResultJsonKeepsTheFirstVersionsKeysAndAddsTheReasons) {
+  // Open loop, every request 5 ms late: the schedule-lag reason comes first.
+  MetricsAccumulator acc;
+  std::vector<RequestRecord> records;
+  for (int i = 0; i < 50; ++i) {
+    auto r = rec(Nanos(i * 10ms), Nanos(i * 10ms + 5ms), Nanos(i * 10ms + 45ms), Nanos(i * 10ms + 85ms), 5);
+    acc.add(r, {});
+    records.push_back(r);
+  }
+  auto m = acc.finalize(Window{0ms, 500ms, "t"}, true, std::nullopt, LatencyView::kResponse, records);
+  ASSERT_EQ(codes(m), (std::vector<std::string>{"schedule_lag", "too_few_samples"}));
+  EXPECT_TRUE(m.invalid);
+  EXPECT_NE(m.invalid_reason.find("could not hold the offered load"), std::string::npos);
+  EXPECT_NE(m.invalid_reason.find("schedule lag p50 5.0"), std::string::npos) << m.invalid_reason;
+  auto j = metrics_json(m);
+  const auto& v = j["validity"];
+  EXPECT_FALSE(v["valid"].get<bool>());
+  EXPECT_EQ(v["verdict"], "INVALID");
+  EXPECT_EQ(v["reason"], m.invalid_reason);
+  EXPECT_TRUE(v["checked"].get<bool>());
+  ASSERT_EQ(v["reasons"].size(), 2u);
+  EXPECT_EQ(v["reasons"][0]["code"], "schedule_lag");
+  EXPECT_EQ(v["reasons"][1]["code"], "too_few_samples");
+  EXPECT_EQ(v["checks"], json::array({"schedule_lag", "too_few_samples", "error_rate", "server_errors"}));
+  EXPECT_DOUBLE_EQ(v["max_error_rate"].get<double>(), 0.05);
+  EXPECT_TRUE(j["stopped_early"].is_null());
+  // The console names the verdict and every reason.
+  const std::string out = console_report(m, "t");
+  EXPECT_NE(out.find("INVALID"), std::string::npos);
+  EXPECT_NE(out.find("RUN INVALID [schedule_lag]"), std::string::npos) << out;
+  EXPECT_NE(out.find("RUN INVALID [too_few_samples]"), std::string::npos) << out;
+  EXPECT_EQ(console_report(run_of(100, all_ok), "t").find("RUN INVALID"), std::string::npos);
+  EXPECT_NE(console_report(run_of(100, all_ok), "t").find("VALID"), std::string::npos);
+}
+
+TEST(Validity, WindowRecordsHowTheWarmupWasChosen) {
+  Window w{0ms, 1s, "test"};
+  auto j = metrics_json(run_of(100, all_ok, false, {}, w));
+  EXPECT_EQ(j["window"]["warmup"], json({{"method", "none"}}));
+  EXPECT_EQ(j["window"]["method"], "test");
+  for (const char* k : {"start_s", "end_s", "length_s", "method"}) EXPECT_TRUE(j["window"].contains(k)) << k;
+  w.warmup_method = "requests";
+  w.warmup_requests = 20;
+  j = metrics_json(run_of(100, all_ok, false, {}, w));
+  EXPECT_EQ(j["window"]["warmup"]["requests"], 20);
+  w.warmup_method = "time";
+  w.warmup_requests = 0;
+  w.warmup_duration = 5s;
+  j = metrics_json(run_of(100, all_ok, false, {}, w));
+  EXPECT_DOUBLE_EQ(j["window"]["warmup"]["duration_s"].get<double>(), 5.0);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <deque>
 
 #include "llmload/loadgen/config_error.hpp"
 #include "llmload/loadgen/pacer.hpp"
@@ -179,6 +181,235 @@ TEST(Scenario, ValidationNamesTheFieldAndTheFix) {
   ScenarioConfig d;
   d.validate();
   EXPECT_EQ(d.num_requests, 100);
+}
+
+// ---- minimums and the hard maximum ----
+
+// Drives a closed-loop pacer with requests that take `each`: returns the releases.
+std::vector<Release> drive_closed(Pacer& p, TimePoint t0, Nanos each, std::size_t guard = 100000) {
+  std::vector<Release> out;
+  std::deque<std::pair<TimePoint, std::uint64_t>> inflight;
+  p.begin(t0);
+  TimePoint now = t0;
+  while (out.size() < guard) {
+    while (auto r = p.next(now)) {
+      out.push_back(*r);
+      inflight.emplace_back(now + each, r->index);
+    }
+    if (inflight.empty()) break;
+    now = inflight.front().first;
+    p.on_complete(inflight.front().second, now);
+    inflight.pop_front();
+  }
+  return out;
+}
+
+std::int64_t measured(const std::vector<Release>& rs) {
+  return std::count_if(rs.begin(), rs.end(), [](const Release& r) { return !r.warmup; });
+}
+
+TEST(PacerLimits, ClosedLoopMinimumRequestsGoPastTheCount) {
+  RunLimits l;
+  l.min_requests = 25;
+  auto p = make_closed_loop_pacer(2, 10, std::nullopt, parse_warmup("3"), l);
+  auto rs = drive_closed(*p, TimePoint(1s), 100ms);
+  EXPECT_EQ(measured(rs), 25);
+  EXPECT_EQ(rs.size(), 28u);
+  EXPECT_TRUE(p->exhausted());
+  EXPECT_FALSE(p->max_duration_reached());
+  // Without the minimum: the count.
+  auto q = make_closed_loop_pacer(2, 10, std::nullopt, parse_warmup("3"));
+  EXPECT_EQ(measured(drive_closed(*q, TimePoint(1s), 100ms)), 10);
+}
+
+TEST(PacerLimits, ClosedLoopMinimumDurationMovesTheWindowEnd) {
+  RunLimits l;
+  l.min_duration = 3s;
+  const TimePoint t0(1s);
+  auto p = make_closed_loop_pacer(1, std::nullopt, 1s, {}, l);
+  auto rs = drive_closed(*p, t0, 100ms);
+  ASSERT_TRUE(p->window_end());
+  EXPECT_EQ(*p->window_end(), t0 + 3s);
+  for (const auto& r : rs) EXPECT_LT(r.intended, t0 + 3s);
+  EXPECT_EQ(measured(rs), 30);
+  // The minimum below the duration changes nothing.
+  l.min_duration = 500ms;
+  auto q = make_closed_loop_pacer(1, std::nullopt, 1s, {}, l);
+  EXPECT_EQ(measured(drive_closed(*q, t0, 100ms)), 10);
+  EXPECT_EQ(*q->window_end(), t0 + 1s);
+}
+
+TEST(PacerLimits, MaxDurationStopsEvenWarmupAndBeatsTheMinimums) {
+  RunLimits l;
+  l.min_requests = 1000;
+  l.max_duration = 1s;
+  const TimePoint t0(1s);
+  auto p = make_closed_loop_pacer(1, 5, std::nullopt, parse_warmup("100"), l);
+  auto rs = drive_closed(*p, t0, 100ms);
+  EXPECT_EQ(rs.size(), 10u);  // releases at 0, 100, ..., 900 ms: all warmup
+  EXPECT_EQ(measured(rs), 0);
+  EXPECT_TRUE(p->max_duration_reached());
+  EXPECT_TRUE(p->exhausted());
+}
+
+TEST(PacerLimits, OpenLoopExtensionContinuesTheProcessUntilTheMinimumsHold) {
+  Schedule s;
+  s.arrivals = {Nanos(100ms), Nanos(200ms), Nanos(300ms)};
+  s.warmup_requests = 1;
+  Nanos next_t = 300ms;
+  int asked = 0;
+  auto more = [&] {
+    ++asked;
+    next_t += 100ms;
+    return next_t;
+  };
+  RunLimits l;
+  l.min_requests = 5;
+  l.min_duration = 450ms;
+  const TimePoint t0(10s);
+  auto p = make_open_loop_pacer(s, std::nullopt, 200ms, {}, l, more);
+  p->begin(t0);
+  std::vector<Release> rs;
+  while (!p->exhausted()) {
+    auto w = p->wake_time();
+    ASSERT_TRUE(w);
+    while (auto r = p->next(*w)) rs.push_back(*r);
+  }
+  // 5 measured (200 ms ... 600 ms): the window (from 200 ms) has lasted 450 ms by the 5th.
+  EXPECT_EQ(measured(rs), 5);
+  EXPECT_EQ(rs.back().intended, t0 + 600ms);
+  for (std::size_t i = 0; i < rs.size(); ++i) EXPECT_EQ(rs[i].intended, t0 + Nanos(100ms) * static_cast<int>(i + 1));
+  // The window's end moved from 200 + 200 ms to the last released arrival.
+  EXPECT_EQ(p->window_start(), t0 + 200ms);
+  EXPECT_EQ(p->window_end(), t0 + 650ms);  // window start + min_duration
+  EXPECT_EQ(asked, 4);                     // 400, 500, 600 released; 700 meets both minimums
+}
+
+TEST(PacerLimits, OpenLoopMaxDurationCutsTheSchedule) {
+  Schedule s;
+  for (int i = 1; i <= 10; ++i) s.arrivals.push_back(Nanos(i * 100ms));
+  RunLimits l;
+  l.max_duration = 550ms;
+  const TimePoint t0(1s);
+  auto p = make_open_loop_pacer(s, std::nullopt, std::nullopt, {}, l);
+  p->begin(t0);
+  int n = 0;
+  while (!p->exhausted()) {
+    auto w = p->wake_time();
+    ASSERT_TRUE(w);
+    while (p->next(*w)) ++n;
+  }
+  EXPECT_EQ(n, 5);
+  EXPECT_TRUE(p->max_duration_reached());
+}
+
+TEST(PacerLimits, WhichRunsTheMinimumsExtend) {
+  ScenarioConfig c;
+  c.kind = ScenarioKind::kConcurrency;
+  c.min_duration = 10s;
+  c.min_requests = 500;
+  c.max_duration = 1min;
+  auto l = run_limits(c);
+  EXPECT_EQ(l.min_duration, Nanos(10s));
+  EXPECT_EQ(l.min_requests, 500);
+  EXPECT_EQ(l.max_duration, Nanos(1min));
+  c.kind = ScenarioKind::kOffline;  // everything at once: only the count can grow
+  l = run_limits(c);
+  EXPECT_FALSE(l.min_duration);
+  EXPECT_EQ(l.min_requests, 500);
+  c.kind = ScenarioKind::kServer;
+  c.timed_arrivals = true;  // a trace has its own length
+  l = run_limits(c);
+  EXPECT_FALSE(l.min_duration);
+  EXPECT_FALSE(l.min_requests);
+  EXPECT_EQ(l.max_duration, Nanos(1min));
+  c.timed_arrivals = false;
+  c.kind = ScenarioKind::kStages;
+  EXPECT_FALSE(run_limits(c).min_requests);
+
+  // Offline: the minimum count is more requests released at the start.
+  ScenarioConfig off;
+  off.kind = ScenarioKind::kOffline;
+  off.num_requests = 10;
+  off.min_requests = 40;
+  off.validate();
+  auto p = make_pacer(off);
+  p->begin(TimePoint(1s));
+  int n = 0;
+  while (p->next(TimePoint(1s))) ++n;
+  EXPECT_EQ(n, 40);
+}
+
+std::string validation_error(ScenarioConfig c) {
+  try {
+    c.validate();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Scenario, PhaseSettingsThatCannotWorkAreRefusedWithTheFix) {
+  ScenarioConfig base;
+  base.kind = ScenarioKind::kConcurrency;
+  auto c = base;
+  c.min_duration = 60s;
+  c.max_duration = 30s;
+  auto e = validation_error(c);
+  EXPECT_NE(e.find("--min-duration 60"), std::string::npos) << e;
+  EXPECT_NE(e.find("--max-duration 30"), std::string::npos) << e;
+  EXPECT_NE(e.find("raise --max-duration"), std::string::npos) << e;
+
+  c = base;
+  c.duration = 20s;
+  c.warmup = parse_warmup("15s");
+  c.max_duration = 30s;
+  e = validation_error(c);
+  EXPECT_NE(e.find("--duration 20"), std::string::npos) << e;
+  EXPECT_NE(e.find("warmup"), std::string::npos) << e;
+
+  c = base;
+  c.max_duration = Nanos(0);
+  EXPECT_NE(validation_error(c).find("bad --max-duration"), std::string::npos) << validation_error(c);
+  c = base;
+  c.min_duration = Nanos(-1);
+  EXPECT_NE(validation_error(c).find("bad --min-duration"), std::string::npos);
+  c = base;
+  c.min_requests = 0;
+  EXPECT_NE(validation_error(c).find("bad --min-requests"), std::string::npos);
+  c = base;
+  c.max_error_rate = 1.5;
+  EXPECT_NE(validation_error(c).find("--max-error-rate"), std::string::npos);
+
+  c = base;
+  c.kind = ScenarioKind::kOffline;
+  c.warmup = parse_warmup("auto");
+  e = validation_error(c);
+  EXPECT_NE(e.find("--warmup auto"), std::string::npos) << e;
+  EXPECT_NE(e.find("offline"), std::string::npos) << e;
+  c = base;
+  c.kind = ScenarioKind::kStages;
+  c.arrivals.stages = parse_stages("rate:5@10s");
+  c.warmup = parse_warmup("auto");
+  EXPECT_NE(validation_error(c).find("stage plan"), std::string::npos);
+  c = base;
+  c.shard.count = 2;
+  c.warmup = parse_warmup("auto");
+  EXPECT_NE(validation_error(c).find("shard"), std::string::npos);
+  c = base;
+  c.shard.count = 2;
+  c.min_requests = 100;
+  EXPECT_NE(validation_error(c).find("sharded run"), std::string::npos);
+
+  // Sensible combinations pass.
+  c = base;
+  c.warmup = parse_warmup("auto");
+  c.min_duration = 10s;
+  c.min_requests = 200;
+  c.max_duration = 60s;
+  EXPECT_EQ(validation_error(c), "");
+  EXPECT_TRUE(parse_warmup("auto").automatic);
+  EXPECT_FALSE(parse_warmup("auto").none());
 }
 
 }  // namespace

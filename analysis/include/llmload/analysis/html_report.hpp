@@ -1,11 +1,15 @@
 #pragma once
 // The report people look at (docs/report.md): from a run's artifact directory (result.json,
-// requests.jsonl, latency.hlog) or a sweep's (one such directory per offered load, optionally
+// requests.jsonl, latency.hlog), a trials artifact's (`llmload run --trials N`: result.json and
+// one run directory per trial) or a sweep's (one such directory per offered load, optionally
 // listed by sweep.json), writes
-//   report.html  one self-contained page: verdicts, conditions, key metrics and inline SVG charts
+//   report.html  one self-contained page: verdicts (SLO, validity with its reasons, early stop),
+//                conditions, key metrics, how the window was chosen, the server cross-checks
+//                (client vs server TTFT, Little's law), cost, and inline SVG charts
 //                (HdrHistogram-style percentile distributions, per-interval time series with the
 //                discarded warmup and drain shaded, latency-throughput and goodput/attainment
-//                curves of a sweep with the SLO line and the capacity point, per-trial spread).
+//                curves of a sweep with the SLO line, the capacity point and min-max whiskers
+//                across trials, per-trial spread).
 //                No network fetches: no external script, style sheet, font or image.
 //   summary.md   the same headline numbers as Markdown;
 //   summary.csv  one row per run (sweep point).
@@ -49,6 +53,11 @@ struct HtmlReportOptions {
 
 /// One run's artifact as read from its directory. Any of the three files may be missing (then
 /// `notes` says so); at least one must be there.
+///
+/// A trials artifact (`llmload run --trials N`: result.json with "artifact": "trials", or with a
+/// "trial_summary") holds no requests.jsonl or latency.hlog of its own: its trials are run
+/// artifacts in subdirectories (result.json "trials"[].dir, else trial-1 ... trial-N), read into
+/// `trials` (those that hold an artifact, in trial order).
 struct RunArtifact {
   std::string dir;                          // as given (for messages)
   std::string name;                         // its last path component (sweep points, CSV rows)
@@ -58,6 +67,10 @@ struct RunArtifact {
   std::map<std::string, HdrHistogram> histograms;  // by .hlog tag: ttft, tpot, itl, e2e, ttft_rt, ...
   std::string histogram_source;             // "latency.hlog", "requests.jsonl" or "" (none)
   std::vector<std::string> notes;           // what is missing or partial, one line each
+  std::string kind = "run";                 // "run" or "trials"
+  std::vector<RunArtifact> trials;          // a trials artifact's trials (each kind "run")
+  std::vector<int> trial_numbers;           // per entry of `trials`: its trial number (1-based)
+  bool is_trials() const { return kind == "trials"; }
 };
 
 /// What `llmload report DIR` reports: one run, or the points of a sweep in increasing offered
@@ -72,11 +85,15 @@ struct ReportInput {
   std::optional<double> lowest_fail;
   std::string capacity_source;    // "sweep.json", "slo verdicts" or ""
   std::vector<std::string> notes; // sweep-level notes (points listed but missing, ...)
+  nlohmann::json sweep_json;      // sweep.json (null without one): its "slo", "capacity" details
+  std::vector<nlohmann::json> point_entries;  // per run: its sweep.json points[] entry (null without one)
 };
 
-/// Reads one run directory. Throws ReportError when none of the files is there, or one is
-/// unreadable or corrupt (a JSON error, a bad requests.jsonl line, a malformed .hlog line). A
-/// requests.jsonl whose last line is cut off (a run killed while writing) is accepted with a note.
+/// Reads one run directory (or a trials artifact with its trials). Throws ReportError when none of
+/// the files is there, or one is unreadable or corrupt (a JSON error, a bad requests.jsonl line, a
+/// malformed .hlog line, a trials artifact whose "trials" is not an array). A requests.jsonl whose
+/// last line is cut off (a run killed while writing) is accepted with a note; so is a trial
+/// directory that holds no artifact yet.
 RunArtifact read_run_artifact(const std::string& dir);
 
 /// Reads DIR: a run (DIR/result.json or DIR/requests.jsonl), or a sweep: DIR/sweep.json

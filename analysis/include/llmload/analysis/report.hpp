@@ -16,7 +16,8 @@ namespace llmload::analysis {
 /// Metrics as JSON: vLLM `bench serve` headline keys (completed, failed, duration,
 /// total_input_tokens, ..., mean_/median_/std_/p90_/p95_/p99_{ttft,tpot,itl,e2el}_ms,
 /// request_goodput) at the top level, and nested `latency`, `response_time`, `schedule_lag`,
-/// `slo`, `window`, `errors`, `validity`.
+/// `slo`, `window` (with `warmup`: how its start was chosen), `errors`, `validity` (verdict and
+/// every reason), `minimums` and `stopped_early`; see docs/statistics.md section 2a.
 nlohmann::json metrics_json(const RunMetrics& m);
 
 /// One line of requests.jsonl (times in ms from run start; null when missing).

@@ -14,6 +14,7 @@
 #include "llmload/analysis/hdr_histogram.hpp"
 #include "llmload/analysis/request_record.hpp"
 #include "llmload/analysis/slo.hpp"
+#include "llmload/analysis/steady_state.hpp"
 
 namespace llmload::analysis {
 
@@ -29,6 +30,15 @@ struct Window {
   Nanos start{0};
   Nanos end{0};
   std::string method;  // human-readable: how start and end were chosen
+  /// How the warmup before the window was chosen: "none", "requests" (the first N), "time" (the
+  /// first T of the run) or "auto" (detected after the run, `detection`).
+  std::string warmup_method = "none";
+  std::int64_t warmup_requests = 0;  // "requests": N
+  Nanos warmup_duration{0};          // "time": T
+  std::optional<WarmupDetection> detection{};  // "auto"
+  /// The drain after issuing ended (auto: the window ends where issuing ended; see
+  /// docs/statistics.md): its end is the last completion of a measured request.
+  std::optional<Nanos> drain_end{};
   Nanos length() const { return end - start; }
 };
 
@@ -83,6 +93,44 @@ struct ErrorSummary {
   std::string example;
 };
 
+/// One reason a run is INVALID (MLPerf-style): a stable code (schedule_lag, too_few_samples,
+/// duration_below_minimum, requests_below_minimum, error_rate, server_errors) and a message
+/// with the numbers and the fix.
+struct ValidityReason {
+  std::string code;
+  std::string message;
+};
+
+/// What the validity verdict checks beyond the schedule lag (docs/statistics.md, "Validity").
+struct ValidityOptions {
+  double max_error_rate = 0.05;         // failed / measured above this: error_rate
+  std::vector<double> percentiles;      // the percentiles the run must support; p99 is always one
+  std::optional<Nanos> min_duration;    // --min-duration: the window must last this long
+  std::optional<std::int64_t> min_requests;  // --min-requests: measured requests
+  std::optional<Nanos> max_duration;    // --max-duration (recorded)
+  bool max_duration_reached = false;    // the maximum stopped the releases
+  /// false for one shard of a sharded run: its sample is part of the run's, so too_few_samples
+  /// and the minimums are left to the merged run.
+  bool check_samples = true;
+};
+
+/// The smallest sample in which percentile p (0 < p < 100) has at least one value above it:
+/// ceil(1 / (1 - p/100)), e.g. 100 for p99, 1,000 for p99.9, 2 for p50. With fewer samples the
+/// "percentile" is the maximum. (The low-confidence flags sit at 10x: p99 < 1,000, p99.9 < 10,000.)
+std::int64_t samples_needed(double percentile);
+
+/// The minimums of a run and whether it met them (`minimums` in result.json).
+struct Minimums {
+  std::optional<Nanos> min_duration;
+  std::optional<std::int64_t> min_requests;
+  std::optional<Nanos> max_duration;
+  bool max_duration_reached = false;
+  std::vector<double> percentiles;    // the percentiles the run must support
+  std::int64_t required_samples = 0;  // samples_needed of the highest: the default minimum
+  bool checked = true;                // false: a shard (left to the merged run)
+  bool met = true;                    // window >= min_duration, measured >= min_requests, samples >= required
+};
+
 struct RunMetrics {
   Window window;
   std::int64_t requests = 0;       // all requests issued (warmup included)
@@ -111,8 +159,16 @@ struct RunMetrics {
   std::int64_t late_over_1ms = 0;
   double late_fraction = 0;
   bool open_loop = false;
-  bool invalid = false;  // the client could not hold the offered load (METRICS.md)
+  /// The validity verdict: INVALID iff any reason. `invalid` and `invalid_reason` (the first
+  /// reason's message) are kept for callers of the single-reason form.
+  std::vector<ValidityReason> validity_reasons;
+  std::vector<std::string> validity_checks;  // the codes checked
+  bool invalid = false;
   std::string invalid_reason;
+  double max_error_rate = 0.05;
+  Minimums minimums;
+  /// The run stopped issuing before its plan ended, not interrupted: why (RunController::stop_early).
+  std::optional<std::string> stopped_early;
   std::optional<SloResult> slo;
 };
 
@@ -128,9 +184,11 @@ class MetricsAccumulator {
   void add(const RequestRecord& r, std::span<const ChunkArrival> chunks);
 
   /// Computes the metrics for the window. `open_loop` enables the schedule-lag validity check;
-  /// the SLO (if any) is judged in `view`.
+  /// the SLO (if any) is judged in `view`; `validity` sets the other checks (the defaults: error
+  /// rate above 5%, HTTP 5xx answers, fewer samples than p99 needs).
   RunMetrics finalize(const Window& window, bool open_loop, const std::optional<SloSpec>& slo,
-                      LatencyView view, std::span<const RequestRecord> records) const;
+                      LatencyView view, std::span<const RequestRecord> records,
+                      const ValidityOptions& validity = {}) const;
 
  private:
   struct Moments {

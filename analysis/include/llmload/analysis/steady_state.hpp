@@ -11,6 +11,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "llmload/analysis/request_record.hpp"
+
 namespace llmload::analysis {
 
 /// MSER truncation of one series.
@@ -56,6 +58,30 @@ struct SteadyStateSummary {
 /// reason names it; truncation is still the latest of those that found one. No series: not found.
 SteadyStateSummary detect_steady_state(const std::vector<NamedSeries>& series);
 
+/// --warmup auto over one run's requests (docs/statistics.md, "Warmup auto and the drain").
+struct WarmupDetection {
+  Nanos interval{0};           // width of one interval
+  Nanos span_end{0};           // the analysed span is [0, span_end): the run up to the end of issuing
+  std::size_t intervals = 0;   // whole intervals in the span
+  /// The per-interval series, in this order: "throughput" (successful completions per second,
+  /// by t_done), "ttft" (median TTFT in ms of the successful requests sent in the interval, NaN
+  /// without one), "in_flight" (time-averaged requests between t_send and t_done).
+  std::vector<NamedSeries> series;
+  SteadyStateSummary summary;  // detect_steady_state over `series`
+  bool found = false;          // summary.found: a steady state exists
+  Nanos start{0};              // where it starts: truncation x interval (0 when not found)
+};
+
+/// The interval width for a span: span / 200 rounded down to whole milliseconds, at least 10 ms
+/// (so runs from 2 s on get 200 intervals, 40 MSER-5 batches; below 0.5 s there are fewer than
+/// the 50 intervals MSER-5 needs, and no steady state is found).
+Nanos warmup_interval(Nanos span);
+
+/// Builds the series over [0, span_end) from `records` (all of the run's requests; records
+/// without t_send are skipped, an unfinished request counts as in flight to span_end) and runs
+/// detect_steady_state on them. Not found: start = 0 (keep the whole run).
+WarmupDetection detect_warmup(std::span<const RequestRecord> records, Nanos span_end);
+
 /// Growth test of one series.
 struct TrendResult {
   std::size_t points = 0;       // finite values used
@@ -94,5 +120,9 @@ SaturationResult detect_saturation(std::span<const double> in_flight_or_queue, s
 nlohmann::json to_json(const SteadyStateResult& r);
 nlohmann::json to_json(const SteadyStateSummary& s);
 nlohmann::json to_json(const SaturationResult& r);
+/// The detection as result.json's window.warmup.detection (without the cooldown, which the
+/// window adds): method, interval_s, intervals, found, deciding_series, start_s, reason, and per
+/// series found, truncation_s, reason and the values.
+nlohmann::json to_json(const WarmupDetection& d);
 
 }  // namespace llmload::analysis

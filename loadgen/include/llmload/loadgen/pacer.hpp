@@ -3,6 +3,7 @@
 // slot frees up (closed loop). Pure logic on a given clock value; the driver calls it.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -22,6 +23,28 @@ struct Release {
   std::int64_t turn = 0;      // multi-turn: 0-based turn within the session
   std::int32_t stage = -1;    // scenario stages: 0-based stage the request belongs to (-1: none)
 };
+
+/// How long a run issues, beyond the scenario's own bound (--num-requests or --duration):
+/// MLPerf-style minimums keep it issuing until both hold, and a hard maximum stops it first.
+/// - min_duration: measured requests keep being released until the window (from its start)
+///   has lasted this long;
+/// - min_requests: ... and until this many measured requests have been released (they all
+///   complete in the drain, so the run ends with at least this many measured requests);
+/// - max_duration: nothing (warmup included) is released at or after run start + this, whatever
+///   the bounds and minimums say.
+/// Open loop decides on a request's intended time (deterministic for a seed), closed loop on the
+/// time of the release. See docs/statistics.md ("Minimums").
+struct RunLimits {
+  std::optional<Nanos> min_duration;
+  std::optional<std::int64_t> min_requests;
+  std::optional<Nanos> max_duration;
+};
+
+/// The limits a pacer for `cfg` enforces itself: the minimums extend closed-loop, session and
+/// generated open-loop (server, offline: min_requests only) runs; a trace, a stage plan and a
+/// sharded run have their own length, so only max_duration applies (a minimum they miss is a
+/// validity reason of the run, not an extension).
+RunLimits run_limits(const ScenarioConfig& cfg);
 
 /// Contract: the driver calls next(now) until it returns nullopt, then sleeps until wake_time()
 /// or until a request completes (on_complete). Releases are in index order. A late request is
@@ -47,22 +70,35 @@ class Pacer {
   virtual void stop() = 0;
   /// Start of the measurement window, once known.
   virtual std::optional<TimePoint> window_start() const = 0;
-  /// End of the measurement window if fixed by a duration (known once window_start is).
+  /// End of the measurement window if fixed by a duration (known once window_start is). When the
+  /// minimums kept a duration-bounded run issuing past its duration, the end moves with them:
+  /// the latest of window start + duration, window start + min_duration and the intended time of
+  /// the last measured request released for min_requests; never past run start + max_duration.
   virtual std::optional<TimePoint> window_end() const = 0;
+  /// True when max_duration stopped the releases (the run would otherwise have gone on).
+  virtual bool max_duration_reached() const { return false; }
 };
 
 /// Open loop (server, offline, trace replay): releases request i at start + arrivals[i]; with
 /// `max_inflight`, a due request waits for a free slot but keeps its intended time (the wait
 /// shows as schedule lag and in the response-time view; vLLM's --max-concurrency with
 /// --request-rate).
+/// `limits`: see RunLimits. `more`, when given, continues the schedule past its end (the next
+/// arrival offsets of the same process, in order) and is asked only while a minimum is unmet:
+/// those arrivals are released like the others, and the first that arrives with every minimum
+/// met ends the run. Without it, minimums do not extend the run.
 std::unique_ptr<Pacer> make_open_loop_pacer(Schedule schedule, std::optional<std::int64_t> max_inflight,
-                                            std::optional<Nanos> window_duration, WarmupSpec warmup);
+                                            std::optional<Nanos> window_duration, WarmupSpec warmup,
+                                            RunLimits limits = {}, std::function<Nanos()> more = {});
 
 /// Closed loop (concurrency, single-stream = concurrency 1): `concurrency` requests in flight;
 /// each completion releases the next with intended = completion time. Stops after `total`
 /// measured requests (plus warmup) or when the window's duration has passed.
+/// With `limits`, a release that the count or the duration would refuse still goes out while a
+/// minimum is unmet; nothing goes out at or after max_duration.
 std::unique_ptr<Pacer> make_closed_loop_pacer(std::int64_t concurrency, std::optional<std::int64_t> num_requests,
-                                              std::optional<Nanos> window_duration, WarmupSpec warmup);
+                                              std::optional<Nanos> window_duration, WarmupSpec warmup,
+                                              RunLimits limits = {});
 
 /// Scenario stages (cfg.arrivals.stages, validated). Stage i runs from S_i = the sum of the
 /// durations before it to S_i + duration_i, offsets from the run's start, fixed: a late or
@@ -81,7 +117,8 @@ std::unique_ptr<Pacer> make_closed_loop_pacer(std::int64_t concurrency, std::opt
 /// (except arrivals that were due before it and waited for the cap); then the run drains.
 /// Warmup: the first N releases or those intended before the warmup time, as elsewhere. Window:
 /// from the first measured release (or the end of a time warmup) to the end of the last stage.
-/// Every Release carries its stage.
+/// Every Release carries its stage. cfg.max_duration cuts the plan (nothing released at or after
+/// it; the window ends there); the minimums do not extend a plan.
 std::unique_ptr<Pacer> make_staged_pacer(const ScenarioConfig& cfg);
 
 /// Multi-turn sessions (cfg.turns > 1, validated). A session is `turns` requests; turn t + 1 is
@@ -100,11 +137,15 @@ std::unique_ptr<Pacer> make_staged_pacer(const ScenarioConfig& cfg);
 /// requests (after warmup) have been released nothing more is released, so sessions still in
 /// progress are cut short. In duration-bounded runs nothing (no new session, no next turn) is
 /// released with an intended time at or after the window's end; those sessions are cut short too.
-/// Warmup and window as for the other pacers (warmup counts requests, not sessions).
+/// Warmup and window as for the other pacers (warmup counts requests, not sessions). The limits
+/// of run_limits(cfg): while a minimum is unmet, turns and sessions go on being released past
+/// num_requests or the window's end; nothing is released at or after max_duration.
 std::unique_ptr<Pacer> make_session_pacer(const ScenarioConfig& cfg, const std::vector<Nanos>* timed_starts = nullptr);
 
 /// The pacer for a validated scenario: stages, sessions (turns > 1), open loop (server, offline;
-/// server honours max_inflight too) or closed loop. `timed_arrivals`: the workload's own arrival
+/// server honours max_inflight too) or closed loop, each with run_limits(cfg): a generated
+/// server schedule is continued by its own arrival stream while a minimum is unmet; offline
+/// releases max(num_requests, min_requests). `timed_arrivals`: the workload's own arrival
 /// offsets for trace replay (cfg.timed_arrivals), used as the schedule (or as session starts).
 /// A sharded cfg (cfg.shard, counts already split by shard_config) gets this shard's part: of the
 /// global schedule (open loop), of each rate stage's stream, or of the session starts; see

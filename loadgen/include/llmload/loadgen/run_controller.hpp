@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "llmload/analysis/run_metrics.hpp"
@@ -39,19 +40,34 @@ class RunController {
   /// Aborts everything in flight (second signal).
   void abort();
   bool interrupted() const { return interrupted_; }
+  /// Stops releasing new requests, like interrupt(), for a reason found while it ran (e.g. a
+  /// sweep point found over-loaded): not an interruption. In-flight requests finish; the window
+  /// ends where issuing stopped (the drain after it is not in throughput). The first reason is
+  /// kept; the metrics carry it (`stopped_early`).
+  void stop_early(std::string reason);
+  const std::optional<std::string>& stopped_early() const { return stopped_early_; }
 
   /// Called after every completion (the driver re-polls and re-arms its timer).
   std::function<void()> on_progress;
 
   TimePoint start_time() const { return start_; }
-  const std::vector<analysis::RequestRecord>& records() const { return records_; }
-  /// The measurement window (valid once finished()).
+  /// Every request's record, in completion order. With --warmup auto, once finished() the
+  /// records before the detected steady state are marked warmup (and out of the window).
+  const std::vector<analysis::RequestRecord>& records() const;
+  /// The measurement window (valid once finished()). --warmup auto: see docs/statistics.md.
   analysis::Window window() const;
+  /// The run's metrics and validity verdict (valid once finished()).
   analysis::RunMetrics metrics() const;
 
  private:
   class Slot;
   void complete(std::uint64_t index, TimePoint t);
+  // The window as the pacer and the run's bounds give it, before any auto warmup.
+  analysis::Window planned_window() const;
+  analysis::ValidityOptions validity_options() const;
+  // --warmup auto, once finished(): detects the steady state, relabels the records before it and
+  // recomputes the latency histograms (done once; the results are cached).
+  void settle() const;
 
   const ScenarioConfig& cfg_;
   const Clock& clock_;
@@ -60,13 +76,23 @@ class RunController {
   const RequestBuilder& builder_;
   TimePoint start_{};
   bool interrupted_ = false;
+  std::optional<std::string> stopped_early_;
+  std::optional<TimePoint> stopped_at_;  // when stop_early() stopped the releases
   std::size_t max_in_flight_ = 0;
   std::map<std::uint64_t, std::unique_ptr<Slot>> trackers_;
   std::vector<std::unique_ptr<Slot>> graveyard_;  // completed slots, destroyed at the next poll
   std::optional<TimePoint> last_event_;
-  std::vector<analysis::RequestRecord> records_;
+  // Mutable: settle() relabels them (auto warmup) on first read after the run; single-threaded.
+  mutable std::vector<analysis::RequestRecord> records_;
   analysis::MetricsAccumulator acc_;
   std::optional<TimePoint> last_measured_done_;
+  std::optional<Nanos> last_measured_intended_;  // offset from start_
+  // --warmup auto: each record's output events (index-aligned with records_) until settle()
+  // re-accumulates them; then the settled window and accumulator.
+  mutable std::vector<std::vector<analysis::ChunkArrival>> chunks_;
+  mutable bool settled_ = false;
+  mutable std::optional<analysis::Window> auto_window_;
+  mutable std::unique_ptr<analysis::MetricsAccumulator> auto_acc_;
 
   // Multi-turn sessions in progress: their completed turns (dropped after the last turn).
   struct SessionTurn {

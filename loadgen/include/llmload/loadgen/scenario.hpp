@@ -33,10 +33,14 @@ ScenarioKind parse_scenario_kind(std::string_view s);
 struct WarmupSpec {
   std::int64_t requests = 0;
   Nanos duration{0};
+  /// --warmup auto: nothing is discarded up front; after the run the start of steady state is
+  /// detected from the per-interval series (see docs/statistics.md) and what came before it is
+  /// discarded.
+  bool automatic = false;
   bool by_time() const { return duration.count() > 0; }
-  bool none() const { return requests == 0 && duration.count() == 0; }
+  bool none() const { return requests == 0 && duration.count() == 0 && !automatic; }
 };
-/// Parses "20" (requests) or "5s" (time). Throws ConfigError.
+/// Parses "20" (requests), "5s" (time) or "auto". Throws ConfigError.
 WarmupSpec parse_warmup(std::string_view s);
 
 /// How open-loop arrivals are spaced (server scenario) and how the rate evolves.
@@ -72,6 +76,26 @@ struct ScenarioConfig {
   std::optional<std::int64_t> num_requests;  // measured requests (warmup not included)
   std::optional<Nanos> duration;             // length of the measurement window
   WarmupSpec warmup;
+  /// MLPerf-style minimums: the run goes on issuing until both hold (unless max_duration comes
+  /// first); a run that ends below either is INVALID with that reason.
+  std::optional<Nanos> min_duration;
+  std::optional<std::int64_t> min_requests;
+  std::optional<Nanos> max_duration;  // hard bound on the whole run (warmup included)
+  /// Validity: a run whose failed fraction of measured requests is above this is INVALID.
+  double max_error_rate = 0.05;
+  /// Trials: independent repetitions of the whole run (new connections; seeds derived from
+  /// `seed` and the trial index), with `trial_pause` between them.
+  std::int64_t trials = 1;
+  Nanos trial_pause{0};
+  /// Exit status reflects the SLO verdict (FAIL, INCONCLUSIVE: non-zero), for CI gates.
+  bool fail_on_slo = false;
+  /// Console: quiet (the report only, no progress or notes), verbose (more detail).
+  bool quiet = false;
+  bool verbose = false;
+  /// Cost and scaling: the devices (GPUs, replicas) serving the endpoint and the price of one
+  /// device-hour; recorded in the conditions, cost per 1M output tokens in the result.
+  std::optional<double> devices;
+  std::optional<double> price_per_hour;
   std::optional<analysis::SloSpec> slo;
   double request_rate = 0;                   // server: requests per second
   std::optional<std::int64_t> max_inflight;  // offline: cap on requests in flight

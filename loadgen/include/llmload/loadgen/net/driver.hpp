@@ -4,6 +4,7 @@
 // requests for at most `drain_timeout`; second: abort at once).
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -22,6 +23,10 @@ namespace llmload::net {
 struct DriveOptions {
   Nanos drain_timeout = std::chrono::seconds(30);
   bool handle_signals = true;
+  /// Called on the event loop every `tick_interval` while the run lasts (0: never): the live
+  /// progress line, the over-saturation watch. It may stop the controller (interrupt, stop_early).
+  Nanos tick_interval{0};
+  std::function<void()> on_tick;
 };
 
 /// Runs until the controller has finished. Returns normally also when interrupted (see

@@ -1,0 +1,124 @@
+// The live progress line and the over-saturation watch: see progress.hpp.
+#include "progress.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "llmload/analysis/steady_state.hpp"
+#include "llmload/common/duration.hpp"
+
+namespace llmload::app {
+
+namespace {
+
+std::string clock_text(double s) {
+  if (!std::isfinite(s) || s < 0) return "--:--";
+  const auto t = static_cast<std::int64_t>(s + 0.5);
+  if (t >= 3600) return fmt::format("{}:{:02}:{:02}", t / 3600, (t / 60) % 60, t % 60);
+  return fmt::format("{:02}:{:02}", t / 60, t % 60);
+}
+
+std::string ms_text(std::int64_t us) {
+  const double ms = static_cast<double>(us) / 1e3;
+  return ms >= 100 ? fmt::format("{:.0f}", ms) : fmt::format("{:.1f}", ms);
+}
+
+}  // namespace
+
+RunMonitor::RunMonitor(RunController& controller, const Clock& clock, MonitorOptions options)
+    : controller_(controller), clock_(clock), options_(std::move(options)) {}
+
+RunMonitor::~RunMonitor() { finish(); }
+
+void RunMonitor::scan() {
+  const auto& records = controller_.records();
+  if (seen_.size() < records.size()) seen_.resize(records.size(), false);
+  for (std::size_t i = scan_from_; i < records.size(); ++i) {
+    if (seen_[i]) continue;
+    const auto& r = records[i];
+    if (!r.t_done) continue;
+    seen_[i] = true;
+    ++done_;
+    if (!r.ok()) {
+      ++errors_;
+    } else if (auto t = r.ttft(); t && !r.warmup) {
+      const auto us = std::chrono::duration_cast<std::chrono::microseconds>(*t).count();
+      ttft_.record(std::max<std::int64_t>(us, 1));
+      tick_ttft_sum_ms_ += static_cast<double>(us) / 1e3;
+      ++tick_ttft_n_;
+    }
+  }
+  while (scan_from_ < seen_.size() && seen_[scan_from_]) ++scan_from_;
+}
+
+void RunMonitor::check_saturation() {
+  in_flight_series_.push_back(static_cast<double>(controller_.in_flight()));
+  ttft_series_.push_back(tick_ttft_n_ > 0 ? tick_ttft_sum_ms_ / static_cast<double>(tick_ttft_n_) : std::nan(""));
+  tick_ttft_sum_ms_ = 0;
+  tick_ttft_n_ = 0;
+  if (!options_.watch_saturation || saturation_) return;
+  // The first seconds are the ramp into the load: the test looks at the intervals after them,
+  // and needs at least 10 (5 s at the 0.5 s tick) to tell growth from noise.
+  constexpr std::size_t kSkip = 4;
+  if (in_flight_series_.size() < kSkip + 12) return;
+  const std::span<const double> q(in_flight_series_.data() + kSkip, in_flight_series_.size() - kSkip);
+  const std::span<const double> t(ttft_series_.data() + kSkip, ttft_series_.size() - kSkip);
+  const auto s = analysis::detect_saturation(q, t);
+  if (!s.saturated) return;
+  saturation_ = fmt::format("over-saturated after {:.1f} s: requests in flight and TTFT both grew without bound "
+                            "(in flight {:.0f} -> {:.0f}, TTFT {:.0f} -> {:.0f} ms); stopped releasing requests",
+                            static_cast<double>(in_flight_series_.size()) * std::chrono::duration<double>(kTick).count(),
+                            s.queue.start_level, s.queue.end_level, s.ttft.start_level, s.ttft.end_level);
+  if (options_.stop) options_.stop(*saturation_);
+}
+
+std::string RunMonitor::line() const {
+  const double elapsed = std::chrono::duration<double>(clock_.now() - controller_.start_time()).count();
+  double rate = 0;
+  if (rate_samples_.size() >= 2) {
+    const auto& a = rate_samples_.front();
+    const auto& b = rate_samples_.back();
+    if (b.first > a.first) rate = static_cast<double>(b.second - a.second) / (b.first - a.first);
+  }
+  double eta = std::nan("");
+  if (options_.planned_requests && rate > 0) {
+    eta = static_cast<double>(std::max<std::int64_t>(*options_.planned_requests - done_, 0)) / rate;
+  } else if (options_.planned_duration) {
+    eta = std::max(0.0, std::chrono::duration<double>(*options_.planned_duration).count() - elapsed);
+  }
+  std::string done = options_.planned_requests ? fmt::format("{}/{}", done_, *options_.planned_requests)
+                                               : fmt::format("{}", done_);
+  std::string ttft = ttft_.total_count() > 0
+                         ? fmt::format("TTFT p50 {} p99 {} ms", ms_text(ttft_.value_at_percentile(50)),
+                                       ms_text(ttft_.value_at_percentile(99)))
+                         : std::string("TTFT --");
+  return fmt::format("{}{}done {} | {:.1f} req/s | in flight {} | errors {} | {} | {} elapsed, ETA {}",
+                     options_.label, options_.label.empty() ? "" : " | ", done, rate, controller_.in_flight(),
+                     errors_, ttft, clock_text(elapsed), clock_text(eta));
+}
+
+void RunMonitor::tick() {
+  scan();
+  const double elapsed = std::chrono::duration<double>(clock_.now() - controller_.start_time()).count();
+  rate_samples_.emplace_back(elapsed, done_);
+  // The current rate: completions over the last 5 s (10 ticks).
+  while (rate_samples_.size() > 11) rate_samples_.erase(rate_samples_.begin());
+  check_saturation();
+  if (options_.progress_line) {
+    // \r, the line, then erase to the end of the line (a shorter line leaves no tail).
+    fmt::print(stderr, "\r{}\x1b[K", line());
+    std::fflush(stderr);
+    drawn_ = true;
+  }
+}
+
+void RunMonitor::finish() {
+  if (!drawn_) return;
+  fmt::print(stderr, "\r\x1b[K");
+  std::fflush(stderr);
+  drawn_ = false;
+}
+
+}  // namespace llmload::app

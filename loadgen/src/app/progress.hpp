@@ -1,0 +1,72 @@
+#pragma once
+// What a run watches while it runs, on every tick of the driver (net::DriveOptions::on_tick):
+//   - the live progress line on a terminal (requests done, current rate, in flight, errors,
+//     p50/p99 TTFT so far, elapsed, ETA), redrawn in place on stderr and erased at the end;
+//     nothing when stderr is not a terminal or with --quiet;
+//   - optionally, over-saturation: when both the requests in flight and the TTFT grow without
+//     bound (analysis::detect_saturation over the interval series so far), the run stops
+//     releasing requests early (RunController::stop_early), so a sweep point that cannot meet
+//     any SLO does not waste its whole duration.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "llmload/analysis/hdr_histogram.hpp"
+#include "llmload/loadgen/clock.hpp"
+#include "llmload/loadgen/run_controller.hpp"
+
+namespace llmload::app {
+
+struct MonitorOptions {
+  bool progress_line = false;       // draw the live line (the caller checks for a terminal)
+  bool watch_saturation = false;    // stop the run early when over-saturated
+  std::optional<std::int64_t> planned_requests;  // measured + warmup requests, when known (ETA)
+  std::optional<Nanos> planned_duration;         // window length, when the run is bounded by time (ETA)
+  std::string label;                // e.g. "trial 2/3" or "concurrency 8"
+  /// How the watch stops the run (RunController::stop_early), given the reason.
+  std::function<void(const std::string&)> stop;
+};
+
+class RunMonitor {
+ public:
+  RunMonitor(RunController& controller, const Clock& clock, MonitorOptions options);
+  ~RunMonitor();  // erases the line
+
+  /// The tick interval to give the driver.
+  static constexpr Nanos kTick = std::chrono::milliseconds(500);
+  void tick();
+  /// Erases the progress line (before the report is printed).
+  void finish();
+
+  /// The line as it would be drawn now (without terminal control characters).
+  std::string line() const;
+  /// Set when the saturation watch stopped the run.
+  const std::optional<std::string>& saturation() const { return saturation_; }
+
+ private:
+  void scan();
+  void check_saturation();
+
+  RunController& controller_;
+  const Clock& clock_;
+  MonitorOptions options_;
+  std::size_t scan_from_ = 0;
+  std::vector<bool> seen_;
+  std::int64_t done_ = 0;
+  std::int64_t errors_ = 0;
+  analysis::HdrHistogram ttft_;
+  // (elapsed s, done) samples for the current rate over the last few seconds.
+  std::vector<std::pair<double, std::int64_t>> rate_samples_;
+  // Saturation series, one value per tick.
+  std::vector<double> in_flight_series_;
+  std::vector<double> ttft_series_;
+  double tick_ttft_sum_ms_ = 0;
+  std::int64_t tick_ttft_n_ = 0;
+  std::optional<std::string> saturation_;
+  bool drawn_ = false;
+};
+
+}  // namespace llmload::app
