@@ -2588,8 +2588,9 @@ std::vector<Chart> sweep_charts(const ReportInput& in, const std::vector<RunSumm
     double mx = 0;
     for (const auto& r : in.runs) {
       std::optional<HdrHistogram> h;
+      const std::string metric_key = key;  // clang 14 cannot capture a structured binding
       auto take = [&](const RunArtifact& x) {
-        auto it = x.histograms.find(key);
+        auto it = x.histograms.find(metric_key);
         if (it == x.histograms.end() || it->second.total_count() == 0) return;
         if (!h) {
           h = it->second;

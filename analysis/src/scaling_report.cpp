@@ -13,7 +13,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 json number_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 json opt_json(const std::optional<double>& v) { return v ? number_or_null(*v) : json(nullptr); }
