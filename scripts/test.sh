@@ -26,7 +26,9 @@ stamp "set-up"
 "$here/scripts/setup.sh"
 
 stamp "release build (gcc)"
-"$here/scripts/build.sh"
+# Line tables only (-g1, as in the sanitizer builds): the same -O2 code in less compile time than
+# full -g (docs/testing.md, "Build time"). build.sh alone keeps CMake's -g.
+"$here/scripts/build.sh" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
 build="${LLMLOAD_BUILD_DIR:-$here/build}"
 stamp "tests: release build"
 ctest --test-dir "$build" --output-on-failure -j "$test_jobs" --timeout 600 | tee -a "$log"
