@@ -380,17 +380,24 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
     SloResult s;
     s.spec = *slo;
     s.view = view;
+    // Goodput counts the good requests the way request throughput counts requests: those
+    // completing in the window (METRICS.md), so goodput <= throughput always; attainment is the
+    // share of the window's measured requests (intended start in the window) that were good.
+    std::int64_t good_completing = 0;
     std::int64_t good_tokens = 0;
     std::int64_t ex_ttft = 0;
     std::int64_t ex_tpot = 0;
     std::int64_t ex_e2e = 0;
     const bool rt = view == LatencyView::kResponse;
     for (const auto& r : records) {
-      if (r.warmup || !r.in_window) continue;
-      if (meets_slo(r, *slo, view)) {
-        ++s.good;
+      if (r.warmup) continue;
+      const bool good = meets_slo(r, *slo, view);
+      if (good && r.t_done && *r.t_done >= window.start && *r.t_done <= window.end) {
+        ++good_completing;
         good_tokens += r.output_tokens;
       }
+      if (!r.in_window) continue;
+      if (good) ++s.good;
       if (slo->ttft) {
         auto v = rt ? r.ttft_rt() : r.ttft();
         if (!r.ok() || !v || *v > *slo->ttft) ++ex_ttft;
@@ -406,7 +413,7 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
     }
     s.attainment = m.in_window > 0 ? static_cast<double>(s.good) / static_cast<double>(m.in_window) : 0;
     if (secs > 0) {
-      s.request_goodput = static_cast<double>(s.good) / secs;
+      s.request_goodput = static_cast<double>(good_completing) / secs;
       s.token_goodput = static_cast<double>(good_tokens) / secs;
     }
     const auto& ttft_h = hist_.at(rt ? Metric::kTtftRt : Metric::kTtft);
