@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -603,6 +604,11 @@ StandardValues standard_values(const Exposition& e) {
   v.prompt_tokens = first_sum(e, {"vllm:prompt_tokens_total", "sglang:prompt_tokens_total"});
   v.generation_tokens = first_sum(e, {"vllm:generation_tokens_total", "sglang:generation_tokens_total"});
   v.requests_finished = first_sum(e, {"vllm:request_success_total", "sglang:num_requests_total"});
+  v.power_watts = first_sum(e, {"llmload:gpu_power_watts", "DCGM_FI_DEV_POWER_USAGE"});
+  v.energy_joules = first_sum(e, {"llmload:gpu_energy_joules_total"});
+  if (!v.energy_joules) {
+    if (auto mj = first_sum(e, {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"})) v.energy_joules = *mj / 1000.0;
+  }
   return v;
 }
 
@@ -615,6 +621,8 @@ nlohmann::json to_json(const StandardValues& v) {
       {"prompt_tokens", num_or_null(v.prompt_tokens)},
       {"generation_tokens", num_or_null(v.generation_tokens)},
       {"requests_finished", num_or_null(v.requests_finished)},
+      {"power_watts", num_or_null(v.power_watts)},
+      {"energy_joules", num_or_null(v.energy_joules)},
   };
 }
 
@@ -771,8 +779,11 @@ nlohmann::json ServerMetricsRecording::to_json(double t0_s) const {
   };
   using Member = std::optional<double> StandardValues::*;
   const Member counters[] = {&StandardValues::preemptions, &StandardValues::prompt_tokens,
-                             &StandardValues::generation_tokens, &StandardValues::requests_finished};
-  const char* counter_keys[] = {"preemptions", "prompt_tokens", "generation_tokens", "requests_finished"};
+                             &StandardValues::generation_tokens, &StandardValues::requests_finished,
+                             &StandardValues::energy_joules};
+  const char* counter_keys[] = {"preemptions", "prompt_tokens", "generation_tokens", "requests_finished",
+                                "energy_joules"};
+  constexpr std::size_t kCounters = std::size(counters);
   json series;
   json ts = json::array();
   for (double t : t_s_) ts.push_back(round_to(t - t0_s, 1e-6));
@@ -785,7 +796,8 @@ nlohmann::json ServerMetricsRecording::to_json(double t0_s) const {
   series["running"] = gauge_series(&StandardValues::running);
   series["waiting"] = gauge_series(&StandardValues::waiting);
   series["kv_cache_usage"] = gauge_series(&StandardValues::kv_cache_usage);
-  for (std::size_t c = 0; c < 4; ++c) {
+  series["power_watts"] = gauge_series(&StandardValues::power_watts);
+  for (std::size_t c = 0; c < kCounters; ++c) {
     const auto base = base_of(counters[c]);
     json a = json::array();
     for (const auto& v : values_) {
@@ -801,7 +813,8 @@ nlohmann::json ServerMetricsRecording::to_json(double t0_s) const {
   json peak;
   for (auto [key, m] : {std::pair<const char*, Member>{"running", &StandardValues::running},
                         {"waiting", &StandardValues::waiting},
-                        {"kv_cache_usage", &StandardValues::kv_cache_usage}}) {
+                        {"kv_cache_usage", &StandardValues::kv_cache_usage},
+                        {"power_watts", &StandardValues::power_watts}}) {
     std::optional<double> best;
     for (const auto& v : values_) {
       if (v.*m && (!best || *(v.*m) > *best)) best = v.*m;
@@ -812,7 +825,7 @@ nlohmann::json ServerMetricsRecording::to_json(double t0_s) const {
   json delta;
   const StandardValues b = before_ ? standard_values(*before_) : StandardValues{};
   const StandardValues a = after_ ? standard_values(*after_) : StandardValues{};
-  for (std::size_t c = 0; c < 4; ++c) {
+  for (std::size_t c = 0; c < kCounters; ++c) {
     const auto& x = a.*counters[c];
     const auto& y = b.*counters[c];
     delta[counter_keys[c]] = x && y ? num_or_null(*x - *y) : json(nullptr);

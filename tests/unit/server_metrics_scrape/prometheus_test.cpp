@@ -11,6 +11,7 @@
 #include <string>
 
 #include "llmload/analysis/prometheus.hpp"
+#include "llmload/analysis/scaling_report.hpp"
 #include "llmload/server/metrics.hpp"
 
 namespace llmload::analysis::prom {
@@ -592,6 +593,62 @@ TEST(server_series, llmload_server_registry) {
 
   m.set_gpu_power(300, 1000);  // with a GPU, its own llmload: families tell it apart
   EXPECT_EQ(detect_flavor(parse_exposition(m.render())), ServerFlavor::kLlmloadServer);
+}
+
+// Power and energy: llmload-server's own families (with a GPU) and NVIDIA dcgm-exporter's (per GPU,
+// energy in millijoules), recorded over a run and turned into energy per output token.
+TEST(server_series, gpu_power_and_energy) {
+  server::ServerMetrics m({"mock"}, 8192, 16, 1000);
+  EXPECT_FALSE(standard_values(parse_exposition(m.render())).power_watts);  // no GPU: not served
+  m.set_gpu_power(310.5, 1200);
+  auto v = standard_values(parse_exposition(m.render()));
+  ASSERT_TRUE(v.power_watts && v.energy_joules);
+  EXPECT_DOUBLE_EQ(*v.power_watts, 310.5);
+  EXPECT_DOUBLE_EQ(*v.energy_joules, 1200);
+
+  const char* dcgm_before =
+      "# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n"
+      "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-a\"} 100\n"
+      "DCGM_FI_DEV_POWER_USAGE{gpu=\"1\",UUID=\"GPU-b\"} 120\n"
+      "# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter\n"
+      "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"0\",UUID=\"GPU-a\"} 5000000\n"
+      "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"1\",UUID=\"GPU-b\"} 7000000\n"
+      "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total 1000\n";
+  const char* dcgm_after =
+      "# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n"
+      "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-a\"} 300\n"
+      "DCGM_FI_DEV_POWER_USAGE{gpu=\"1\",UUID=\"GPU-b\"} 340\n"
+      "# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter\n"
+      "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"0\",UUID=\"GPU-a\"} 5600000\n"
+      "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"1\",UUID=\"GPU-b\"} 7680000\n"
+      "# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total 5000\n";
+  v = standard_values(parse_exposition(dcgm_before));
+  EXPECT_DOUBLE_EQ(*v.power_watts, 220);      // summed over the GPUs
+  EXPECT_DOUBLE_EQ(*v.energy_joules, 12000);  // mJ -> J
+
+  ServerMetricsRecording rec;
+  rec.set_before(parse_exposition(dcgm_before), 10.0);
+  rec.add_point(parse_exposition(dcgm_after), 12.0);
+  rec.set_after(parse_exposition(dcgm_after), 14.0);
+  const auto j = rec.to_json(10.0);
+  EXPECT_EQ(j["series"]["power_watts"], nlohmann::json::parse("[220.0, 640.0, 640.0]"));
+  EXPECT_EQ(j["series"]["energy_joules"], nlohmann::json::parse("[0.0, 1280.0, 1280.0]"));
+  EXPECT_DOUBLE_EQ(j["peak"]["power_watts"].get<double>(), 640);
+  EXPECT_DOUBLE_EQ(j["delta"]["energy_joules"].get<double>(), 1280);
+  EXPECT_DOUBLE_EQ(j["before"]["energy_joules"].get<double>(), 12000);
+  // 1280 J over 4000 generated tokens: 0.32 J per token, from the counter.
+  std::string how;
+  const auto per_token = analysis::energy_per_output_token(j, 1000.0, &how);
+  ASSERT_TRUE(per_token) << how;
+  EXPECT_NEAR(*per_token, 0.32, 1e-12);
+  EXPECT_NE(how.find("energy counter"), std::string::npos) << how;
+  // Without the counter, from the power series: the trapezoid mean over [0, 4] s is
+  // (2 * 430 + 2 * 640) / 4 = 535 W, at 1000 output tokens/s 0.535 J per token.
+  auto no_counter = j;
+  no_counter["delta"]["energy_joules"] = nullptr;
+  const auto from_power = analysis::energy_per_output_token(no_counter, 1000.0, &how);
+  ASSERT_TRUE(from_power) << how;
+  EXPECT_NEAR(*from_power, 0.535, 1e-9);
 }
 
 TEST(server_series, unknown_server) {

@@ -139,6 +139,12 @@ struct StandardValues {
   std::optional<double> prompt_tokens;      // vllm:prompt_tokens_total | sglang:prompt_tokens_total
   std::optional<double> generation_tokens;  // vllm:generation_tokens_total | sglang:generation_tokens_total
   std::optional<double> requests_finished;  // vllm:request_success_total | sglang:num_requests_total
+  /// Board power of the server's GPUs, summed over them, in watts: llmload:gpu_power_watts |
+  /// DCGM_FI_DEV_POWER_USAGE (NVIDIA's dcgm-exporter, per GPU).
+  std::optional<double> power_watts;
+  /// Energy counter of the server's GPUs, summed, in joules: llmload:gpu_energy_joules_total |
+  /// DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION (millijoules in dcgm-exporter; converted).
+  std::optional<double> energy_joules;
 };
 StandardValues standard_values(const Exposition& e);
 nlohmann::json to_json(const StandardValues& v);
