@@ -363,7 +363,25 @@ MergedArtifact merge_artifacts(const std::vector<ShardArtifact>& artifacts) {
     }
     view = at_path(ref, "slo.view") == "response" ? LatencyView::kResponse : LatencyView::kService;
   }
-  RunMetrics m = MetricsAccumulator().finalize(window, open_loop, slo, view, all);
+  // The merged run is judged as one run: the validity settings the shards ran with (the same in
+  // every shard: one command line), now with the sample checks and minimums a shard leaves to it.
+  ValidityOptions validity;
+  validity.max_error_rate = number_or(at_path(ref, "validity.max_error_rate"), validity.max_error_rate);
+  if (const json& ps = at_path(ref, "minimums.percentiles"); ps.is_array()) {
+    for (const auto& p : ps) {
+      if (p.is_number()) validity.percentiles.push_back(p.get<double>());
+    }
+  }
+  if (const json& v = at_path(ref, "minimums.min_duration_s"); v.is_number()) validity.min_duration = from_s(v.get<double>());
+  if (const json& v = at_path(ref, "minimums.min_requests"); v.is_number_integer()) {
+    validity.min_requests = v.get<std::int64_t>();
+  }
+  if (const json& v = at_path(ref, "minimums.max_duration_s"); v.is_number()) validity.max_duration = from_s(v.get<double>());
+  for (const auto& s : shards) {
+    if (at_path(s.artifact->result, "minimums.max_duration_reached") == true) validity.max_duration_reached = true;
+  }
+  validity.check_samples = true;
+  RunMetrics m = MetricsAccumulator().finalize(window, open_loop, slo, view, all, validity);
   m.latency = latency;
   m.histograms = hist;
   // Output tokens: each shard counted those arriving in its own window (which lies in the merged one).
@@ -375,14 +393,6 @@ MergedArtifact merge_artifacts(const std::vector<ShardArtifact>& artifacts) {
   if (len > 0) {
     m.output_throughput = m.output_tokens_in_window / len;
     m.total_token_throughput += m.output_tokens_in_window / len;  // finalize() counted the input tokens only
-  }
-  if (m.invalid) {
-    const auto& lag = m.latency.at(Metric::kScheduleLag);
-    m.invalid_reason = fmt::format(
-        "the client could not hold the offered load: {:.1f}% of requests started more than 1 ms late "
-        "(schedule lag p50 {:.3f} ms, p99 {:.3f} ms, max {:.3f} ms)",
-        100.0 * m.late_fraction, static_cast<double>(lag.percentile(50)) / 1e3,
-        static_cast<double>(lag.percentile(99)) / 1e3, static_cast<double>(lag.max_us) / 1e3);
   }
   if (m.slo) {
     const bool rt = m.slo->view == LatencyView::kResponse;
@@ -439,7 +449,7 @@ MergedArtifact merge_artifacts(const std::vector<ShardArtifact>& artifacts) {
                                   drain[i], drain[i] - median_drain, last_done[i]));
     }
     if (at_path(r, "validity.valid") == false) {
-      flags.push_back(fmt::format("its client fell behind its schedule: {}",
+      flags.push_back(fmt::format("INVALID on its own: {}",
                                   at_path(r, "validity.reason").is_string() ? at_path(r, "validity.reason").get<std::string>()
                                                                             : std::string("marked invalid")));
     }

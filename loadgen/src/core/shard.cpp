@@ -275,7 +275,8 @@ ShardPlan plan_shard(const ScenarioConfig& local, const std::vector<Nanos>* time
     ShardSchedule part = partition_schedule(build_schedule(local, timed_arrivals), local.shard, partition_rule(local),
                                             shard_seed(local.seed), local.warmup);
     plan.global_index = std::move(part.global_index);
-    plan.pacer = make_open_loop_pacer(std::move(part.schedule), local.max_inflight, local.duration, local.warmup);
+    plan.pacer = make_open_loop_pacer(std::move(part.schedule), local.max_inflight, local.duration, local.warmup,
+                                      run_limits(local));  // --max-duration holds for a shard too
     return plan;
   }
   plan.pacer = make_pacer(local, timed_arrivals);

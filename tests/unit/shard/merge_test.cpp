@@ -141,8 +141,20 @@ void expect_same_metrics(const analysis::RunMetrics& merged, const analysis::Run
     EXPECT_NEAR(a.mean_us, b.mean_us, 1e-6 * std::max(1.0, b.mean_us));
     EXPECT_NEAR(a.stddev_us, b.stddev_us, 1e-6 * std::max(1.0, b.stddev_us));
   }
+  // The same verdict, for the same reasons, with the same messages.
+  EXPECT_EQ(merged.invalid, single.invalid);
+  EXPECT_EQ(merged.validity_checks, single.validity_checks);
+  ASSERT_EQ(merged.validity_reasons.size(), single.validity_reasons.size());
+  for (std::size_t i = 0; i < single.validity_reasons.size(); ++i) {
+    EXPECT_EQ(merged.validity_reasons[i].code, single.validity_reasons[i].code);
+    EXPECT_EQ(merged.validity_reasons[i].message, single.validity_reasons[i].message);
+  }
+  EXPECT_EQ(merged.minimums.required_samples, single.minimums.required_samples);
+  EXPECT_EQ(merged.minimums.percentiles, single.minimums.percentiles);
+  EXPECT_TRUE(merged.minimums.checked);
   ASSERT_EQ(merged.slo.has_value(), single.slo.has_value());
   if (single.slo) {
+    EXPECT_EQ(merged.slo->request_goodput, single.slo->request_goodput);
     EXPECT_EQ(merged.slo->good, single.slo->good);
     EXPECT_EQ(merged.slo->verdict, single.slo->verdict);
     ASSERT_EQ(merged.slo->metrics.size(), single.slo->metrics.size());
@@ -192,6 +204,29 @@ TEST(Merge, ClosedLoopShardsMergeIntoExactlyTheSingleRun) {
   const SimRun single = simulate_run(cfg);
   const auto merged = analysis::merge_artifacts(shards_of(cfg, 3));
   expect_same_metrics(merged.metrics, single.metrics);
+}
+
+// A shard leaves the sample checks to the merged run, which applies them with the shards'
+// settings: 60 requests cannot support p99 (100 needed) nor the requested p99.9 (1,000).
+TEST(Merge, TheMergedRunIsJudgedAsOneRunWithTheShardsSettings) {
+  ScenarioConfig cfg = poisson(40, 60);
+  cfg.metric_percentiles = {50, 99.9};
+  cfg.max_error_rate = 0.2;
+  const SimRun single = simulate_run(cfg);
+  ASSERT_TRUE(single.metrics.invalid);
+  ASSERT_EQ(single.metrics.validity_reasons.front().code, "too_few_samples");
+  const auto shards = shards_of(cfg, 3);
+  for (const auto& s : shards) {
+    EXPECT_EQ(s.result["validity"]["valid"], true) << "a shard does not judge its own sample size";
+    EXPECT_EQ(s.result["minimums"]["checked"], false);
+  }
+  const auto merged = analysis::merge_artifacts(shards);
+  expect_same_metrics(merged.metrics, single.metrics);
+  EXPECT_EQ(merged.metrics.minimums.required_samples, 1000);
+  EXPECT_DOUBLE_EQ(merged.metrics.max_error_rate, 0.2);
+  EXPECT_EQ(merged.result["validity"]["verdict"], "INVALID");
+  EXPECT_NE(merged.result["validity"]["reason"].get<std::string>().find("p99.9 needs at least 1000"), std::string::npos)
+      << merged.result["validity"]["reason"];
 }
 
 TEST(Merge, OneArtifactMergesIntoItself) {
