@@ -175,8 +175,13 @@ class Sweep {
     json points = json::array();
     for (const auto& [load, p] : points_) {
       const json& slo = p.aggregate.contains("slo") ? p.aggregate["slo"] : json();
-      bool stopped = false;
-      for (const auto& e : p.entries) stopped = stopped || e["stopped_early"].is_string();
+      // The first trial's reason when any trial of the point stopped early, else null.
+      json stopped = nullptr;
+      for (const auto& e : p.entries) {
+        if (stopped.is_null() && e["stopped_early"].is_string()) {
+          stopped = fmt::format("trial {}: {}", e["trial"].dump(), e["stopped_early"].get<std::string>());
+        }
+      }
       points.push_back({{"dir", p.dir},
                         {"offered", load},
                         {"trials", p.entries.size()},

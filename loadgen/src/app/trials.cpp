@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "llmload/analysis/compare.hpp"
 #include "llmload/analysis/html_report.hpp"
 #include "llmload/analysis/trials.hpp"
 
@@ -118,6 +119,18 @@ json aggregate_trials(const std::vector<json>& entries, const json& first_result
     if (s.noisy) noisy_metrics.push_back(k);
   }
   r["trial_summary"] = summary;
+  // Cost at the headline (median) output throughput, with the trials' price and devices.
+  r["cost"] = nullptr;
+  if (first_result.contains("cost") && first_result["cost"].is_object() && r["output_throughput"].is_number()) {
+    json cost = first_result["cost"];
+    const double tput = r["output_throughput"].get<double>();
+    const double per_m = analysis::cost_per_million_tokens(cost.value("price_per_hour", 0.0), cost.value("devices", 1.0),
+                                                           tput);
+    cost["output_throughput"] = tput;
+    cost["per_million_output_tokens"] = std::isfinite(per_m) ? json(per_m) : json(nullptr);
+    cost["from"] = "the median output throughput across trials";
+    r["cost"] = cost;
+  }
   r["noisy"] = !noisy_metrics.empty();
   r["noisy_metrics"] = noisy_metrics;
   r["noisy_threshold_cv"] = 0.10;
