@@ -131,6 +131,7 @@ json conditions_json(const ScenarioConfig& cfg, const BaseUrl& url, const Reques
       {"timeout_s", std::chrono::duration<double>(cfg.timeout).count()},
       {"idle_timeout_s", std::chrono::duration<double>(cfg.idle_timeout).count()},
       {"connect_timeout_s", std::chrono::duration<double>(cfg.connect_timeout).count()},
+      {"schedule_spin_us", std::chrono::duration<double, std::micro>(cfg.schedule_spin).count()},
       {"first_token_timeout_s", cfg.first_token_timeout.count() > 0 ? json(std::chrono::duration<double>(cfg.first_token_timeout).count()) : json(nullptr)},
       {"inter_token_timeout_s", cfg.inter_token_timeout.count() > 0 ? json(std::chrono::duration<double>(cfg.inter_token_timeout).count()) : json(nullptr)},
       {"tls", url.scheme == "https" ? json({{"verify", !cfg.insecure}, {"ca_cert", cfg.ca_cert.empty() ? json("system") : json(cfg.ca_cert)}}) : json(nullptr)},
@@ -490,6 +491,7 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   }
   net::DriveOptions dopts;
   dopts.drain_timeout = cfg.drain_timeout;
+  dopts.spin_lead = cfg.schedule_spin;
   MonitorOptions mopts;
   mopts.progress_line = !cfg.quiet && isatty(STDERR_FILENO) == 1 && std::getenv("TERM") != nullptr &&
                         std::string_view(std::getenv("TERM")) != "dumb";

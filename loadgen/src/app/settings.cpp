@@ -294,6 +294,9 @@ const std::vector<SettingInfo>& settings() {
       {"idle-timeout", "bound on the silence between bytes of a response (default 60s)"},
       {"stream", "true: SSE streaming (default); false: non-streaming (then TTFT equals E2E)"},
       {"drain-timeout", "after SIGINT/SIGTERM, how long requests in flight may finish (default 30s)"},
+      {"schedule-spin", "scheduled (open-loop) sends: wake this long before a send is due and spin to the exact "
+                        "time, so timer wake-up latency does not become schedule lag (default 100us; costs up "
+                        "to that much CPU per send; 0 sleeps on the timer alone)"},
       {"api-key-file", "read the API key from this file (first line); never written out"},
       // Backends and connections
       {"backend", "openai-completions (default; also 'openai', 'vllm') | openai-chat | sglang (native /generate)"},
@@ -470,6 +473,8 @@ void apply_setting(const std::string& raw_name, const std::string& value, const 
     cfg.idle_timeout = parse_dur(value, origin);
   } else if (name == "drain-timeout") {
     cfg.drain_timeout = parse_dur(value, origin);
+  } else if (name == "schedule-spin") {
+    cfg.schedule_spin = parse_dur(value, origin);
   } else if (name == "api-key-file") {
     std::ifstream f(value);
     std::string key;

@@ -159,6 +159,8 @@ void ScenarioConfig::validate() {
   if (duration) need(duration->count() > 0, "bad --duration: must be positive, e.g. 30s");
   need(timeout.count() > 0, "bad --timeout: must be positive, e.g. 10m");
   need(idle_timeout.count() > 0, "bad --idle-timeout: must be positive, e.g. 60s");
+  need(schedule_spin <= std::chrono::milliseconds(10),
+       "bad --schedule-spin: at most 10ms (it is CPU spent per scheduled send), e.g. 100us, or 0 to turn it off");
   // Scenario, arrival process, ramp, stages, sessions and the in-flight cap.
   const std::string_view scen = to_string(kind);
   switch (kind) {

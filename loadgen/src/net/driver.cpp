@@ -50,16 +50,32 @@ void drive(asio::io_context& ioc, RunController& controller, const DriveOptions&
     });
   };
   pump = [&] {
-    if (stopped) return;
-    if (controller.poll(kStartsPerTurn)) return post_pump();
-    if (controller.finished()) return stop_all();
-    if (auto wake = controller.wake_time()) {
-      timer.expires_at(*wake);
+    for (;;) {
+      if (stopped) return;
+      if (controller.poll(kStartsPerTurn)) return post_pump();
+      if (controller.finished()) return stop_all();
+      const auto wake = controller.wake_time();
+      if (!wake) {
+        timer.cancel();
+        return;
+      }
+      const TimePoint now = std::chrono::time_point_cast<Nanos>(MonoClock::now());
+      if (options.spin_lead.count() > 0 && *wake > now && *wake - now <= options.spin_lead) {
+        // Due within the lead: spin to the due time, then release (the loop's next turn). A
+        // release due now or past that poll() did not start (a cap on requests in flight, the
+        // per-turn bound) goes through the timer below, never a busy loop.
+        while (MonoClock::now() < *wake) {
+#if defined(__x86_64__) || defined(__i386__)
+          __builtin_ia32_pause();
+#endif
+        }
+        continue;
+      }
+      timer.expires_at(options.spin_lead.count() > 0 && *wake > now ? *wake - options.spin_lead : *wake);
       timer.async_wait([&](boost::system::error_code ec) {
         if (!ec) pump();
       });
-    } else {
-      timer.cancel();
+      return;
     }
   };
   // A completion re-polls through the event loop, not inside the completion handler: reads that

@@ -115,6 +115,29 @@ TEST(Phases, MinimumRequestsContinueAnOpenLoopSchedule) {
   EXPECT_FALSE(has(codes(out.result), "too_few_samples"));
 }
 
+// Scheduled sends spin the last --schedule-spin to their due time (default 100 us) or rely on the
+// timer alone (0): either way every request is sent once, on or after its intended time, and the
+// setting is part of the run's conditions.
+TEST(Phases, ScheduleSpinIsRecordedAndKeepsTheSchedule) {
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "5ms", "--itl", "1ms"});
+  for (const std::string spin : {"default", "0", "500us"}) {
+    SCOPED_TRACE(spin);
+    TempDir dir;
+    std::vector<std::string> args = {"--base-url", server.base_url, "--request-rate", "200", "--num-requests", "100",
+                                     "--input-tokens", "8", "--output-tokens", "2", "--seed", "3"};
+    if (spin != "default") args.insert(args.end(), {"--schedule-spin", spin});
+    auto out = run_llmload(dir, args, {}, 60s);
+    ASSERT_EQ(out.proc.exit_code, 0) << out.proc.err;
+    const double want = spin == "default" ? 100.0 : spin == "0" ? 0.0 : 500.0;
+    EXPECT_DOUBLE_EQ(out.result["conditions"]["scenario"]["schedule_spin_us"].get<double>(), want);
+    ASSERT_EQ(out.records.size(), 100u);
+    for (const auto& r : out.records) {
+      EXPECT_GE(r["t_send_ms"].get<double>(), r["t_intended_ms"].get<double>()) << "sent before its time: " << r.dump();
+    }
+    EXPECT_EQ(out.result["completed"], 100);
+  }
+}
+
 TEST(Phases, MaxDurationStopsBeforeTheMinimumsAndTheRunIsInvalid) {
   auto server = start_server({"--latency-model", "fixed", "--ttft", "10ms", "--itl", "2ms"});
   TempDir dir;
@@ -190,6 +213,8 @@ TEST(Phases, SettingsThatCannotWorkAreRefusedBeforeAnythingIsSent) {
       {{"--duration", "10s", "--max-duration", "5s"}, {"--duration", "--max-duration"}},
       {{"--scenario", "offline", "--warmup", "auto"}, {"--warmup auto", "offline"}},
       {{"--max-error-rate", "2"}, {"--max-error-rate", "between 0 and 1"}},
+      {{"--schedule-spin", "1s"}, {"--schedule-spin", "at most 10ms"}},
+      {{"--schedule-spin", "soon"}, {"--schedule-spin", "invalid duration 'soon'"}},
   };
   for (const auto& c : cases) {
     TempDir dir;

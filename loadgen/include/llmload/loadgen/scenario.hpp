@@ -103,6 +103,9 @@ struct ScenarioConfig {
   Nanos timeout = std::chrono::minutes(10);  // whole request
   Nanos idle_timeout = std::chrono::seconds(60);  // silence between bytes of a response
   Nanos drain_timeout = std::chrono::seconds(30);  // after a signal: how long in-flight requests may finish
+  /// Scheduled releases: wake this long before the due time and spin to it (net::DriveOptions::
+  /// spin_lead); 0 sleeps on the timer alone.
+  Nanos schedule_spin = std::chrono::microseconds(100);
   std::string output_dir;                    // empty: no files, console only
 
   ArrivalConfig arrivals;

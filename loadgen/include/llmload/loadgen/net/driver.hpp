@@ -27,6 +27,11 @@ struct DriveOptions {
   /// progress line, the over-saturation watch. It may stop the controller (interrupt, stop_early).
   Nanos tick_interval{0};
   std::function<void()> on_tick;
+  /// Scheduled releases (open loop): the timer wakes this long before a release is due and the
+  /// loop then spins on the clock until the due time, so the timer's wake-up latency (tens of µs
+  /// on a VM, more under load) does not add to the schedule lag. Costs up to this much CPU per
+  /// scheduled release. 0: sleep until the due time (the timer alone).
+  Nanos spin_lead{0};
 };
 
 /// Runs until the controller has finished. Returns normally also when interrupted (see
