@@ -6,12 +6,12 @@
 #      libFuzzer targets built in the same tree, their seed corpora replayed, and each target
 #      fuzzed for a bounded time;
 #   3. the multi-threaded code (llmload-server with several io threads) under ThreadSanitizer.
-# Knobs: LLMLOAD_SANITIZERS=0 skips 2 and 3; LLMLOAD_FUZZ_SECONDS (default 12) per fuzz target.
+# Knobs: LLMLOAD_SANITIZERS=0 skips 2 and 3; LLMLOAD_FUZZ_SECONDS (default 8) per fuzz target.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 jobs="${LLMLOAD_JOBS:-$(nproc)}"
 test_jobs="${LLMLOAD_TEST_JOBS:-2}"
-fuzz_seconds="${LLMLOAD_FUZZ_SECONDS:-12}"
+fuzz_seconds="${LLMLOAD_FUZZ_SECONDS:-8}"
 stamp() { printf '\n=== [%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
