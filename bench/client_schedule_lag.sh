@@ -9,6 +9,7 @@
 # request (warmup included) recomputed from requests.jsonl. Repeated REPEATS times.
 #
 # Usage: bench/client_schedule_lag.sh [REPEATS] [RATE] [REQUESTS]   (default: 3 1000 10000)
+# LLMLOAD_BENCH_SPIN=DURATION passes --schedule-spin (default: llmload's, 100us; 0 = timer only).
 # Needs a build (scripts/build.sh); LLMLOAD_BUILD_DIR overrides build/. Loopback only; bounded.
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=client_bench_lib.sh source-path=SCRIPTDIR
@@ -19,13 +20,13 @@ requests="${3:-10000}"
 warmup=$((rate < requests ? rate : requests / 10))
 
 start_server --latency-model fixed --ttft 0ms --itl 0ms
-echo "# schedule lag, server scenario at $rate req/s, $requests measured + $warmup warmup requests, $(date -u +%FT%TZ)"
+echo "# schedule lag, server scenario at $rate req/s, $requests measured + $warmup warmup requests, schedule spin ${LLMLOAD_BENCH_SPIN:-default}, $(date -u +%FT%TZ)"
 p50=(); p99=(); p999=(); all99=(); late=()
 for r in $(seq 1 "$repeats"); do
   name=lag-$r
   measure "$name" --timeout $((requests / rate + 120)) -- "$bin/llmload" run --base-url "$url" --endpoint chat \
     --scenario server --request-rate "$rate" --num-requests "$requests" --warmup "$warmup" --seed "$r" \
-    --input-tokens 16 --output-tokens 4 --output "$work/$name"
+    --input-tokens 16 --output-tokens 4 ${LLMLOAD_BENCH_SPIN:+--schedule-spin "$LLMLOAD_BENCH_SPIN"} --output "$work/$name"
   f="$work/$name/result.json"
   p50+=("$(json_get "$f" "d['schedule_lag']['p50_ms'] * 1000")")
   p99+=("$(json_get "$f" "d['schedule_lag']['p99_ms'] * 1000")")
