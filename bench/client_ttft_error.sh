@@ -2,12 +2,14 @@
 # TTFT measurement error at 1,000 concurrent streams (issue 5: p99 <= 200 us).
 #
 # Ground truth: llmload-server puts {"llmload": {"first_token_s", ...}} in the last token chunk of
-# every stream (seconds from the request fully read to the first token's write, measured by the
-# server), and llmload records it per request in requests.jsonl as "server": {"queue_s",
-# "first_token_s", "last_token_s"}. Error of one request = client ttft_ms - server first_token_s.
-# It contains the request's trip to the server (the client stamps t_send before writing; the server
-# starts its clock once it has read the body), the first chunk's trip back, and the client's delay
-# in reading and decoding it: everything that makes the client's TTFT differ from the server's.
+# every stream (seconds from the kernel's receive time of the request's last bytes, SO_TIMESTAMPING,
+# to the first token's write, measured by the server), and llmload records it per request in
+# requests.jsonl as "server": {"queue_s", "first_token_s", "last_token_s"}. Error of one request =
+# client ttft_ms - server first_token_s. It contains the request's trip to the server (the client
+# stamps t_send before writing), the first chunk's trip back, and the client's delay in timing it:
+# everything that makes the client's TTFT differ from the server's. (Until 2026-11-23 the server's
+# clock started when its event loop had read the request, so its own read delay at 1,000 streams
+# counted as client error.)
 #
 # Three loads, closed loop at CONCURRENCY streams (16-token prompts, 20 output tokens), REPEATS
 # times each:

@@ -2014,7 +2014,11 @@ std::string cross_checks_html(const json& r, const std::string& prefix, int h) {
       verdict = "no difference computed";
       cls = "neutral";
     } else if (diff < 0) {
-      verdict = "client below server: the two cover different requests";
+      // Per request the client's TTFT contains the server's (llmload-server's clock starts at the
+      // kernel's receive time of the request): a negative difference of the means comes from the
+      // populations (the server's histogram counts warmup and other clients' requests too).
+      verdict = fmt::format("client below server by {} ms: the two cover different requests",
+                            format_number(-diff));
       cls = "warn";
     } else if (counts_differ) {
       verdict = fmt::format("network + client overhead ≈ {} ms (populations differ: see the counts)", format_number(diff));

@@ -12,13 +12,17 @@
 
 #include "connection.hpp"
 
+#include <linux/errqueue.h>
+#include <linux/net_tstamp.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -398,9 +402,18 @@ class Connection {
   /// caller then closes the connection.
   net::awaitable<void> reject(const ApiError& error);
 
+  /// One read into `buffer`: recvmsg on the socket, waiting for it to become readable when it has
+  /// nothing. Records the kernel's receive time of the data (SO_TIMESTAMPING) in last_rx_.
+  net::awaitable<std::size_t> receive(net::mutable_buffer buffer, error_code& ec);
+
   tcp::socket socket_;
   SharedState& shared_;
   const ServerConfig& config_;
+  /// The kernel's receive time of the last bytes read (steady clock; the read's own time when the
+  /// kernel gives none): a request's clock starts when its last bytes reached this host, not when
+  /// this connection's coroutine got to read them (a busy event loop would hide in the ground truth).
+  std::optional<Clock::time_point> last_rx_;
+  std::int64_t last_rx_unix_ns_ = 0;
   /// Unparsed input; persists between requests (it may hold the start of a pipelined one). Its
   /// memory is released whenever it is empty between requests, so an idle connection holds none.
   beast::flat_buffer buffer_;
@@ -472,6 +485,56 @@ net::awaitable<error_code> Connection::wait_readable() {
   co_return ec;
 }
 
+net::awaitable<std::size_t> Connection::receive(net::mutable_buffer buffer, error_code& ec) {
+  ec = {};
+  for (;;) {
+    iovec iov{buffer.data(), buffer.size()};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(scm_timestamping))];
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    const ssize_t n = ::recvmsg(socket_.native_handle(), &msg, MSG_DONTWAIT);
+    if (n > 0) {
+      const Clock::time_point now = Clock::now();
+      timespec real{};
+      ::clock_gettime(CLOCK_REALTIME, &real);
+      const std::int64_t real_now = std::int64_t{real.tv_sec} * 1'000'000'000 + real.tv_nsec;
+      last_rx_ = now;
+      last_rx_unix_ns_ = real_now;
+      for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SO_TIMESTAMPING) continue;
+        scm_timestamping ts;
+        std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
+        const std::int64_t rx = std::int64_t{ts.ts[0].tv_sec} * 1'000'000'000 + ts.ts[0].tv_nsec;
+        const std::int64_t age = real_now - rx;
+        // CLOCK_REALTIME -> the steady clock, with an offset sampled now.
+        if (rx != 0 && age > 0 && age < 10'000'000'000) {
+          last_rx_ = now - std::chrono::nanoseconds(age);
+          last_rx_unix_ns_ = rx;
+        }
+        break;
+      }
+      co_return static_cast<std::size_t>(n);
+    }
+    if (n == 0) {
+      ec = net::error::eof;
+      co_return 0;
+    }
+    const int err = errno;
+    if (err == EINTR) continue;
+    if (err != EAGAIN && err != EWOULDBLOCK) {
+      ec = error_code(err, boost::system::system_category());
+      co_return 0;
+    }
+    // Drained: wait for more (Asio's epoll is edge-triggered; the edge of data arriving after this
+    // read raises a new one).
+    co_await socket_.async_wait(tcp::socket::wait_read, net::redirect_error(net::use_awaitable, ec));
+    if (ec) co_return 0;
+  }
+}
+
 net::awaitable<error_code> Connection::read(RequestParser& parser, Phase phase) {
   // Beast's async_read would loop over socket reads inside one operation; a deadline that passes
   // between two of them would go unnoticed while a slow client keeps sending. Hence this loop:
@@ -499,8 +562,7 @@ net::awaitable<error_code> Connection::read(RequestParser& parser, Phase phase) 
     if (deadline_.expired()) co_return error_code(beast::error::timeout);
     const std::size_t room = beast::read_size(buffer_, kReadChunk);
     if (room == 0) co_return error_code(http::error::buffer_overflow);
-    const std::size_t n =
-        co_await socket_.async_read_some(buffer_.prepare(room), net::redirect_error(net::use_awaitable, ec));
+    const std::size_t n = co_await receive(buffer_.prepare(room), ec);
     buffer_.commit(n);
     if (ec == net::error::eof) {
       if (!parser.got_some() && buffer_.size() == 0) co_return error_code(http::error::end_of_stream);
@@ -529,8 +591,13 @@ net::awaitable<error_code> Connection::send(const std::string& bytes) {
 }
 
 net::awaitable<bool> Connection::answer(RequestParser& parser) {
-  const Clock::time_point t0 = Clock::now();  // the request is complete: its clock starts
-  const std::int64_t arrival_unix_ns = unix_now_ns();
+  // The request is complete: its clock starts at the kernel's receive time of its last bytes
+  // (when the read that completed it says; else now).
+  const Clock::time_point now = Clock::now();
+  const bool from_rx = last_rx_ && *last_rx_ <= now && now - *last_rx_ < std::chrono::seconds(10);
+  const Clock::time_point t0 = from_rx ? *last_rx_ : now;
+  const std::int64_t arrival_unix_ns = from_rx ? last_rx_unix_ns_ : unix_now_ns();
+  last_rx_.reset();
   auto& req = parser.get();
   const std::uint64_t sequence = shared_.next_sequence.fetch_add(1, std::memory_order_relaxed);
   const bool keep_alive = req.keep_alive();
@@ -886,6 +953,10 @@ std::string error_response_bytes(const ApiError& error) { return serialize(error
 net::awaitable<void> serve_connection(tcp::socket socket, SharedState& shared) {
   error_code ec;
   socket.set_option(tcp::no_delay(true), ec);  // tokens are small writes: never hold them back
+  // Kernel receive times of the request bytes (Connection::receive): the ground truth's clock
+  // starts when a request reached the host. Without it (an old kernel), the read's own time.
+  const int stamp_flags = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
+  ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_TIMESTAMPING, &stamp_flags, sizeof stamp_flags);
   spdlog::debug("connection opened ({} open)", shared.open_connections.load(std::memory_order_relaxed));
   Connection connection(std::move(socket), shared);
   try {
