@@ -48,6 +48,19 @@ c1, c2, u1, u2 = map(float, sys.argv[1:])
 print(f"{(c2 - c1) / (u2 - u1) * 1e6:.3f}")
 PY
 }
+# The client's CPU while the load ran, from its own result.json (client_cpu: the event loop, not
+# start-up nor the result files and report written after the load).
+load_differential() {
+  python3 - "$work/$1/result.json" "$work/$2/result.json" "$3" "$4" <<'PY'
+import json, sys
+def cpu(p):
+    c = json.load(open(p))["client_cpu"]
+    return c["user_s"] + c["system_s"]
+c1, c2 = cpu(sys.argv[1]), cpu(sys.argv[2])
+u1, u2 = float(sys.argv[3]), float(sys.argv[4])
+print(f"{(c2 - c1) / (u2 - u1) * 1e6:.3f}")
+PY
+}
 raw_per_unit() { python3 -c "import sys; print(f'{float(sys.argv[1]) / float(sys.argv[2]) * 1e6:.3f}')" "$(cpu_of "$1")" "$2"; }
 
 echo "# client CPU (llmload process, user+sys), $(date -u +%FT%TZ)"
@@ -55,7 +68,7 @@ echo "# client CPU (llmload process, user+sys), $(date -u +%FT%TZ)"
 idle=()
 if [ "$which" = all ] || [ "$which" = per-token ]; then
   start_server --latency-model fixed --ttft 0ms --itl 0ms --max-model-len 200000
-  diff_tok=(); raw_tok=(); share=(); wake=(); user_tok=(); sys_tok=()
+  diff_tok=(); raw_tok=(); share=(); wake=(); user_tok=(); sys_tok=(); load_tok=()
   for r in $(seq 1 "$repeats"); do
     client_run idle-$r --scenario single-stream --num-requests 1 --input-tokens 16 --output-tokens 1
     idle+=("$(cpu_of idle-$r)")
@@ -63,6 +76,7 @@ if [ "$which" = all ] || [ "$which" = per-token ]; then
     client_run tok-large-$r --scenario single-stream --num-requests 1 --input-tokens 16 --output-tokens 100000
     t1=$(tokens_of tok-small-$r); t2=$(tokens_of tok-large-$r)
     diff_tok+=("$(differential tok-small-$r tok-large-$r "$t1" "$t2")")
+    load_tok+=("$(load_differential tok-small-$r tok-large-$r "$t1" "$t2")")
     user_tok+=("$(differential tok-small-$r tok-large-$r "$t1" "$t2" user_s)")
     sys_tok+=("$(differential tok-small-$r tok-large-$r "$t1" "$t2" sys_s)")
     raw_tok+=("$(raw_per_unit tok-large-$r "$t2")")
@@ -73,6 +87,7 @@ if [ "$which" = all ] || [ "$which" = per-token ]; then
   echo "idle run (start-up, probe, 1 request of 1 token, result files), CPU s: $(median_spread "${idle[@]}")"
   echo "per-token, 1 stream (1 stream x 100k tokens, zero TTFT/ITL):"
   echo "  us/token, differential (100k - 2k tokens): $(median_spread "${diff_tok[@]}")"
+  echo "    during the load only (result.json):       $(median_spread "${load_tok[@]}")"
   echo "    of which user / kernel:                 $(median_spread "${user_tok[@]}") / $(median_spread "${sys_tok[@]}")"
   echo "  us/token, raw (all CPU / 100k tokens):      $(median_spread "${raw_tok[@]}")"
   echo "  client core share during the 100k run:      $(median_spread "${share[@]}")"
@@ -81,12 +96,13 @@ fi
 
 if [ "$which" = all ] || [ "$which" = paced ]; then
   start_server --latency-model fixed --ttft 0ms --itl 10ms --max-model-len 200000
-  diff_tok=(); share=(); wake=(); user_tok=(); sys_tok=()
+  diff_tok=(); share=(); wake=(); user_tok=(); sys_tok=(); load_tok=()
   for r in $(seq 1 "$repeats"); do
     client_run paced-small-$r --scenario concurrency --concurrency 100 --num-requests 100 --input-tokens 16 --output-tokens 100
     client_run paced-large-$r --scenario concurrency --concurrency 100 --num-requests 100 --input-tokens 16 --output-tokens 1000
     t1=$(tokens_of paced-small-$r); t2=$(tokens_of paced-large-$r)
     diff_tok+=("$(differential paced-small-$r paced-large-$r "$t1" "$t2")")
+    load_tok+=("$(load_differential paced-small-$r paced-large-$r "$t1" "$t2")")
     user_tok+=("$(differential paced-small-$r paced-large-$r "$t1" "$t2" user_s)")
     sys_tok+=("$(differential paced-small-$r paced-large-$r "$t1" "$t2" sys_s)")
     share+=("$(json_get "$work/paced-large-$r.rusage.json" "d['cpu_s'] / d['wall_s']")")
@@ -95,6 +111,7 @@ if [ "$which" = all ] || [ "$which" = paced ]; then
   stop_server
   echo "per-token, paced (100 streams x 1,000 tokens, ITL 10 ms: one event per read):"
   echo "  us/token, differential (1,000 - 100 tokens per stream): $(median_spread "${diff_tok[@]}")"
+  echo "    during the load only (result.json):                 $(median_spread "${load_tok[@]}")"
   echo "    of which user / kernel:                             $(median_spread "${user_tok[@]}") / $(median_spread "${sys_tok[@]}")"
   echo "  client core share during the large run:                $(median_spread "${share[@]}")"
   echo "  client wake-ups (voluntary switches)/token:            $(median_spread "${wake[@]}")"
@@ -102,12 +119,13 @@ fi
 
 if [ "$which" = all ] || [ "$which" = per-request ]; then
   start_server --latency-model fixed --ttft 0ms --itl 0ms
-  diff_req=(); raw_req=(); share=(); user_req=(); sys_req=()
+  diff_req=(); raw_req=(); share=(); user_req=(); sys_req=(); load_req=()
   for r in $(seq 1 "$repeats"); do
     client_run req-small-$r --scenario concurrency --concurrency 8 --num-requests 1000 --input-tokens 16 --output-tokens 1
     client_run req-large-$r --scenario concurrency --concurrency 8 --num-requests 10000 --input-tokens 16 --output-tokens 1
     n1=$(requests_of req-small-$r); n2=$(requests_of req-large-$r)
     diff_req+=("$(differential req-small-$r req-large-$r "$n1" "$n2")")
+    load_req+=("$(load_differential req-small-$r req-large-$r "$n1" "$n2")")
     user_req+=("$(differential req-small-$r req-large-$r "$n1" "$n2" user_s)")
     sys_req+=("$(differential req-small-$r req-large-$r "$n1" "$n2" sys_s)")
     raw_req+=("$(raw_per_unit req-large-$r "$n2")")
@@ -116,6 +134,7 @@ if [ "$which" = all ] || [ "$which" = per-request ]; then
   stop_server
   echo "per-request (closed loop, concurrency 8, 1-token outputs, zero latency):"
   echo "  us/request, differential (10,000 - 1,000 requests): $(median_spread "${diff_req[@]}")"
+  echo "    during the load only (result.json):             $(median_spread "${load_req[@]}")"
   echo "    of which user / kernel:                         $(median_spread "${user_req[@]}") / $(median_spread "${sys_req[@]}")"
   echo "  us/request, raw (all CPU / 10,000 requests):        $(median_spread "${raw_req[@]}")"
   echo "  client core share during the large run:             $(median_spread "${share[@]}")"

@@ -4,6 +4,7 @@
 
 #include "run_command.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -511,7 +512,19 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
     dopts.tick_interval = RunMonitor::kTick;
     dopts.on_tick = [&] { monitor.tick(); };
   }
+  // The client's own CPU while the load ran (the whole process: the event loop, and the metrics
+  // scraper's thread when there is one): whether the client could have been the bottleneck.
+  auto cpu_now = [] {
+    rusage u{};
+    ::getrusage(RUSAGE_SELF, &u);
+    auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+    return std::pair<double, double>{s(u.ru_utime), s(u.ru_stime)};
+  };
+  const auto cpu_before = cpu_now();
+  const auto wall_before = std::chrono::steady_clock::now();
   net::drive(ioc, controller, dopts);
+  const auto cpu_after = cpu_now();
+  const double load_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_before).count();
   monitor.finish();
   if (scraper && scraper->available()) scraper->stop();
   if (scraper) scraper->set_t0(controller.start_time());
@@ -526,6 +539,15 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
       report += fmt::format("NOTE: {} requests ended with fewer output tokens than requested (see ended_early in "
                             "requests.jsonl)\n",
                             tokens["ended_early"].get<std::int64_t>());
+    }
+    {
+      const double busy = cpu_after.first - cpu_before.first + cpu_after.second - cpu_before.second;
+      if (load_wall_s > 1.0 && busy / load_wall_s > 0.85) {
+        report += fmt::format("NOTE: the client used {:.0f}% of a core while the load ran (its event loop is one "
+                              "thread): it may have limited the load; see client_cpu in result.json, or split the "
+                              "load over shards (docs/distributed.md)\n",
+                              100.0 * busy / load_wall_s);
+      }
     }
     if (controller.interrupted()) report += "RUN INTERRUPTED: results cover only what was measured before the signal\n";
     fmt::print("{}", report);
@@ -558,6 +580,19 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
             : json(nullptr);
     result["interrupted"] = controller.interrupted();
     result["max_in_flight"] = controller.max_in_flight();
+    {
+      const double user = cpu_after.first - cpu_before.first;
+      const double system = cpu_after.second - cpu_before.second;
+      result["client_cpu"] = {
+          {"user_s", user},
+          {"system_s", system},
+          {"wall_s", load_wall_s},
+          {"core_share", load_wall_s > 0 ? json((user + system) / load_wall_s) : json(nullptr)},
+          {"per_request_us", metrics.requests > 0 ? json((user + system) / static_cast<double>(metrics.requests) * 1e6)
+                                                  : json(nullptr)},
+          {"covers", "llmload's process CPU (getrusage) from the first release to the last response: not start-up, "
+                     "not the result files and the report written after"}};
+    }
     result["connections_opened"] = transport.connections_opened();
     result["non_streaming_note"] = cfg.stream ? json(nullptr) : json("non-streaming: TTFT equals E2E");
     if (scraper) {

@@ -56,6 +56,17 @@ TEST_P(EachScenario, MeasuresTheConfiguredLatenciesAndExactTokenCounts) {
   EXPECT_EQ(r["total_input_tokens"], c.requests * 32);
   EXPECT_EQ(r["total_output_tokens"], c.requests * 8);
   EXPECT_EQ(r["tokens"]["source"], "server usage");
+  // The client's own CPU while the load ran: the run lasted at least one 50 ms TTFT, and a client
+  // waiting on a 50 ms/10 ms server is mostly idle (one thread: at most one core, plus the scraper).
+  const json& cpu = r["client_cpu"];
+  EXPECT_GE(cpu["wall_s"].get<double>(), 0.05);
+  EXPECT_GE(cpu["user_s"].get<double>(), 0.0);
+  EXPECT_GE(cpu["system_s"].get<double>(), 0.0);
+  EXPECT_GE(cpu["core_share"].get<double>(), 0.0);
+  EXPECT_LE(cpu["core_share"].get<double>(), 2.0);
+  EXPECT_NEAR(cpu["per_request_us"].get<double>(),
+              (cpu["user_s"].get<double>() + cpu["system_s"].get<double>()) / static_cast<double>(out.records.size()) * 1e6,
+              1e-6);  // over every request issued, warmup included
   // Latencies: configured TTFT 50 ms and ITL 10 ms. The lower bounds are hard (the server never
   // answers early); the upper bounds leave room for a busy 2-core machine.
   const double ttft = r["median_ttft_ms"];
