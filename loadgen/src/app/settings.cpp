@@ -364,8 +364,27 @@ const std::vector<SettingInfo>& settings() {
   return kSettings;
 }
 
+namespace {
+void apply_setting_to(const std::string& raw_name, const std::string& value, const std::string& origin,
+                      ScenarioConfig& cfg);
+}  // namespace
+
 void apply_setting(const std::string& raw_name, const std::string& value, const std::string& origin,
                    ScenarioConfig& cfg) {
+  try {
+    apply_setting_to(raw_name, value, origin, cfg);
+  } catch (const ConfigError& e) {
+    // Some parsers name the flag (e.g. "bad --stages part ..."): a value from a scenario file or
+    // the environment also says where it came from.
+    const std::string what = e.what();
+    if (what.find(origin) != std::string::npos) throw;
+    throw ConfigError(fmt::format("{}: {}", origin, what));
+  }
+}
+
+namespace {
+void apply_setting_to(const std::string& raw_name, const std::string& value, const std::string& origin,
+                      ScenarioConfig& cfg) {
   const std::string name = normalize(raw_name);
   if (name == "scenario") {
     cfg.scenario_explicit = true;
@@ -493,6 +512,7 @@ void apply_setting(const std::string& raw_name, const std::string& value, const 
     throw ConfigError(fmt::format("unknown setting '{}' ({}); known settings: {}", raw_name, origin, names));
   }
 }
+}  // namespace
 
 void apply_scenario_file(const std::string& path, ScenarioConfig& cfg) {
   std::ifstream in(path, std::ios::binary);

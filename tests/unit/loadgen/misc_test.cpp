@@ -99,6 +99,15 @@ TEST(ScenarioText, ErrorsNameTheFileTheKeyAndTheFix) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("NUL"), std::string::npos) << e.what();
   }
+  // Found by fuzzing: errors of parsers that name the flag (a bad stage plan) did not name the file.
+  try {
+    app::apply_scenario_text("seed: 1\nstages: 8s\n", "st.yaml", c);
+    FAIL();
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("scenario file 'st.yaml', key 'stages' (line 2)"), std::string::npos) << m;
+    EXPECT_NE(m.find("give KIND:VALUE@DURATION"), std::string::npos) << m;
+  }
   EXPECT_THROW(app::apply_scenario_text("- a\n- b\n", "l.yaml", c), ConfigError);
   EXPECT_THROW(app::apply_scenario_text("concurrency: [1, 2]\n", "m.yaml", c), ConfigError);
 }
