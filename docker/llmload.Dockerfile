@@ -10,7 +10,8 @@
 # bookworm-slim with just the shared libraries `ldd` finds in the binary (docker/runtime-deps.sh),
 # CA certificates for https endpoints, and a non-root user. Results go to the /results volume.
 # The entrypoint is the binary itself (exec form), so its exit code is the container's:
-# 0 done, 1 failure writing results, 2 bad configuration or unreachable endpoint, 130 interrupted
+# 0 done, 1 failure writing results, 2 bad configuration or unreachable endpoint, 3/4/5 with
+# --fail-on-slo, 6 no measured request succeeded, 130 interrupted
 # (SIGTERM from `docker stop` or a Kubernetes eviction drains requests in flight, then writes
 # everything measured).
 ARG BUILD_IMAGE=debian:bookworm

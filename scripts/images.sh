@@ -23,8 +23,10 @@
 #    host directory, written by uid 10001; result.json counts 600 completed requests and none
 #    failed (its validity verdict is printed). Then a short run configured by the environment
 #    (LLMLOAD_BASE_URL, and LLMLOAD_OUTPUT=/results set by the image) where the built llmload
-#    reads LLMLOAD_* variables, and a run against an unreachable endpoint, which must make the
-#    container exit 2 (exit codes pass through).
+#    reads LLMLOAD_* variables, and the exit codes a job runner acts on, passed through the
+#    container: 2 for an unreachable endpoint, 6 when the server fails every request (the
+#    X-Llmload-Fault header), 3 for an SLO missed with --fail-on-slo; the last two with their
+#    result.json written.
 #
 # Needs root (or sudo) for debootstrap and the image store; installs buildah, podman and
 # debootstrap from Debian's packages when they are missing. Environment: LLMLOAD_DEBIAN_MIRROR
@@ -256,6 +258,25 @@ rc=0
   >"$work/unreachable.log" 2>&1 || rc=$?
 grep -m1 '^llmload' "$work/unreachable.log" || tail -3 "$work/unreachable.log"
 check "llmload exits 2 on an unreachable endpoint (got $rc)" test "$rc" = 2
+
+stamp "exit codes pass through: a server failing every request (6), an SLO missed with --fail-on-slo (3)"
+# The server injects a fault into every request that asks for one (X-Llmload-Fault).
+for d in failing slo; do mkdir -p "$results/$d"; done
+$SUDO chown 10001:10001 "$results/failing" "$results/slo"
+rc=0
+"${buildah[@]}" run --isolation chroot -v "$results/failing:/results" "$cli" -- llmload run --base-url "$url" \
+  --header "X-Llmload-Fault: error=500" --scenario concurrency --concurrency 4 --num-requests 20 \
+  --input-tokens 64 --output-tokens 16 >"$work/failing.log" 2>&1 || rc=$?
+grep -m1 'no measured request succeeded' "$work/failing.log" || tail -3 "$work/failing.log"
+check "llmload exits 6 when every request failed (got $rc)" test "$rc" = 6
+check "... and its result.json is written all the same" test "$(stat -c %u "$results/failing/result.json" 2>/dev/null)" = 10001
+rc=0
+"${buildah[@]}" run --isolation chroot -v "$results/slo:/results" "$cli" -- llmload run --base-url "$url" \
+  --scenario concurrency --concurrency 4 --num-requests 100 --input-tokens 64 --output-tokens 16 \
+  --slo ttft:1ms,p50 --fail-on-slo >"$work/slo.log" 2>&1 || rc=$?
+grep -m1 'p50 verdict' "$work/slo.log" || tail -3 "$work/slo.log"
+check "llmload --fail-on-slo exits 3 when the SLO is missed (got $rc)" test "$rc" = 3
+check "... and its result.json is written all the same" test "$(stat -c %u "$results/slo/result.json" 2>/dev/null)" = 10001
 
 stamp "summary"
 "${podman[@]}" images --format '{{.Repository}}:{{.Tag}}  {{.Size}}' \

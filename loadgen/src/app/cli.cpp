@@ -51,7 +51,9 @@ vLLM users: `vllm bench serve` flags work with the same meaning (--backend, --ba
   Poisson/gamma timeline is never rescaled; ignore_eos and min_tokens are sent by default so
   output lengths are exact (--no-ignore-eos to let the model stop); warmup is discarded.
 Durations take a unit: 500ms, 30s, 5m. Exit codes: 0 done, 1 failure writing results,
-2 bad configuration or unreachable endpoint, 130 interrupted (results still written).
+2 bad configuration or unreachable endpoint, 3/4/5 with --fail-on-slo (SLO FAIL, INCONCLUSIVE,
+run INVALID), 6 no measured request succeeded, 130 interrupted (results still written in all
+but 1 and 2).
 Metric definitions: docs/metrics.md)";
 
 // True when the flag itself (not its environment variable) is on the command line.

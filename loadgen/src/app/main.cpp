@@ -34,14 +34,19 @@ int main(int argc, char** argv) {
   std::string merge_output;
   merge->add_option("dirs", merge_dirs, "the shard directories (result.json, requests.jsonl, latency.hlog), one per shard")
       ->required();
-  merge->add_option("--output", merge_output, "directory for the merged result.json, requests.jsonl and latency.hlog "
-                                              "(default: print the report only)");
+  merge->add_option("--output", merge_output, "directory for the merged result.json, requests.jsonl, latency.hlog and "
+                                              "report (default: print the report only)");
+  bool merge_fail_on_slo = false;
+  merge->add_flag("--fail-on-slo", merge_fail_on_slo,
+                  "exit 3 when the merged run's SLO verdict is FAIL, 4 when INCONCLUSIVE, 5 when the merged run is "
+                  "INVALID (the shards' --slo; everything is written first)");
   merge->footer(R"(The shards must be the complete set of one run (shards 0..N-1 of the same scenario, seeds, endpoint,
 model, workload and --start-at); anything else is an error naming the field. Histograms are added
 exactly, counts recomputed from every shard's records, and a per-shard table shows each shard's
 numbers, flagging stragglers (late start, late finish, a client that fell behind).
       llmload merge results/shard-0 results/shard-1 results/shard-2 --output results
-Exit codes: 0 merged, 1 failure writing results, 2 artifacts that cannot be merged.
+Exit codes: 0 merged, 1 failure writing results, 2 artifacts that cannot be merged, 3-5 with
+--fail-on-slo (as for run), 6 the merged run measured nothing (no request succeeded).
 See docs/distributed.md.)");
 
   auto* report = app.add_subcommand(
@@ -84,7 +89,7 @@ See docs/statistics.md.)");
   }
 
   try {
-    if (merge->parsed()) return app::merge_command(merge_dirs, merge_output);
+    if (merge->parsed()) return app::merge_command(merge_dirs, merge_output, true, merge_fail_on_slo);
     if (report->parsed()) return app::report_command(report_options.dir, report_options);
     if (compare->parsed()) return app::compare_command(compare_a, compare_b, compare_json);
     if (scaling->parsed()) return app::scaling_command(scaling_options);

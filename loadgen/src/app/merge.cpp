@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "llmload/analysis/hdr_codec.hpp"
+#include "llmload/analysis/html_report.hpp"
 #include "llmload/analysis/report.hpp"
 #include "llmload/common/version.hpp"
 #include "run_command.hpp"
@@ -67,7 +68,8 @@ analysis::ShardArtifact read_shard_artifact(const std::string& dir) {
   return a;
 }
 
-int merge_command(const std::vector<std::string>& dirs, const std::string& output, bool print_report) {
+int merge_command(const std::vector<std::string>& dirs, const std::string& output, bool print_report,
+                  bool fail_on_slo) {
   analysis::MergedArtifact merged;
   try {
     if (!output.empty()) {
@@ -83,6 +85,10 @@ int merge_command(const std::vector<std::string>& dirs, const std::string& outpu
     std::vector<analysis::ShardArtifact> shards;
     for (const auto& d : dirs) shards.push_back(read_shard_artifact(d));
     merged = analysis::merge_artifacts(shards);
+    if (fail_on_slo && !(merged.result.contains("slo") && merged.result["slo"].is_object())) {
+      throw MergeError("--fail-on-slo needs an SLO to gate on, and the shards were run without --slo: run them "
+                       "with --slo (e.g. --slo ttft:500ms,tpot:50ms), or merge without --fail-on-slo");
+    }
   } catch (const MergeError& e) {
     fmt::print(stderr, "llmload merge: error: {}\n", e.what());
     return kExitConfig;
@@ -91,7 +97,9 @@ int merge_command(const std::vector<std::string>& dirs, const std::string& outpu
     fmt::print("{}", merged.console);
     std::fflush(stdout);
   }
-  if (output.empty()) return kExitOk;
+  // What the merged run says: measured nothing (6), then the SLO gate (3-5).
+  auto verdict_code = [&] { return slo_gate(fail_on_slo, merged.result, nothing_measured_gate(merged.result, kExitOk)); };
+  if (output.empty()) return verdict_code();
   std::error_code ec;
   fs::create_directories(output, ec);
   if (ec) {
@@ -122,7 +130,15 @@ int merge_command(const std::vector<std::string>& dirs, const std::string& outpu
   }
   fmt::print(stderr, "llmload merge: {} shards merged into {}/{{result.json,requests.jsonl,latency.hlog}}\n",
              dirs.size(), output);
-  return kExitOk;
+  // The report (report.html, summary.md, summary.csv) of the merged artifact; a failure here loses
+  // nothing measured, so it is a warning.
+  try {
+    analysis::write_report(output);
+    fmt::print(stderr, "llmload merge: report written to {}/{{report.html,summary.md,summary.csv}}\n", output);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "llmload merge: warning: report not written: {}\n", e.what());
+  }
+  return verdict_code();
 }
 
 }  // namespace llmload::app

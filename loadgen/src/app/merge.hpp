@@ -13,9 +13,12 @@ namespace llmload::app {
 /// Reads one shard's directory. Throws analysis::MergeError naming the file and what is wrong.
 analysis::ShardArtifact read_shard_artifact(const std::string& dir);
 
-/// Merges the shard directories `dirs` into `output` (empty: print only). Returns the exit code
-/// (0; 1 when writing failed; 2 for artifacts that cannot be merged, with the reason on stderr).
-/// `print_report`: the merged report to stdout.
-int merge_command(const std::vector<std::string>& dirs, const std::string& output, bool print_report = true);
+/// Merges the shard directories `dirs` into `output` (empty: print only; else also the report
+/// files). Returns the exit code: 0; 1 when writing failed; 2 for artifacts that cannot be merged,
+/// with the reason on stderr; 6 when the merged run measured nothing (no request succeeded); with
+/// `fail_on_slo`, 3/4/5 for the merged run's SLO verdict FAIL/INCONCLUSIVE or its INVALIDity
+/// (2 when the shards were run without --slo). `print_report`: the merged report to stdout.
+int merge_command(const std::vector<std::string>& dirs, const std::string& output, bool print_report = true,
+                  bool fail_on_slo = false);
 
 }  // namespace llmload::app

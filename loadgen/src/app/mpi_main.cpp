@@ -94,6 +94,7 @@ int run_rank(int argc, char** argv, int rank, int size) {
   int code = app::kExitOk;
   bool synced = false;  // took part in the "ready" collective
   std::string output;
+  bool fail_on_slo = false;
   try {
     if (options.options.at("shard-index")->count() > 0 || options.options.at("shard-count")->count() > 0) {
       throw ConfigError("llmload-mpi takes the shard from the MPI rank and size: drop --shard-index and --shard-count "
@@ -105,6 +106,13 @@ int run_rank(int argc, char** argv, int rank, int size) {
                         "so DIR must be on a filesystem every rank shares");
     }
     output = cfg.output_dir;
+    // --fail-on-slo gates the merged run at rank 0: a shard's own verdict is partial (the sample
+    // and minimum checks are the merge's), and a rank exiting 3-5 would stop the merge.
+    if (cfg.fail_on_slo && !cfg.slo) {
+      throw ConfigError("--fail-on-slo needs an SLO to gate on: add --slo, e.g. --slo ttft:500ms,tpot:50ms");
+    }
+    fail_on_slo = cfg.fail_on_slo;
+    cfg.fail_on_slo = false;
     cfg.shard.index = rank;
     cfg.shard.count = size;
     cfg.shard.index_given = cfg.shard.count_given = true;
@@ -112,6 +120,7 @@ int run_rank(int argc, char** argv, int rank, int size) {
 
     app::RunHooks hooks;
     hooks.print_report = false;
+    hooks.gate_nothing_measured = false;  // rank 0 judges the merged run
     hooks.ready = [&](std::optional<WallTime> requested) -> std::optional<WallTime> {
       synced = true;
       if (!all_ok(true)) {
@@ -150,7 +159,9 @@ int run_rank(int argc, char** argv, int rank, int size) {
   for (int r = 0; r < size; ++r) {
     const int c = codes[static_cast<std::size_t>(r)];
     if (c == app::kExitInterrupted) interrupted = true;
-    if (c != app::kExitOk && c != app::kExitInterrupted) failed.push_back(fmt::format("{} (exit {})", r, c));
+    if (c != app::kExitOk && c != app::kExitInterrupted) {
+      failed.push_back(fmt::format("{} (exit {})", r, c));
+    }
   }
   if (!failed.empty()) {
     fmt::print(stderr, "llmload-mpi: rank{} {} failed (see {} errors above): nothing merged\n",
@@ -159,9 +170,9 @@ int run_rank(int argc, char** argv, int rank, int size) {
   }
   std::vector<std::string> dirs;
   for (int r = 0; r < size; ++r) dirs.push_back(fmt::format("{}/shard-{}", output, r));
-  const int merged = app::merge_command(dirs, output);
-  if (merged != app::kExitOk) return merged;
-  return interrupted ? app::kExitInterrupted : app::kExitOk;
+  const int merged = app::merge_command(dirs, output, true, fail_on_slo && !interrupted);
+  if (merged == app::kExitConfig || merged == app::kExitFailure) return merged;
+  return interrupted ? app::kExitInterrupted : merged;
 }
 
 }  // namespace

@@ -331,7 +331,11 @@ static json littles_law_check(const json& result, const analysis::RunMetrics& me
 }
 
 int slo_gate(const ScenarioConfig& cfg, const json& result, int exit_code) {
-  if (!cfg.fail_on_slo || exit_code != kExitOk) return exit_code;
+  return slo_gate(cfg.fail_on_slo, result, exit_code);
+}
+
+int slo_gate(bool fail_on_slo, const json& result, int exit_code) {
+  if (!fail_on_slo || exit_code != kExitOk) return exit_code;
   const json& v = result.contains("validity") ? result["validity"] : json();
   if (v.is_object() && v.contains("valid") && v["valid"].is_boolean() && !v["valid"].get<bool>()) return kExitInvalid;
   const json& slo = result.contains("slo") ? result["slo"] : json();
@@ -340,6 +344,70 @@ int slo_gate(const ScenarioConfig& cfg, const json& result, int exit_code) {
   if (verdict == "FAIL") return kExitSloFail;
   if (verdict == "INCONCLUSIVE") return kExitSloInconclusive;
   return exit_code;
+}
+
+namespace {
+
+// "20 failed, most common: http_status (20, e.g. HTTP 500: ...)" from a run's result.json.
+std::string failures_in_words(const json& result) {
+  const std::int64_t failed = result.value("failed", std::int64_t{0});
+  if (failed == 0) return "none completed in the measurement window and none failed";
+  std::string words = fmt::format("all {} failed", failed);
+  const json* by_class = nullptr;
+  if (result.contains("errors") && result["errors"].is_object() && result["errors"].contains("by_class")) {
+    by_class = &result["errors"]["by_class"];
+  }
+  if (by_class != nullptr && by_class->is_object() && !by_class->empty()) {
+    std::string top;
+    std::int64_t top_n = -1;
+    for (const auto& [cls, e] : by_class->items()) {
+      const std::int64_t n = e.is_object() ? e.value("count", std::int64_t{0}) : 0;
+      if (n > top_n) {
+        top_n = n;
+        top = cls;
+      }
+    }
+    const json& e = (*by_class)[top];
+    words += fmt::format("; most common: {} ({}{})", top, top_n,
+                         e.contains("example") && e["example"].is_string()
+                             ? ", e.g. " + e["example"].get<std::string>()
+                             : std::string());
+  }
+  return words;
+}
+
+}  // namespace
+
+int nothing_measured_gate(const json& result, int exit_code, bool quiet) {
+  if (exit_code != kExitOk || !result.is_object()) return exit_code;
+  if (result.value("artifact", std::string("run")) == "trials") {
+    std::vector<std::string> empty;
+    const json& trials = result.contains("trials") ? result["trials"] : json();
+    if (trials.is_array()) {
+      for (const auto& t : trials) {
+        if (t.is_object() && t.value("completed", std::int64_t{1}) == 0) {
+          empty.push_back(fmt::format("trial {} ({} failed)", t.value("trial", 0), t.value("failed", std::int64_t{0})));
+        }
+      }
+    }
+    if (empty.empty()) return exit_code;
+    if (!quiet) {
+      fmt::print(stderr,
+                 "llmload: error: no measured request succeeded in {}: the results are written, but what they "
+                 "aggregate includes runs that measured nothing; see the errors in each trial's result.json\n",
+                 fmt::join(empty, ", "));
+    }
+    return kExitNothingMeasured;
+  }
+  if (result.value("completed", std::int64_t{1}) != 0) return exit_code;
+  if (!quiet) {
+    fmt::print(stderr,
+               "llmload: error: no measured request succeeded ({}): the results are written, but they measure "
+               "nothing; see errors in result.json (a failing server, a wrong --model or --endpoint, or a "
+               "measurement window too short for any request to finish)\n",
+               failures_in_words(result));
+  }
+  return kExitNothingMeasured;
 }
 
 RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>& argv, const json& env_settings,
@@ -679,10 +747,10 @@ int run_command(const ScenarioConfig& cfg, const std::vector<std::string>& argv,
   }
   if (cfg.trials > 1) {
     const TrialsOutcome t = run_trials(cfg, argv, env_settings, hooks);
-    return slo_gate(cfg, t.result, t.exit_code);
+    return slo_gate(cfg, t.result, hooks.gate_nothing_measured ? nothing_measured_gate(t.result, t.exit_code) : t.exit_code);
   }
   const RunOutcome o = run_once(cfg, argv, env_settings, hooks);
-  return slo_gate(cfg, o.result, o.exit_code);
+  return slo_gate(cfg, o.result, hooks.gate_nothing_measured ? nothing_measured_gate(o.result, o.exit_code) : o.exit_code);
 }
 
 }  // namespace llmload::app

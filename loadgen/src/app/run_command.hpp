@@ -22,6 +22,7 @@ inline constexpr int kExitConfig = 2;          // bad flags, scenario file, trac
 inline constexpr int kExitSloFail = 3;         // --fail-on-slo: the SLO verdict is FAIL
 inline constexpr int kExitSloInconclusive = 4; // --fail-on-slo: INCONCLUSIVE (too few requests to decide)
 inline constexpr int kExitInvalid = 5;         // --fail-on-slo: the run is INVALID (its verdict cannot be trusted)
+inline constexpr int kExitNothingMeasured = 6; // finished, but no measured request succeeded (results still written)
 inline constexpr int kExitInterrupted = 130;   // SIGINT/SIGTERM: what was measured is written
 
 /// The version of the artifact schema (result.json, sweep.json) this build writes: docs/artifact.md.
@@ -43,6 +44,9 @@ struct RunHooks {
   std::string label;
   /// Stop releasing requests when the server is over-saturated (sweep points).
   bool watch_saturation = false;
+  /// run_command: exit kExitNothingMeasured when no measured request succeeded. llmload-mpi turns
+  /// it off in its ranks and judges the merged run instead.
+  bool gate_nothing_measured = true;
 };
 
 /// One run's outcome: the exit code before the SLO gate (0, 1 when writing failed, 130 when
@@ -59,6 +63,13 @@ RunOutcome run_once(const ScenarioConfig& cfg, const std::vector<std::string>& a
 /// --fail-on-slo: the exit code for a finished run or trials artifact `result` (validity and
 /// slo.verdict); `exit_code` unchanged without the flag or when it is already non-zero.
 int slo_gate(const ScenarioConfig& cfg, const nlohmann::json& result, int exit_code);
+/// The same, for a gate not given by a ScenarioConfig (`llmload merge --fail-on-slo`, llmload-mpi).
+int slo_gate(bool fail_on_slo, const nlohmann::json& result, int exit_code);
+
+/// The exit code for a finished run or trials artifact `result` that measured nothing: kExitNothingMeasured
+/// (with an error on stderr saying what failed) when no request of the measurement window succeeded (of a
+/// trials artifact: in some trial); otherwise `exit_code`. Only a clean finish (`exit_code` 0) is changed.
+int nothing_measured_gate(const nlohmann::json& result, int exit_code, bool quiet = false);
 
 /// Runs `cfg` (from build_config): once, or --trials times (trials.hpp); `argv` is the redacted
 /// command line and `env_settings` the LLMLOAD_* variables used (both recorded in the artifact).

@@ -139,6 +139,23 @@ std::string epoch_in(std::chrono::milliseconds ahead) {
   return std::to_string(ms / 1000) + "." + std::to_string(1000 + ms % 1000).substr(1);
 }
 
+// Starts `count` `llmload run` shards as an Indexed Job would (same arguments, one --start-at),
+// waits for them and returns their exit codes; shard i writes to root/shard-i.
+std::vector<int> run_shards(const TempDir& root, int count, const std::vector<std::string>& run_args) {
+  const std::string start_at = epoch_in(3000ms);
+  std::vector<std::unique_ptr<Subprocess>> shards;
+  for (int i = 0; i < count; ++i) {
+    std::vector<std::string> argv = {binary_path("llmload"), "run", "--output", root.file("shard-" + std::to_string(i)),
+                                     "--start-at", start_at, "--shard-count", std::to_string(count),
+                                     "--shard-index", std::to_string(i)};
+    argv.insert(argv.end(), run_args.begin(), run_args.end());
+    shards.push_back(std::make_unique<Subprocess>(argv, std::vector<std::string>{}));
+  }
+  std::vector<int> codes;
+  for (auto& s : shards) codes.push_back(s->wait(60s));
+  return codes;
+}
+
 TEST_F(Shards, IndexedJobShardsMergeLikeOneProcess) {
   TempDir single_dir;
   const auto single = run_llmload(single_dir, args(), {}, 60s);
@@ -194,6 +211,60 @@ TEST_F(Shards, IndexedJobShardsMergeLikeOneProcess) {
   auto missing = run({binary_path("llmload"), "merge", root.file("nope")}, 30s);
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("does not exist"), std::string::npos) << missing.err;
+}
+
+// Exit codes a job runner (a Kubernetes Job, CI) can act on, for shards and their merge: a shard
+// and a merge that measured nothing exit 6 with everything written; `merge --fail-on-slo` gates on
+// the merged run's verdict (3), after writing it.
+TEST_F(Shards, MergeExitCodesForJobRunners) {
+  {
+    // Every request fails (HTTP 500): each shard and the merged run measured nothing.
+    auto failing = start_server({"--latency-model", "fixed", "--ttft", "5ms", "--itl", "1ms", "--fault", "1:error=500"});
+    TempDir root;
+    const auto codes = run_shards(root, 2, {"--base-url", failing.base_url, "--request-rate", "100", "--num-requests",
+                                            "10", "--input-tokens", "16", "--output-tokens", "4", "--seed", "3"});
+    EXPECT_EQ(codes, (std::vector<int>{6, 6}));
+    for (int i = 0; i < 2; ++i) {
+      const json r = json::parse(read_file(root.file("shard-" + std::to_string(i) + "/result.json")));
+      EXPECT_EQ(r["completed"], 0);
+      EXPECT_GT(r["failed"].get<int>(), 0);
+    }
+    auto merged = run({binary_path("llmload"), "merge", root.file("shard-0"), root.file("shard-1"), "--output",
+                       root.file("merged")}, 60s);
+    EXPECT_EQ(merged.exit_code, 6) << merged.err;
+    EXPECT_NE(merged.err.find("no measured request succeeded (all 10 failed; most common: http_status"),
+              std::string::npos) << merged.err;
+    const json m = json::parse(read_file(root.file("merged/result.json")));  // written all the same
+    EXPECT_EQ(m["completed"], 0);
+    EXPECT_EQ(m["failed"], 10);
+  }
+  {
+    // A 1 ms p50 TTFT bound against a 20 ms server: the merged verdict is FAIL (100 requests, enough
+    // for the p99 to count; closed loop, so a busy machine's schedule lag cannot make it INVALID).
+    TempDir root;
+    const std::vector<std::string> small = {"--base-url", server_->base_url, "--concurrency", "4",
+                                            "--num-requests", "100", "--input-tokens", "16", "--output-tokens", "4",
+                                            "--seed", "5"};
+    auto with_slo = small;
+    with_slo.insert(with_slo.end(), {"--slo", "ttft:1ms,p50"});
+    EXPECT_EQ(run_shards(root, 2, with_slo), (std::vector<int>{0, 0}));  // no gate on the shards themselves
+    const std::string out = root.file("merged");
+    auto gated = run({binary_path("llmload"), "merge", root.file("shard-0"), root.file("shard-1"), "--output", out,
+                      "--fail-on-slo"}, 60s);
+    EXPECT_EQ(gated.exit_code, 3) << gated.err;
+    const json m = json::parse(read_file(out + "/result.json"));
+    EXPECT_EQ(m["slo"]["verdict"], "FAIL");
+    EXPECT_TRUE(std::filesystem::exists(out + "/report.html"));  // the merged report, as after a run
+    auto ungated = run({binary_path("llmload"), "merge", root.file("shard-0"), root.file("shard-1")}, 60s);
+    EXPECT_EQ(ungated.exit_code, 0) << ungated.err;
+
+    TempDir plain;  // shards run without --slo: nothing to gate on
+    EXPECT_EQ(run_shards(plain, 2, small), (std::vector<int>{0, 0}));
+    auto noslo = run({binary_path("llmload"), "merge", plain.file("shard-0"), plain.file("shard-1"), "--fail-on-slo"},
+                     60s);
+    EXPECT_EQ(noslo.exit_code, 2);
+    EXPECT_NE(noslo.err.find("the shards were run without --slo"), std::string::npos) << noslo.err;
+  }
 }
 
 #ifdef LLMLOAD_HAVE_MPI
@@ -253,6 +324,41 @@ TEST(ShardsMpi, ARankThatCannotGetReadyStopsEveryRankWithAClearError) {
   }(), 90s);
   EXPECT_NE(flags.exit_code, 0);
   EXPECT_NE(flags.err.find("llmload-mpi takes the shard from the MPI rank and size"), std::string::npos) << flags.err;
+}
+
+// --fail-on-slo gates the merged run at rank 0 (a rank's own verdict is partial, and a rank that
+// exited 3 used to stop the merge); a run whose requests all failed is merged and exits 6.
+TEST_F(Shards, MpiExitCodesComeFromTheMergedRun) {
+  {
+    TempDir root;
+    std::vector<std::string> argv = mpirun(2);
+    argv.insert(argv.end(), {"--output", root.path(), "--base-url", server_->base_url, "--concurrency", "4",
+                             "--num-requests", "100", "--input-tokens", "16", "--output-tokens", "4", "--seed", "5",
+                             "--slo", "ttft:1ms,p50", "--fail-on-slo"});
+    auto r = run(argv, 90s);
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.out.find("merged 2 shards"), std::string::npos) << r.out;
+    const json m = json::parse(read_file(root.file("result.json")));
+    EXPECT_EQ(m["slo"]["verdict"], "FAIL");
+    EXPECT_EQ(m["completed"], 100);
+  }
+  {
+    auto failing = start_server({"--latency-model", "fixed", "--ttft", "5ms", "--itl", "1ms", "--fault", "1:error=500"});
+    TempDir root;
+    std::vector<std::string> argv = mpirun(2);
+    argv.insert(argv.end(), {"--output", root.path(), "--base-url", failing.base_url, "--request-rate", "100",
+                             "--num-requests", "10", "--input-tokens", "16", "--output-tokens", "4"});
+    auto r = run(argv, 90s);
+    EXPECT_EQ(r.exit_code, 6) << r.err;
+    EXPECT_EQ(r.err.find("nothing merged"), std::string::npos) << r.err;
+    // Said once, by rank 0 of the merged run (the ranks leave the verdict to it).
+    const auto said = r.err.find("no measured request succeeded (all 10 failed");
+    EXPECT_NE(said, std::string::npos) << r.err;
+    EXPECT_EQ(said, r.err.rfind("no measured request succeeded")) << r.err;
+    const json m = json::parse(read_file(root.file("result.json")));
+    EXPECT_EQ(m["completed"], 0);
+    EXPECT_EQ(m["failed"], 10);
+  }
 }
 #endif
 

@@ -151,6 +151,43 @@ TEST_F(Trials, FailOnSloSetsTheExitCode) {
   }
 }
 
+// A run, or a trial, in which no measured request succeeded exits 6 (whatever --fail-on-slo says):
+// a job runner sees a failure, and the artifact with the errors is written all the same.
+TEST(NothingMeasured, ExitsSixWithTheArtifactWritten) {
+  auto failing = start_server({"--latency-model", "fixed", "--ttft", "5ms", "--itl", "1ms", "--fault", "1:error=503"});
+  const std::vector<std::string> load = {"--base-url", failing.base_url, "--concurrency", "2", "--input-tokens", "16",
+                                         "--output-tokens", "4"};
+  auto with = [&](std::vector<std::string> extra) {
+    auto a = load;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  {
+    TempDir dir;
+    auto r = run_llmload(dir, with({"--num-requests", "8"}));
+    EXPECT_EQ(r.proc.exit_code, 6) << r.proc.err;
+    EXPECT_NE(r.proc.err.find("no measured request succeeded (all 8 failed; most common: http_status (8, e.g. HTTP 503"),
+              std::string::npos) << r.proc.err;
+    EXPECT_EQ(r.result["completed"], 0);  // written
+    EXPECT_EQ(r.records.size(), 8u);
+    EXPECT_TRUE(fs::exists(dir.file("report.html")));
+  }
+  {
+    TempDir dir;  // the more specific code wins over --fail-on-slo's INVALID (5)
+    auto r = run_llmload(dir, with({"--num-requests", "8", "--slo", "ttft:5s,p50", "--fail-on-slo"}));
+    EXPECT_EQ(r.proc.exit_code, 6) << r.proc.err;
+    EXPECT_EQ(r.result["validity"]["verdict"], "INVALID");
+  }
+  {
+    TempDir dir;
+    auto r = run_llmload(dir, with({"--num-requests", "4", "--trials", "2", "--trial-pause", "0s"}));
+    EXPECT_EQ(r.proc.exit_code, 6) << r.proc.err;
+    EXPECT_NE(r.proc.err.find("no measured request succeeded in trial 1 (4 failed), trial 2 (4 failed)"),
+              std::string::npos) << r.proc.err;
+    EXPECT_EQ(r.result["artifact"], "trials");
+  }
+}
+
 TEST_F(Trials, SweepOverConcurrencyWritesEveryPointAndTheCurve) {
   TempDir dir;
   auto r = run({binary_path("llmload"), "sweep", "--base-url", server_->base_url, "--concurrency", "1..4",
