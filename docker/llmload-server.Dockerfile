@@ -42,11 +42,14 @@ ARG LLMLOAD_CUDA_ARCHITECTURES=80-real;90
 # Warnings are errors in CI (scripts/test.sh), not in an image build, whose compiler may be newer.
 ARG LLMLOAD_WERROR=OFF
 ARG JOBS=""
+# The commit built (the context has no .git): recorded in every artifact's conditions.tool.git_commit.
+#   --build-arg GIT_COMMIT=$(git rev-parse HEAD)
+ARG GIT_COMMIT=""
 ENV PATH=${PATH}:/usr/local/cuda/bin
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DLLMLOAD_BUILD_TESTS=OFF -DLLMLOAD_BUILD_BENCH=OFF \
       -DLLMLOAD_ENABLE_CUDA=${LLMLOAD_ENABLE_CUDA} "-DLLMLOAD_CUDA_ARCHITECTURES=${LLMLOAD_CUDA_ARCHITECTURES}" \
-      -DLLMLOAD_WERROR=${LLMLOAD_WERROR} \
+      -DLLMLOAD_WERROR=${LLMLOAD_WERROR} "-DLLMLOAD_GIT_COMMIT=${GIT_COMMIT}" \
  && cmake --build /build --target llmload-server -j ${JOBS:-$(nproc)} \
  && mkdir -p /out/bin \
  && install -s -m 0755 /build/bin/llmload-server /out/bin/llmload-server \
@@ -61,7 +64,9 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/* /tmp/runtime-packages \
  && useradd --system --uid 10001 --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin llmload
 COPY --from=build /out/bin/llmload-server /usr/local/bin/llmload-server
+ARG GIT_COMMIT=""
 LABEL org.opencontainers.image.title="llmload-server" \
+      org.opencontainers.image.revision="${GIT_COMMIT}" \
       org.opencontainers.image.description="Mock OpenAI-compatible LLM inference server (vLLM-shaped engine simulator)"
 EXPOSE 8000
 USER 10001:10001

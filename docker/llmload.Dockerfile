@@ -36,9 +36,12 @@ COPY docker/runtime-deps.sh /usr/local/bin/runtime-deps.sh
 # Warnings are errors in CI (scripts/test.sh), not in an image build, whose compiler may be newer.
 ARG LLMLOAD_WERROR=OFF
 ARG JOBS=""
+# The commit built (the context has no .git): recorded in every artifact's conditions.tool.git_commit.
+#   --build-arg GIT_COMMIT=$(git rev-parse HEAD)
+ARG GIT_COMMIT=""
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DLLMLOAD_BUILD_TESTS=OFF -DLLMLOAD_BUILD_BENCH=OFF -DLLMLOAD_ENABLE_CUDA=OFF \
-      -DLLMLOAD_WERROR=${LLMLOAD_WERROR} \
+      -DLLMLOAD_WERROR=${LLMLOAD_WERROR} "-DLLMLOAD_GIT_COMMIT=${GIT_COMMIT}" \
  && cmake --build /build --target llmload -j ${JOBS:-$(nproc)} \
  && mkdir -p /out/bin \
  && install -s -m 0755 /build/bin/llmload /out/bin/llmload \
@@ -57,12 +60,14 @@ RUN apt-get update \
 COPY --from=build /out/bin/llmload /usr/local/bin/llmload
 # The repository's example scenarios, for --scenario-file.
 COPY scenarios /usr/share/llmload/scenarios
+ARG GIT_COMMIT=""
 LABEL org.opencontainers.image.title="llmload" \
+      org.opencontainers.image.revision="${GIT_COMMIT}" \
       org.opencontainers.image.description="Load generator for OpenAI-compatible LLM inference servers" \
       org.opencontainers.image.licenses="see repository"
-# Where results go unless --output says otherwise (read by `llmload run` where it supports
-# LLMLOAD_* environment variables; passing --output is always safe).
-ENV LLMLOAD_OUTPUT=/results
+# Where results go when nothing else says: the lowest-precedence --output, below the flag,
+# $LLMLOAD_OUTPUT and a scenario file's output key (so a run with no --output writes into the volume).
+ENV LLMLOAD_OUTPUT_DEFAULT=/results
 VOLUME ["/results"]
 WORKDIR /results
 USER 10001:10001

@@ -22,8 +22,8 @@
 #    /results. Checked: llmload exits 0; result.json, requests.jsonl and latency.hlog land in the
 #    host directory, written by uid 10001; result.json counts 600 completed requests and none
 #    failed (its validity verdict is printed). Then a short run configured by the environment
-#    (LLMLOAD_BASE_URL, and LLMLOAD_OUTPUT=/results set by the image) where the built llmload
-#    reads LLMLOAD_* variables, and the exit codes a job runner acts on, passed through the
+#    (LLMLOAD_BASE_URL, and LLMLOAD_OUTPUT_DEFAULT=/results set by the image), one whose scenario
+#    file's output key must win over the image's default, and the exit codes a job runner acts on, passed through the
 #    container: 2 for an unreachable endpoint, 6 when the server fails every request (the
 #    X-Llmload-Fault header), 3 for an SLO missed with --fail-on-slo; the last two with their
 #    result.json written.
@@ -135,7 +135,7 @@ build_image() {  # build_image DOCKERFILE TAG
   stamp "buildah bud -f $1 -t $2"
   t0=$(date +%s)
   "${buildah[@]}" bud --isolation chroot --network host --pull=never --layers "${no_cache[@]}" \
-    --build-arg "JOBS=$jobs" -f "$1" -t "$2" . >"$work/build-$(basename "$1" .Dockerfile).log" 2>&1 || rc=$?
+    --build-arg "JOBS=$jobs" --build-arg "GIT_COMMIT=$commit" -f "$1" -t "$2" . >"$work/build-$(basename "$1" .Dockerfile).log" 2>&1 || rc=$?
   if [ "$rc" -ne 0 ]; then
     tail -40 "$work/build-$(basename "$1" .Dockerfile).log"
     echo "images.sh: building $2 failed (log: $work/build-$(basename "$1" .Dockerfile).log)" >&2
@@ -144,6 +144,9 @@ build_image() {  # build_image DOCKERFILE TAG
   echo "images.sh: $2 built in $(( $(date +%s) - t0 )) s, $(mib "$(image_size "$2")")"
 }
 mkdir -p "$work"
+# The commit built, recorded in the images' label and in every artifact (the context has no .git).
+commit="$(git -C "$here" rev-parse HEAD 2>/dev/null || echo unknown)"
+if [ -n "$(git -C "$here" status --porcelain --untracked-files=no 2>/dev/null)" ]; then commit="$commit+dirty"; fi
 build_image docker/llmload.Dockerfile llmload:latest
 build_image docker/llmload-server.Dockerfile llmload-server:cpu
 
@@ -156,6 +159,8 @@ check "llmload:latest entrypoint is /usr/local/bin/llmload" test "$(cfg llmload:
 check "llmload-server:cpu entrypoint is llmload-server on all interfaces" \
   test "$(cfg llmload-server:cpu '{{.OCIv1.Config.Entrypoint}}')" = "[/usr/local/bin/llmload-server --host 0.0.0.0 --allow-remote]"
 check "llmload:latest declares the /results volume" grep -q '/results' <<<"$(cfg llmload:latest '{{.OCIv1.Config.Volumes}}')"
+check "llmload:latest is labelled with the commit built ($commit)" \
+  test "$(cfg llmload:latest '{{index .OCIv1.Config.Labels "org.opencontainers.image.revision"}}')" = "$commit"
 check "llmload-server:cpu exposes 8000/tcp" grep -q '8000/tcp' <<<"$(cfg llmload-server:cpu '{{.OCIv1.Config.ExposedPorts}}')"
 
 # --- 4. the demo inside the images ------------------------------------------------------------
@@ -234,23 +239,31 @@ print(f"  request_throughput={r.get('request_throughput', 0):.2f}/s median_ttft_
       f"slo={json.dumps(r.get('slo', {}).get('verdict', r.get('slo', {}).get('status')))}")
 sys.exit(0 if r.get("completed") == 600 and r.get("failed") == 0 else 1)
 EOF
+check "result.json records the commit built ($commit)" \
+  test "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["conditions"]["tool"]["git_commit"])' "$results/demo/result.json")" = "$commit"
 
-stamp "configuration from the environment: LLMLOAD_BASE_URL, and LLMLOAD_OUTPUT=/results from the image"
-# Only where the built llmload reads LLMLOAD_* variables (its `run --help` says so).
-if "${buildah[@]}" run --isolation chroot "$cli" -- llmload run --help 2>/dev/null | grep -q 'LLMLOAD_'; then
-  mkdir -p "$results/env"
-  $SUDO chown 10001:10001 "$results/env"
-  rc=0
-  "${buildah[@]}" run --isolation chroot -v "$results/env:/results" --env "LLMLOAD_BASE_URL=$url" "$cli" -- \
-    llmload run --scenario concurrency --concurrency 4 --num-requests 20 --input-tokens 64 --output-tokens 16 \
-    >"$work/env.log" 2>&1 || rc=$?
-  grep -E '^(llmload|Requests in window)' "$work/env.log" || true
-  check "llmload configured by LLMLOAD_BASE_URL exits 0 (got $rc)" test "$rc" = 0
-  check "results at the image's LLMLOAD_OUTPUT (/results, the mounted directory)" \
-    test "$(stat -c %u "$results/env/result.json" 2>/dev/null)" = 10001
-else
-  echo "SKIP  this llmload reads no LLMLOAD_* variables (llmload run --help names none)"
-fi
+stamp "configuration from the environment: LLMLOAD_BASE_URL, and LLMLOAD_OUTPUT_DEFAULT=/results from the image"
+mkdir -p "$results/env"
+$SUDO chown 10001:10001 "$results/env"
+rc=0
+"${buildah[@]}" run --isolation chroot -v "$results/env:/results" --env "LLMLOAD_BASE_URL=$url" "$cli" -- \
+  llmload run --scenario concurrency --concurrency 4 --num-requests 20 --input-tokens 64 --output-tokens 16 \
+  >"$work/env.log" 2>&1 || rc=$?
+grep -E '^(llmload|Requests in window)' "$work/env.log" || true
+check "llmload configured by LLMLOAD_BASE_URL exits 0 (got $rc)" test "$rc" = 0
+check "results at the image's default output (/results, the mounted directory)" \
+  test "$(stat -c %u "$results/env/result.json" 2>/dev/null)" = 10001
+# A scenario file's output key wins over the image's default.
+mkdir -p "$results/file"
+printf 'scenario: concurrency\nconcurrency: 4\nnum_requests: 20\ninput_tokens: 64\noutput_tokens: 16\noutput: /results/from-file\n' \
+  >"$results/file/scenario.yaml"
+$SUDO chown -R 10001:10001 "$results/file"
+rc=0
+"${buildah[@]}" run --isolation chroot -v "$results/file:/results" --env "LLMLOAD_BASE_URL=$url" "$cli" -- \
+  llmload run --scenario-file /results/scenario.yaml >"$work/file.log" 2>&1 || rc=$?
+check "llmload with a mounted scenario file exits 0 (got $rc)" test "$rc" = 0
+check "results where the scenario file says (output: /results/from-file), not at the image's default" \
+  test "$(stat -c %u "$results/file/from-file/result.json" 2>/dev/null)" = 10001 -a ! -e "$results/file/result.json"
 
 stamp "exit codes pass through: an unreachable endpoint"
 rc=0

@@ -26,7 +26,9 @@ constexpr const char* kMustMatch[] = {
     "conditions.prompts.overhead_tokens", "conditions.prompts.vocabulary_words", "conditions.tool.name",
     "conditions.tool.version",      "conditions.definitions",   "conditions.shard.count",
     "conditions.shard.start_at",    "conditions.shard.rule",    "validity.checked",
-    "slo.spec",                     "slo.view",
+    "slo.spec",                     "slo.view",                 "validity.max_error_rate",
+    "minimums.percentiles",         "minimums.min_duration_s",  "minimums.min_requests",
+    "minimums.max_duration_s",
 };
 
 std::string brief(const json& j) {

@@ -1,5 +1,7 @@
 #include "subprocess.hpp"
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -28,7 +30,14 @@ Subprocess::Subprocess(std::vector<std::string> argv, std::vector<std::string> e
   if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
   std::vector<std::string> envs;
   for (char** e = environ; *e != nullptr; ++e) envs.emplace_back(*e);
-  for (auto& e : env) envs.push_back(e);
+  for (auto& e : env) {
+    // An entry replaces the inherited one of the same name (two PATH= entries: which one a
+    // program sees depends on the program).
+    const std::string key = e.substr(0, e.find('=') + 1);
+    envs.erase(std::remove_if(envs.begin(), envs.end(), [&](const std::string& x) { return x.rfind(key, 0) == 0; }),
+               envs.end());
+    envs.push_back(e);
+  }
   pid_ = fork();
   if (pid_ < 0) throw std::runtime_error("fork failed");
   if (pid_ == 0) {

@@ -11,6 +11,9 @@
 namespace llmload::app {
 namespace {
 
+// The container image's default --output (docker/llmload.Dockerfile), below every other source.
+constexpr const char* kOutputDefaultEnv = "LLMLOAD_OUTPUT_DEFAULT";
+
 constexpr const char* kFooter = R"(Scenarios (--scenario):
   single-stream  one request at a time
       llmload run --scenario single-stream --num-requests 50
@@ -126,6 +129,11 @@ ScenarioConfig build_config(const RunOptions& o, int argc, char** argv, const st
   }
   if (o.no_stream) cfg.stream = false;
   if (o.no_ignore_eos) cfg.ignore_eos = false;
+  // The lowest-precedence default for --output (set by the container image: /results): below the
+  // flag, $LLMLOAD_OUTPUT and the scenario file's output/result_dir key.
+  if (cfg.output_dir.empty()) {
+    if (const char* d = std::getenv(kOutputDefaultEnv); d != nullptr && *d != '\0') cfg.output_dir = d;
+  }
   resolve_shard(cfg, std::getenv("JOB_COMPLETION_INDEX"));
   return cfg;
 }

@@ -72,6 +72,34 @@ std::vector<int> gather_codes(int code, int rank, int size) {
   return codes;
 }
 
+// Rank 0, after every rank ran: merges OUTPUT/shard-0..N-1 into OUTPUT when every rank finished
+// (interrupted included), and returns the run's exit code: a failed rank's (the first), or the
+// merged run's (130 when a rank was interrupted; else 6 when it measured nothing; else with
+// --fail-on-slo 3-5).
+int merge_at_rank0(const std::vector<int>& codes, const std::string& output, bool fail_on_slo) {
+  std::vector<std::string> failed;
+  int first_failure = app::kExitOk;
+  bool interrupted = false;
+  for (std::size_t r = 0; r < codes.size(); ++r) {
+    const int c = codes[r];
+    if (c == app::kExitInterrupted) interrupted = true;
+    if (c != app::kExitOk && c != app::kExitInterrupted) {
+      failed.push_back(fmt::format("{} (exit {})", r, c));
+      if (first_failure == app::kExitOk) first_failure = c;
+    }
+  }
+  if (!failed.empty()) {
+    fmt::print(stderr, "llmload-mpi: rank{} {} failed (see {} errors above): nothing merged\n",
+               failed.size() > 1 ? "s" : "", fmt::join(failed, ", "), failed.size() > 1 ? "their" : "its");
+    return first_failure;
+  }
+  std::vector<std::string> dirs;
+  for (std::size_t r = 0; r < codes.size(); ++r) dirs.push_back(fmt::format("{}/shard-{}", output, r));
+  const int merged = app::merge_command(dirs, output, true, fail_on_slo && !interrupted);
+  if (merged == app::kExitConfig || merged == app::kExitFailure) return merged;
+  return interrupted ? app::kExitInterrupted : merged;
+}
+
 int run_rank(int argc, char** argv, int rank, int size) {
   // `llmload-mpi run ARGS` is accepted too.
   std::vector<char*> args(argv, argv + argc);
@@ -151,28 +179,16 @@ int run_rank(int argc, char** argv, int rank, int size) {
   }
   if (!synced) all_ok(false);  // the ranks waiting to start learn that this one failed
 
-  // Every rank has written its artifact (or failed): rank 0 merges.
+  // Every rank has written its artifact (or failed): rank 0 merges and decides the exit code, which
+  // it then sends to every rank. So no rank exits before the merge is done (Open MPI aborts the
+  // job when a rank exits non-zero), and mpirun's status is the run's whatever rank ends first.
   const std::vector<int> codes = gather_codes(code, rank, size);
-  if (rank != 0) return code;
-  std::vector<std::string> failed;
-  bool interrupted = false;
-  for (int r = 0; r < size; ++r) {
-    const int c = codes[static_cast<std::size_t>(r)];
-    if (c == app::kExitInterrupted) interrupted = true;
-    if (c != app::kExitOk && c != app::kExitInterrupted) {
-      failed.push_back(fmt::format("{} (exit {})", r, c));
-    }
-  }
-  if (!failed.empty()) {
-    fmt::print(stderr, "llmload-mpi: rank{} {} failed (see {} errors above): nothing merged\n",
-               failed.size() > 1 ? "s" : "", fmt::join(failed, ", "), failed.size() > 1 ? "their" : "its");
-    return code != app::kExitOk ? code : app::kExitFailure;
-  }
-  std::vector<std::string> dirs;
-  for (int r = 0; r < size; ++r) dirs.push_back(fmt::format("{}/shard-{}", output, r));
-  const int merged = app::merge_command(dirs, output, true, fail_on_slo && !interrupted);
-  if (merged == app::kExitConfig || merged == app::kExitFailure) return merged;
-  return interrupted ? app::kExitInterrupted : merged;
+  int final_code = code;
+  if (rank == 0) final_code = merge_at_rank0(codes, output, fail_on_slo);
+  MPI_Request req;
+  MPI_Ibcast(&final_code, 1, MPI_INT, 0, MPI_COMM_WORLD, &req);
+  wait_gently(req);
+  return final_code;
 }
 
 }  // namespace

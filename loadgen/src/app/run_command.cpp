@@ -741,6 +741,11 @@ int run_command(const ScenarioConfig& cfg, const std::vector<std::string>& argv,
   if (cfg.fail_on_slo && !cfg.slo) {
     throw ConfigError("--fail-on-slo needs an SLO to gate on: add --slo, e.g. --slo ttft:500ms,tpot:50ms");
   }
+  if (cfg.fail_on_slo && cfg.shard.sharded()) {
+    throw ConfigError("--fail-on-slo does not apply to one shard: its verdict is partial (the sample checks are the "
+                      "merge's); drop it here and gate the merged run with `llmload merge SHARD_DIRS... "
+                      "--fail-on-slo` (llmload-mpi --fail-on-slo gates the merged run itself)");
+  }
   if (cfg.trials > 1 && (cfg.shard.sharded() || cfg.shard.start_at)) {
     throw ConfigError("--trials cannot be combined with sharding (--shard-count/--start-at): run the sharded trials as "
                       "separate runs, each with its own --start-at and --seed");

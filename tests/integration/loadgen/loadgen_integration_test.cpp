@@ -252,7 +252,8 @@ TEST_F(Fixture, NonOpenAiEndpointIsRejectedBeforeTheRun) {
 TEST_F(Fixture, HttpErrorsDuringTheRunAreCountedAndOutputsStillWritten) {
   TempDir dir;
   auto out = run_llmload(dir, {"--base-url", server_->base_url, "--model", "no-such-model", "--num-requests", "4"});
-  EXPECT_EQ(out.proc.exit_code, 0) << out.proc.err;
+  EXPECT_EQ(out.proc.exit_code, 6) << out.proc.err;  // no request succeeded: exit 6, everything written
+  EXPECT_NE(out.proc.err.find("a wrong --model"), std::string::npos) << out.proc.err;
   EXPECT_EQ(out.result["completed"], 0);
   EXPECT_EQ(out.result["failed"], 4);
   const auto& e = out.result["errors"]["by_http_status"]["404"];

@@ -397,6 +397,28 @@ TEST_F(Shards, EnvironmentVariablesSetOptionsAndFlagsWin) {
     EXPECT_EQ(r.result["completed"], 5);
     EXPECT_EQ(r.result["total_output_tokens"], 15);
   }
+  {
+    // LLMLOAD_OUTPUT_DEFAULT (the container image's /results) is the lowest-precedence --output: a
+    // scenario file's output key and $LLMLOAD_OUTPUT win over it.
+    namespace fs = std::filesystem;
+    TempDir dir;
+    auto with_default = env;
+    with_default.push_back("LLMLOAD_OUTPUT_DEFAULT=" + dir.file("default"));
+    auto r = run({binary_path("llmload"), "run"}, 60s, with_default);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(fs::exists(dir.file("default/result.json")));
+    std::ofstream(dir.file("s.yaml")) << "output: " << dir.file("from-file") << "\n";
+    r = run({binary_path("llmload"), "run", "--scenario-file", dir.file("s.yaml")}, 60s, with_default);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(fs::exists(dir.file("from-file/result.json")));
+    auto with_output = with_default;
+    with_output.push_back("LLMLOAD_OUTPUT=" + dir.file("from-env"));
+    fs::remove_all(dir.file("default"));
+    r = run({binary_path("llmload"), "run"}, 60s, with_output);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(fs::exists(dir.file("from-env/result.json")));
+    EXPECT_FALSE(fs::exists(dir.file("default")));
+  }
   TempDir dir;
   auto bad = run_llmload(dir, {}, {"LLMLOAD_BASE_URL=" + server_->base_url, "LLMLOAD_NUM_REQUESTS=many"}, 60s);
   EXPECT_EQ(bad.proc.exit_code, 2);
@@ -432,6 +454,10 @@ TEST(ShardFlags, BadShardSettingsAreErrorsBeforeAnyLoad) {
   r = with({"--concurrency", "2", "--shard-count", "3", "--shard-index", "0"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--concurrency 2 cannot be split over 3 shards"), std::string::npos) << r.err;
+  r = with({"--shard-count", "2", "--shard-index", "0", "--slo", "ttft:1s", "--fail-on-slo"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--fail-on-slo does not apply to one shard"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("llmload merge SHARD_DIRS... --fail-on-slo"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -275,6 +275,17 @@ TEST(Merge, InconsistentShardsAreErrorsNamingTheFieldAndTheShards) {
   e = merge_error(other_endpoint);
   EXPECT_NE(e.find("conditions.endpoint.base_url"), std::string::npos) << e;
 
+  // The validity settings the merged run is judged with (a single command line gives every shard
+  // the same).
+  auto other_error_rate = shards;
+  other_error_rate[1].result["validity"]["max_error_rate"] = 0.5;
+  e = merge_error(other_error_rate);
+  EXPECT_NE(e.find("validity.max_error_rate"), std::string::npos) << e;
+  auto other_percentiles = shards;
+  other_percentiles[2].result["minimums"]["percentiles"] = json::array({50.0, 99.9});
+  e = merge_error(other_percentiles);
+  EXPECT_NE(e.find("minimums.percentiles"), std::string::npos) << e;
+
   auto other_start = shards;
   other_start[0].result["conditions"]["shard"]["start_at"] = "2025-06-01T12:05:00.000Z";
   e = merge_error(other_start);
