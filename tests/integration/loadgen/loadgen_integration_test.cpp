@@ -204,7 +204,12 @@ TEST(LoadgenCompare, FindsTheSignificantDifferenceAndTheDifferingCondition) {
   EXPECT_TRUE(endpoint) << d.dump();
   EXPECT_TRUE(d["metrics"]["ttft_p50_ms"]["significant"].get<bool>()) << d["metrics"]["ttft_p50_ms"];
   EXPECT_NEAR(d["metrics"]["ttft_p50_ms"]["delta"].get<double>(), 100.0, 15.0);
-  EXPECT_FALSE(d["metrics"]["tpot_p50_ms"]["significant"].get<bool>()) << d["metrics"]["tpot_p50_ms"];
+  // Both servers space tokens 5 ms apart: the TPOT medians agree to within the client's own noise.
+  // (Not "not significant": one trial a side gives order-statistic intervals one histogram bucket
+  // wide, 4 us at 5 ms, so a real 8 us difference in client overhead between two runs can be
+  // significant; a CI run measured 4.999 vs 5.007 ms. The 100 ms TTFT difference above is 10^4
+  // times that.)
+  EXPECT_LT(std::fabs(d["metrics"]["tpot_p50_ms"]["relative_delta"].get<double>()), 0.02) << d["metrics"]["tpot_p50_ms"];
   // A run compared with itself: same conditions, nothing significant.
   auto self = run({binary_path("llmload"), "compare", a.path(), a.path()}, 60s);
   ASSERT_EQ(self.exit_code, 0) << self.err;
