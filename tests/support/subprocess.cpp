@@ -33,7 +33,9 @@ Subprocess::Subprocess(std::vector<std::string> argv, std::vector<std::string> e
   for (auto& e : env) {
     // An entry replaces the inherited one of the same name (two PATH= entries: which one a
     // program sees depends on the program).
-    const std::string key = e.substr(0, e.find('=') + 1);
+    const auto eq = e.find('=');
+    if (eq == std::string::npos) throw std::invalid_argument("Subprocess: environment entry '" + e + "' has no '='");
+    const std::string key = e.substr(0, eq + 1);
     envs.erase(std::remove_if(envs.begin(), envs.end(), [&](const std::string& x) { return x.rfind(key, 0) == 0; }),
                envs.end());
     envs.push_back(e);

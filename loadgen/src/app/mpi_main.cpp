@@ -184,7 +184,15 @@ int run_rank(int argc, char** argv, int rank, int size) {
   // job when a rank exits non-zero), and mpirun's status is the run's whatever rank ends first.
   const std::vector<int> codes = gather_codes(code, rank, size);
   int final_code = code;
-  if (rank == 0) final_code = merge_at_rank0(codes, output, fail_on_slo);
+  if (rank == 0) {
+    // Whatever happens here, rank 0 must reach the broadcast below: the other ranks wait for it.
+    try {
+      final_code = merge_at_rank0(codes, output, fail_on_slo);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "llmload-mpi (rank 0): internal error while merging: {}\n", e.what());
+      final_code = app::kExitFailure;
+    }
+  }
   MPI_Request req;
   MPI_Ibcast(&final_code, 1, MPI_INT, 0, MPI_COMM_WORLD, &req);
   wait_gently(req);
