@@ -4,8 +4,9 @@
 # Results are written to out/demo/ (result.json, requests.jsonl, latency.hlog).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-"$here/scripts/setup.sh"
-"$here/scripts/build.sh"
+# Only what the two programs need: the test command (scripts/test.sh) installs and builds the rest.
+"$here/scripts/setup.sh" --demo
+LLMLOAD_BUILD_TARGETS="llmload llmload-server" "$here/scripts/build.sh" -DLLMLOAD_BUILD_TESTS=OFF -DLLMLOAD_BUILD_BENCH=OFF
 bin="${LLMLOAD_BUILD_DIR:-$here/build}/bin"
 
 log="$(mktemp)"

@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
-# One-time set-up for a fresh Debian (bookworm) machine: installs every Debian package the
-# build, the demo and the tests need, then the npm test tooling. Idempotent: a package already
-# installed is not touched, and `apt-get update` runs at most once per invocation (and only
-# when something is missing).
+# One-time set-up for a fresh Debian (bookworm) machine: installs the Debian packages, then the
+# npm test tooling. Idempotent: a package already installed is not touched, and `apt-get update`
+# runs at most once per invocation (and only when something is missing).
+# Usage: scripts/setup.sh          everything the build, the demo and every test stage need
+#        scripts/setup.sh --demo   only what building and running llmload and llmload-server need
+#                                  (the demo's set-up: no test tooling, browsers, JDK or MPI)
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+mode="all"
+case "${1:-}" in
+  "") ;;
+  --demo) mode="demo" ;;
+  *) echo "setup.sh: unknown option '$1' (use --demo for the demo's packages only, or nothing for all)" >&2; exit 2 ;;
+esac
 
 packages=(
   # build (lld: the linker CMake picks when present, several times faster than GNU ld)
@@ -13,6 +21,10 @@ packages=(
   # libraries
   libboost1.74-dev libssl-dev zlib1g-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libcli11-dev libyaml-cpp-dev
+  # used by the demo/test scripts
+  curl procps
+)
+test_packages=(
   # tests and benchmarks; clang with its sanitizer and libFuzzer runtimes for the ASan/UBSan,
   # TSan and fuzzing stages
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
@@ -20,8 +32,6 @@ packages=(
   default-jdk-headless libhdrhistogram-java
   # third-party reader of the server's /metrics (the official Prometheus Python client)
   python3 python3-prometheus-client
-  # used by the demo/test scripts
-  curl procps
   # the TLS tests: a throwaway CA (openssl) and a TLS-terminating proxy (nginx) on loopback
   openssl nginx
   # the HTML report test: renders report.html offline in headless Chromium
@@ -29,10 +39,11 @@ packages=(
   # multi-machine runs: llmload-mpi (built when CMake finds MPI) and its mpirun test
   openmpi-bin libopenmpi-dev
 )
+if [ "$mode" = "all" ]; then packages+=("${test_packages[@]}"); fi
 
 # Node.js + npm: Debian's, unless the machine already has a node/npm (e.g. a NodeSource build,
 # which conflicts with Debian's npm package).
-if ! command -v npm >/dev/null 2>&1; then packages+=(nodejs npm); fi
+if [ "$mode" = "all" ] && ! command -v npm >/dev/null 2>&1; then packages+=(nodejs npm); fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -60,6 +71,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 else
   echo "setup: all Debian packages present"
 fi
+
+if [ "$mode" = "demo" ]; then exit 0; fi
 
 # npm test tooling: hdr-histogram-js (third-party decoder of our exported histograms) and the
 # official openai package (a real client of llmload-server in the conformance tests).

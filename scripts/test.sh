@@ -28,7 +28,7 @@ stamp "set-up"
 stamp "release build (gcc)"
 # Line tables only (-g1, as in the sanitizer builds): the same -O2 code in less compile time than
 # full -g (docs/testing.md, "Build time"). build.sh alone keeps CMake's -g.
-"$here/scripts/build.sh" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
+"$here/scripts/build.sh" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" -DLLMLOAD_BUILD_TESTS=ON -DLLMLOAD_BUILD_BENCH=ON
 build="${LLMLOAD_BUILD_DIR:-$here/build}"
 stamp "tests: release build"
 ctest --test-dir "$build" --output-on-failure -j "$test_jobs" --timeout 600 | tee -a "$log"

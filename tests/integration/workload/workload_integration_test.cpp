@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -22,6 +23,16 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 
 const std::string kTraces = LLMLOAD_TRACES_DIR;
+
+// The sample traces ship in data/traces/; a missing one fails its test with this message.
+std::string trace_sample(const std::string& name) {
+  const std::string path = kTraces + "/" + name;
+  if (!std::ifstream(path)) {
+    throw std::runtime_error("test data file " + path +
+                             " cannot be read: the trace samples live in data/traces/ of the repository (see its README)");
+  }
+  return path;
+}
 
 LlmloadRun run_at(const TempDir& dir, const ServerHandle& server, std::vector<std::string> args,
                   const std::vector<std::string>& env = {}) {
@@ -258,7 +269,7 @@ TEST(Datasets, ShareGptAndCustomJsonl) {
 
 // Reads the Azure trace's first `n` rows: (offset ns from the first, context, generated).
 std::vector<std::tuple<double, int, int>> azure_rows(std::size_t n) {
-  std::ifstream f(kTraces + "/azure_llm_2023_code.csv");
+  std::ifstream f(trace_sample("azure_llm_2023_code.csv"));
   std::string line;
   std::getline(f, line);  // header
   std::vector<std::tuple<double, int, int>> rows;
@@ -278,7 +289,7 @@ std::vector<std::tuple<double, int, int>> azure_rows(std::size_t n) {
 TEST(TraceReplay, AzureCsvAtItsOwnTimingScaled) {
   auto server = fast_server({"--max-model-len", "65536"});
   TempDir dir;
-  auto r = run_at(dir, server, {"--trace", kTraces + "/azure_llm_2023_code.csv", "--num-requests", "30", "--time-scale", "30"});
+  auto r = run_at(dir, server, {"--trace", trace_sample("azure_llm_2023_code.csv"), "--num-requests", "30", "--time-scale", "30"});
   ASSERT_EQ(r.proc.exit_code, 0) << r.proc.err;
   auto rows = azure_rows(30);
   auto recs = measured(r);
@@ -304,9 +315,9 @@ TEST(TraceReplay, MooncakeHashIdsBecomeSharedPrefixesTheServerCaches) {
   auto server = start_server({"--profile", "tiny", "--max-model-len", "32768", "--kv-cache-tokens", "200000"});
   TempDir dir;
   auto r = run_at(dir, server,
-                  {"--trace", kTraces + "/mooncake_conversation.jsonl", "--num-requests", "6", "--time-scale", "100"});
+                  {"--trace", trace_sample("mooncake_conversation.jsonl"), "--num-requests", "6", "--time-scale", "100"});
   ASSERT_EQ(r.proc.exit_code, 0) << r.proc.err;
-  std::ifstream f(kTraces + "/mooncake_conversation.jsonl");
+  std::ifstream f(trace_sample("mooncake_conversation.jsonl"));
   std::string line;
   std::vector<json> rows;
   while (rows.size() < 6 && std::getline(f, line)) rows.push_back(json::parse(line));
@@ -335,7 +346,15 @@ TEST(Cli, VllmBenchServeCommandRunsAsIs) {
                            "50,99", "--seed", "3", "--ignore-eos", "--save-result", "--result-dir", dir.path()},
                           120s);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const json res = json::parse(slurp(dir.file("result.json")));
+  // vLLM's naming: <backend>-<rate>qps-<model>-<time>.json, beside a directory of the same name
+  // holding the whole artifact.
+  std::string name;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    if (e.path().extension() == ".json") name = e.path().stem().string();
+  }
+  ASSERT_EQ(name.rfind("vllm-200qps-", 0), 0u) << name;
+  const json res = json::parse(slurp(dir.file(name + ".json")));
+  EXPECT_EQ(res, json::parse(slurp(dir.file(name + "/result.json"))));
   EXPECT_EQ(res["conditions"]["scenario"]["scenario"], "server");
   EXPECT_EQ(res["conditions"]["scenario"]["arrivals"]["process"], "gamma");
   EXPECT_LE(res["max_in_flight"].get<int>(), 4);

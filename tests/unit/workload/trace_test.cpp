@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -27,8 +28,13 @@ const std::string kTraces = LLMLOAD_TRACES_DIR;
 const std::string kAzure = kTraces + "/azure_llm_2023_code.csv";
 const std::string kMooncake = kTraces + "/mooncake_conversation.jsonl";
 
+// A missing sample fails its test with this message (gtest reports the exception), never a crash.
 std::vector<std::string> file_lines(const std::string& path) {
   std::ifstream in(path);
+  if (!in) {
+    throw std::runtime_error("test data file " + path +
+                             " cannot be read: the trace samples live in data/traces/ of the repository (see its README)");
+  }
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
