@@ -91,7 +91,8 @@ json metrics_json(const RunMetrics& m) {
   j["window"] = {{"start_s", secs(m.window.start)}, {"end_s", secs(m.window.end)}, {"length_s", duration},
                  {"method", m.window.method}, {"warmup", warmup_json(m.window)}};
   j["requests"] = {{"issued", m.requests},       {"warmup", m.warmup},   {"in_window", m.in_window},
-                   {"completed", m.completed},  {"failed", m.failed},  {"outside_window", m.outside_window}};
+                   {"completed", m.completed},  {"failed", m.failed},  {"outside_window", m.outside_window},
+                   {"completing_in_window", m.completing_in_window}};
   j["tokens"] = {{"total_input_tokens", m.total_input_tokens},
                  {"total_output_tokens", m.total_output_tokens},
                  {"output_tokens_arriving_in_window", m.output_tokens_in_window},
@@ -109,8 +110,10 @@ json metrics_json(const RunMetrics& m) {
   j["schedule_lag"]["late_over_1ms"] = m.late_over_1ms;
   j["schedule_lag"]["late_fraction"] = m.late_fraction;
   j["load"] = {{"achieved_send_rate", m.achieved_send_rate},
+               {"intended_send_rate", m.intended_send_rate},
                {"realized_interarrival_cv", m.realized_interarrival_cv},
-               {"measured_from", "t_send of the measured requests"}};
+               {"measured_from", "t_send (achieved) and t_intended (intended) of the measured requests, over their "
+                                 "sending span (first to last send)"}};
   {
     json reasons = json::array();
     for (const auto& r : m.validity_reasons) reasons.push_back({{"code", r.code}, {"message", r.message}});
@@ -165,6 +168,7 @@ json metrics_json(const RunMetrics& m) {
                 {"token_goodput", s.token_goodput},
                 {"metrics", metrics},
                 {"verdict", to_string(s.verdict)},
+                {"service_view_verdict", to_string(s.service_view_verdict)},
                 {"method", "per metric: PASS iff n >= h(t) + t, MLPerf early stopping (one-sided 99%); failed "
                            "requests count as exceedances"}};
   } else {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "llmload/analysis/stats.hpp"
+#include "llmload/analysis/validity.hpp"
 
 namespace llmload::analysis {
 namespace {
@@ -128,126 +129,6 @@ std::int64_t samples_needed(double percentile) {
 
 namespace {
 
-std::string seconds_text(Nanos d) { return fmt::format("{:.3f} s", seconds(d)); }
-
-// The schedule lag of the window's successful requests, as the accumulator records it: the
-// message reads it from the records, so a merge of shards (whose accumulator has no samples)
-// words it alike.
-HdrHistogram lag_histogram(std::span<const RequestRecord> records) {
-  HdrHistogram h(1, kHighestUs, 3);
-  for (const auto& r : records) {
-    if (r.warmup || !r.in_window || !r.ok()) continue;
-    if (auto v = r.schedule_lag()) h.record(to_us(std::max(*v, Nanos(0))));
-  }
-  return h;
-}
-
-// The validity verdict, MLPerf-style: every reason the run is INVALID (docs/statistics.md).
-void judge_validity(RunMetrics& m, const ValidityOptions& o, std::span<const RequestRecord> records) {
-  m.max_error_rate = o.max_error_rate;
-  auto& mn = m.minimums;
-  mn.min_duration = o.min_duration;
-  mn.min_requests = o.min_requests;
-  mn.max_duration = o.max_duration;
-  mn.max_duration_reached = o.max_duration_reached;
-  mn.checked = o.check_samples;
-  mn.percentiles = o.percentiles;
-  mn.percentiles.push_back(99.0);  // the headline p99 is always reported
-  std::sort(mn.percentiles.begin(), mn.percentiles.end());
-  mn.percentiles.erase(std::unique(mn.percentiles.begin(), mn.percentiles.end()), mn.percentiles.end());
-  double deciding = 99.0;
-  mn.required_samples = 0;
-  for (double p : mn.percentiles) {
-    if (samples_needed(p) > mn.required_samples) {
-      mn.required_samples = samples_needed(p);
-      deciding = p;
-    }
-  }
-  auto add = [&](const char* code, std::string message) { m.validity_reasons.push_back({code, std::move(message)}); };
-  const std::string stopped =
-      o.max_duration_reached && o.max_duration
-          ? fmt::format(" (--max-duration {} stopped the run first)", seconds_text(*o.max_duration))
-          : std::string();
-
-  if (m.open_loop) {
-    m.validity_checks.emplace_back("schedule_lag");
-    if (m.late_fraction > 0.01) {
-      const HdrHistogram lag = lag_histogram(records);
-      add("schedule_lag",
-          fmt::format("the client could not hold the offered load: {:.1f}% of requests started more than 1 ms late "
-                      "(schedule lag p50 {:.3f} ms, p99 {:.3f} ms, max {:.3f} ms)",
-                      100.0 * m.late_fraction, static_cast<double>(lag.value_at_percentile(50)) / 1e3,
-                      static_cast<double>(lag.value_at_percentile(99)) / 1e3, static_cast<double>(lag.max()) / 1e3));
-    }
-  }
-  bool met = true;
-  if (o.check_samples) {
-    m.validity_checks.emplace_back("too_few_samples");
-    if (m.completed < mn.required_samples) {
-      met = false;
-      add("too_few_samples",
-          fmt::format("only {} successful measured requests: p{:g} needs at least {} (with fewer it is just the "
-                      "maximum){}; measure at least {} requests (--num-requests, --min-requests or a longer "
-                      "--duration)",
-                      m.completed, deciding, mn.required_samples, stopped, mn.required_samples));
-    }
-    if (o.min_duration) {
-      m.validity_checks.emplace_back("duration_below_minimum");
-      if (m.window.length() < *o.min_duration) {
-        met = false;
-        add("duration_below_minimum",
-            fmt::format("the measurement window lasted {}, below --min-duration {}{}; run longer", seconds_text(m.window.length()),
-                        seconds_text(*o.min_duration), stopped));
-      }
-    }
-    if (o.min_requests) {
-      m.validity_checks.emplace_back("requests_below_minimum");
-      if (m.in_window < *o.min_requests) {
-        met = false;
-        add("requests_below_minimum", fmt::format("{} measured requests, below --min-requests {}{}; run more requests",
-                                                  m.in_window, *o.min_requests, stopped));
-      }
-    }
-  }
-  mn.met = met;
-
-  m.validity_checks.emplace_back("error_rate");
-  if (m.in_window > 0) {
-    const double rate = static_cast<double>(m.failed) / static_cast<double>(m.in_window);
-    if (rate > o.max_error_rate) {
-      std::string most;
-      std::int64_t most_n = 0;
-      for (const auto& [cls, e] : m.errors_by_class) {
-        if (e.count > most_n) {
-          most_n = e.count;
-          most = fmt::format("{} ({}, e.g. {})", cls, e.count, e.example);
-        }
-      }
-      add("error_rate", fmt::format("{} of {} measured requests failed ({:.1f}%), above --max-error-rate {:g}%; most "
-                                    "common: {}",
-                                    m.failed, m.in_window, 100.0 * rate, 100.0 * o.max_error_rate, most));
-    }
-  }
-  m.validity_checks.emplace_back("server_errors");
-  {
-    std::int64_t n = 0;
-    std::string statuses;
-    std::string example;
-    for (const auto& [status, e] : m.errors_by_status) {
-      if (status < 500 || status > 599) continue;
-      n += e.count;
-      statuses += fmt::format("{}{} x{}", statuses.empty() ? "" : ", ", status, e.count);
-      if (example.empty()) example = e.example;
-    }
-    if (n > 0) {
-      add("server_errors", fmt::format("the server answered {} measured requests with HTTP 5xx errors ({}; e.g. {})", n,
-                                       statuses, example));
-    }
-  }
-  m.invalid = !m.validity_reasons.empty();
-  m.invalid_reason = m.invalid ? m.validity_reasons.front().message : std::string();
-}
-
 MetricVerdict judge(std::string name, Nanos bound, std::int64_t n, std::int64_t exceed, const HdrHistogram& h,
                     double percentile) {
   MetricVerdict v;
@@ -278,6 +159,49 @@ MetricVerdict judge(std::string name, Nanos bound, std::int64_t n, std::int64_t 
   return v;
 }
 
+// The per-metric verdicts of an SLO judged in `view` over the window's measured requests (failed
+// requests count as exceedances). The histograms come from the records, so a merge of shards
+// (an empty accumulator) judges alike.
+std::vector<MetricVerdict> judge_slo_metrics(const SloSpec& slo, LatencyView view, std::int64_t n,
+                                             std::span<const RequestRecord> records) {
+  const bool rt = view == LatencyView::kResponse;
+  std::int64_t ex_ttft = 0;
+  std::int64_t ex_tpot = 0;
+  std::int64_t ex_e2e = 0;
+  HdrHistogram ttft_h(1, kHighestUs, 3);
+  HdrHistogram tpot_h(1, kHighestUs, 3);
+  HdrHistogram e2e_h(1, kHighestUs, 3);
+  for (const auto& r : records) {
+    if (r.warmup || !r.in_window) continue;
+    const auto ttft = rt ? r.ttft_rt() : r.ttft();
+    const auto tpot = r.tpot();
+    const auto e2e = rt ? r.e2e_rt() : r.e2e();
+    if (r.ok()) {
+      if (ttft) ttft_h.record(to_us(*ttft));
+      if (tpot) tpot_h.record(to_us(*tpot));
+      if (e2e) e2e_h.record(to_us(*e2e));
+    }
+    if (slo.ttft && (!r.ok() || !ttft || *ttft > *slo.ttft)) ++ex_ttft;
+    if (slo.tpot && (!r.ok() || (tpot && *tpot > *slo.tpot))) ++ex_tpot;
+    if (slo.e2e && (!r.ok() || !e2e || *e2e > *slo.e2e)) ++ex_e2e;
+  }
+  std::vector<MetricVerdict> out;
+  if (slo.ttft) out.push_back(judge("ttft", *slo.ttft, n, ex_ttft, ttft_h, slo.percentile));
+  if (slo.tpot) out.push_back(judge("tpot", *slo.tpot, n, ex_tpot, tpot_h, slo.percentile));
+  if (slo.e2e) out.push_back(judge("e2e", *slo.e2e, n, ex_e2e, e2e_h, slo.percentile));
+  return out;
+}
+
+Verdict overall_verdict(const std::vector<MetricVerdict>& metrics) {
+  bool any_fail = false;
+  bool all_pass = !metrics.empty();
+  for (const auto& v : metrics) {
+    any_fail = any_fail || v.verdict == Verdict::kFail;
+    all_pass = all_pass && v.verdict == Verdict::kPass;
+  }
+  return any_fail ? Verdict::kFail : (all_pass ? Verdict::kPass : Verdict::kInconclusive);
+}
+
 }  // namespace
 
 RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, const std::optional<SloSpec>& slo,
@@ -288,17 +212,22 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
   m.open_loop = open_loop;
   const double secs = seconds(window.length());
 
-  std::int64_t completing_in_window = 0;
+  // The throughput population (docs/metrics.md): successful requests completing in the window,
+  // whenever they started (warmup included), as the token arrivals in the window count every
+  // request's tokens.
   std::int64_t input_tokens_completing = 0;
+  auto completes_in_window = [&](const RequestRecord& r) {
+    return r.ok() && r.t_done && *r.t_done >= window.start && *r.t_done <= window.end;
+  };
   for (const auto& r : records) {
     ++m.requests;
+    if (completes_in_window(r)) {
+      ++m.completing_in_window;
+      input_tokens_completing += r.input_tokens;
+    }
     if (r.warmup) {
       ++m.warmup;
       continue;
-    }
-    if (r.ok() && r.t_done && *r.t_done >= window.start && *r.t_done <= window.end) {
-      ++completing_in_window;
-      input_tokens_completing += r.input_tokens;
     }
     if (!r.in_window) {
       ++m.outside_window;
@@ -325,12 +254,23 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
   }
 
   {
+    // Achieved and scheduled rates over the sending span of the measured requests.
     std::vector<Nanos> sends;
+    std::vector<Nanos> intended;
     for (const auto& r : records) {
-      if (!r.warmup && r.in_window && r.t_send) sends.push_back(*r.t_send);
+      if (!r.warmup && r.in_window && r.t_send) {
+        sends.push_back(*r.t_send);
+        intended.push_back(r.t_intended);
+      }
     }
     std::sort(sends.begin(), sends.end());
-    if (secs > 0) m.achieved_send_rate = static_cast<double>(sends.size()) / secs;
+    std::sort(intended.begin(), intended.end());
+    auto rate = [](const std::vector<Nanos>& t) {
+      if (t.size() < 2 || t.back() <= t.front()) return 0.0;
+      return static_cast<double>(t.size() - 1) / seconds(t.back() - t.front());
+    };
+    m.achieved_send_rate = rate(sends);
+    m.intended_send_rate = rate(intended);
     if (sends.size() >= 3) {
       double mean = 0;
       double m2 = 0;
@@ -352,7 +292,7 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
     for (std::size_t b = first; b <= last && b < token_bins_.size(); ++b) m.output_tokens_in_window += token_bins_[b];
   }
   if (secs > 0) {
-    m.request_throughput = static_cast<double>(completing_in_window) / secs;
+    m.request_throughput = static_cast<double>(m.completing_in_window) / secs;
     m.output_throughput = m.output_tokens_in_window / secs;
     m.total_token_throughput = (static_cast<double>(input_tokens_completing) + m.output_tokens_in_window) / secs;
   }
@@ -385,49 +325,24 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
     // share of the window's measured requests (intended start in the window) that were good.
     std::int64_t good_completing = 0;
     std::int64_t good_tokens = 0;
-    std::int64_t ex_ttft = 0;
-    std::int64_t ex_tpot = 0;
-    std::int64_t ex_e2e = 0;
-    const bool rt = view == LatencyView::kResponse;
     for (const auto& r : records) {
-      if (r.warmup) continue;
       const bool good = meets_slo(r, *slo, view);
-      if (good && r.t_done && *r.t_done >= window.start && *r.t_done <= window.end) {
+      if (good && completes_in_window(r)) {
         ++good_completing;
         good_tokens += r.output_tokens;
       }
-      if (!r.in_window) continue;
-      if (good) ++s.good;
-      if (slo->ttft) {
-        auto v = rt ? r.ttft_rt() : r.ttft();
-        if (!r.ok() || !v || *v > *slo->ttft) ++ex_ttft;
-      }
-      if (slo->tpot) {
-        auto v = r.tpot();
-        if (!r.ok() || (v && *v > *slo->tpot)) ++ex_tpot;
-      }
-      if (slo->e2e) {
-        auto v = rt ? r.e2e_rt() : r.e2e();
-        if (!r.ok() || !v || *v > *slo->e2e) ++ex_e2e;
-      }
+      if (!r.warmup && r.in_window && good) ++s.good;
     }
     s.attainment = m.in_window > 0 ? static_cast<double>(s.good) / static_cast<double>(m.in_window) : 0;
     if (secs > 0) {
       s.request_goodput = static_cast<double>(good_completing) / secs;
       s.token_goodput = static_cast<double>(good_tokens) / secs;
     }
-    const auto& ttft_h = hist_.at(rt ? Metric::kTtftRt : Metric::kTtft);
-    const auto& e2e_h = hist_.at(rt ? Metric::kE2eRt : Metric::kE2e);
-    if (slo->ttft) s.metrics.push_back(judge("ttft", *slo->ttft, m.in_window, ex_ttft, ttft_h, slo->percentile));
-    if (slo->tpot) s.metrics.push_back(judge("tpot", *slo->tpot, m.in_window, ex_tpot, hist_.at(Metric::kTpot), slo->percentile));
-    if (slo->e2e) s.metrics.push_back(judge("e2e", *slo->e2e, m.in_window, ex_e2e, e2e_h, slo->percentile));
-    bool any_fail = false;
-    bool all_pass = !s.metrics.empty();
-    for (const auto& v : s.metrics) {
-      any_fail = any_fail || v.verdict == Verdict::kFail;
-      all_pass = all_pass && v.verdict == Verdict::kPass;
-    }
-    s.verdict = any_fail ? Verdict::kFail : (all_pass ? Verdict::kPass : Verdict::kInconclusive);
+    s.metrics = judge_slo_metrics(*slo, view, m.in_window, records);
+    s.verdict = overall_verdict(s.metrics);
+    s.service_view_verdict = view == LatencyView::kResponse
+                                 ? overall_verdict(judge_slo_metrics(*slo, LatencyView::kService, m.in_window, records))
+                                 : s.verdict;
     m.slo = std::move(s);
   }
   judge_validity(m, validity, records);

@@ -95,7 +95,8 @@ void add_run_options(CLI::App& run, RunOptions& o) {
     } else if (s.name == "header") {
       opt->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     } else if (s.name == "ignore-eos" || s.name == "insecure" || s.name == "save-result" || s.name == "stream" ||
-               s.name == "continuous-usage" || s.name == "fail-on-slo" || s.name == "quiet" || s.name == "verbose") {
+               s.name == "continuous-usage" || s.name == "fail-on-slo" || s.name == "quiet" || s.name == "verbose" ||
+               s.name == "overwrite") {
       opt->expected(0, 1);  // a bare flag means true
     }
     opt->envname(env_name(s.name));

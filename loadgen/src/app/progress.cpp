@@ -58,7 +58,7 @@ void RunMonitor::check_saturation() {
   ttft_series_.push_back(tick_ttft_n_ > 0 ? tick_ttft_sum_ms_ / static_cast<double>(tick_ttft_n_) : std::nan(""));
   tick_ttft_sum_ms_ = 0;
   tick_ttft_n_ = 0;
-  if (!options_.watch_saturation || saturation_) return;
+  if (saturation_ || (!options_.watch_saturation && (warned_ || !options_.warn))) return;
   // The first seconds are the ramp into the load: the test looks at the intervals after them,
   // and needs at least 10 (5 s at the 0.5 s tick) to tell growth from noise.
   constexpr std::size_t kSkip = 4;
@@ -67,6 +67,17 @@ void RunMonitor::check_saturation() {
   const std::span<const double> t(ttft_series_.data() + kSkip, ttft_series_.size() - kSkip);
   const auto s = analysis::detect_saturation(q, t);
   if (!s.saturated) return;
+  if (!options_.watch_saturation) {
+    warned_ = true;
+    finish();  // the live line, if drawn, is redrawn on the next tick below the warning
+    options_.warn(fmt::format("the server is not keeping up with this load: requests in flight grew from {:.0f} to "
+                              "{:.0f} and TTFT from {:.0f} to {:.0f} ms in {:.1f} s; the load is above what it "
+                              "sustains (its capacity: `llmload sweep --find-capacity`)",
+                              s.queue.start_level, s.queue.end_level, s.ttft.start_level, s.ttft.end_level,
+                              static_cast<double>(in_flight_series_.size()) *
+                                  std::chrono::duration<double>(kTick).count()));
+    return;
+  }
   saturation_ = fmt::format("over-saturated after {:.1f} s: requests in flight and TTFT both grew without bound "
                             "(in flight {:.0f} -> {:.0f}, TTFT {:.0f} -> {:.0f} ms); stopped releasing requests",
                             static_cast<double>(in_flight_series_.size()) * std::chrono::duration<double>(kTick).count(),
@@ -111,6 +122,11 @@ void RunMonitor::tick() {
     fmt::print(stderr, "\r{}\x1b[K", line());
     std::fflush(stderr);
     drawn_ = true;
+  } else if (options_.log_interval &&
+             elapsed - last_log_s_ >= std::chrono::duration<double>(*options_.log_interval).count()) {
+    last_log_s_ = elapsed;
+    fmt::print(stderr, "llmload: progress: {}\n", line());
+    std::fflush(stderr);
   }
 }
 

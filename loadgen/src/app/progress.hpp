@@ -2,7 +2,11 @@
 // What a run watches while it runs, on every tick of the driver (net::DriveOptions::on_tick):
 //   - the live progress line on a terminal (requests done, current rate, in flight, errors,
 //     p50/p99 TTFT so far, elapsed, ETA), redrawn in place on stderr and erased at the end;
-//     nothing when stderr is not a terminal or with --quiet;
+//     when stderr is not a terminal (a CI log), the same line as a new line every
+//     `log_interval` instead; nothing with --quiet;
+//   - on a plain run, a warning (once) when the server is not keeping up: requests in flight and
+//     TTFT both growing (the same test as the saturation watch), so a run far past capacity says
+//     so while it runs;
 //   - optionally, over-saturation: when both the requests in flight and the TTFT grow without
 //     bound (analysis::detect_saturation over the interval series so far), the run stops
 //     releasing requests early (RunController::stop_early), so a sweep point that cannot meet
@@ -22,12 +26,15 @@ namespace llmload::app {
 
 struct MonitorOptions {
   bool progress_line = false;       // draw the live line (the caller checks for a terminal)
+  std::optional<Nanos> log_interval;  // not a terminal: print the line every this often
   bool watch_saturation = false;    // stop the run early when over-saturated
   std::optional<std::int64_t> planned_requests;  // measured + warmup requests, when known (ETA)
-  std::optional<Nanos> planned_duration;         // window length, when the run is bounded by time (ETA)
+  std::optional<Nanos> planned_duration;         // warmup + window, when the run is bounded by time (ETA)
   std::string label;                // e.g. "trial 2/3" or "concurrency 8"
   /// How the watch stops the run (RunController::stop_early), given the reason.
   std::function<void(const std::string&)> stop;
+  /// Where the not-keeping-up warning goes (once per run) when the watch does not stop the run.
+  std::function<void(const std::string&)> warn;
 };
 
 class RunMonitor {
@@ -67,6 +74,8 @@ class RunMonitor {
   std::int64_t tick_ttft_n_ = 0;
   std::optional<std::string> saturation_;
   bool drawn_ = false;
+  bool warned_ = false;
+  double last_log_s_ = 0;
 };
 
 }  // namespace llmload::app

@@ -4,6 +4,8 @@
 
 #include "run_command.hpp"
 
+#include "output_dir.hpp"
+
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -19,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "llmload/analysis/report.hpp"
+#include "llmload/analysis/stage_metrics.hpp"
 #include "llmload/common/build_info.hpp"
 #include "llmload/common/duration.hpp"
 #include "llmload/common/process_limits.hpp"
@@ -57,23 +60,6 @@ std::string iso8601_utc(std::chrono::system_clock::time_point t) {
 }
 
 // Checks before the run that results can be written there (nothing measured is lost later).
-void prepare_output_dir(const std::string& dir) {
-  if (dir.empty()) return;
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw ConfigError(fmt::format("cannot create --output directory '{}': {}", dir, ec.message()));
-  const auto probe = std::filesystem::path(dir) / ".llmload-write-test";
-  {
-    std::ofstream f(probe);
-    f << std::string(4096, 'x');
-    f.flush();
-    if (!f) {
-      throw ConfigError(fmt::format("--output directory '{}' is not writable (or the disk is full): choose another", dir));
-    }
-  }
-  std::filesystem::remove(probe, ec);
-}
-
 json arrivals_json(const ScenarioConfig& cfg) {
   if (cfg.timed_arrivals) return {{"process", "trace"}, {"description", "each request at its own timestamp"}};
   if (cfg.kind == ScenarioKind::kOffline) return {{"process", "all-at-start"}};
@@ -334,13 +320,19 @@ int slo_gate(const ScenarioConfig& cfg, const json& result, int exit_code) {
   return slo_gate(cfg.fail_on_slo, result, exit_code);
 }
 
+// Precedence (docs/artifact.md, "Exit codes"): 6 nothing measured (nothing_measured_gate) > 3 a
+// clear FAIL > 5 INVALID > 3 FAIL > 4 INCONCLUSIVE. A FAIL is clear when it holds with the
+// client's schedule lag taken out (judged from t_send too): no flag on the run can explain it
+// away, so a CI gate tells a run past capacity (3) from one it cannot trust (5).
 int slo_gate(bool fail_on_slo, const json& result, int exit_code) {
   if (!fail_on_slo || exit_code != kExitOk) return exit_code;
+  const json& slo = result.contains("slo") ? result["slo"] : json();
+  const std::string verdict = slo.is_object() ? slo.value("verdict", std::string()) : std::string();
+  const std::string service = slo.is_object() ? slo.value("service_view_verdict", verdict) : std::string();
+  if (verdict == "FAIL" && service == "FAIL") return kExitSloFail;
   const json& v = result.contains("validity") ? result["validity"] : json();
   if (v.is_object() && v.contains("valid") && v["valid"].is_boolean() && !v["valid"].get<bool>()) return kExitInvalid;
-  const json& slo = result.contains("slo") ? result["slo"] : json();
   if (!slo.is_object()) return exit_code;  // no --slo: nothing to gate on (validate() refuses that combination)
-  const std::string verdict = slo.value("verdict", std::string());
   if (verdict == "FAIL") return kExitSloFail;
   if (verdict == "INCONCLUSIVE") return kExitSloInconclusive;
   return exit_code;
@@ -410,6 +402,99 @@ int nothing_measured_gate(const json& result, int exit_code, bool quiet) {
   return kExitNothingMeasured;
 }
 
+namespace {
+
+// The console report after the load: the metrics table, the stages, and the notes on what may
+// have limited the run.
+void print_console_report(const ScenarioConfig& cfg, const analysis::RunMetrics& metrics, const json& tokens,
+                          const std::vector<analysis::StageMetrics>& stages, const std::string& shard_label,
+                          double cpu_busy_s, double load_wall_s, bool interrupted) {
+  const std::string title = fmt::format("llmload {} | {}{}", to_string(cfg.kind), cfg.model, shard_label);
+  analysis::ConsoleOptions copts{cfg.metric_percentiles, cfg.percentile_metrics};
+  std::string report = analysis::console_report(metrics, title, copts);
+  report += analysis::stages_console(stages);
+  if (tokens["ended_early"].get<std::int64_t>() > 0) {
+    report += fmt::format("NOTE: {} requests ended with fewer output tokens than requested (see ended_early in "
+                          "requests.jsonl)\n",
+                          tokens["ended_early"].get<std::int64_t>());
+  }
+  if (load_wall_s > 1.0 && cpu_busy_s / load_wall_s > 0.85) {
+    report += fmt::format("NOTE: the client used {:.0f}% of a core while the load ran (its event loop is one "
+                          "thread): it may have limited the load; see client_cpu in result.json, or split the "
+                          "load over shards (docs/distributed.md)\n",
+                          100.0 * cpu_busy_s / load_wall_s);
+  }
+  if (interrupted) report += "RUN INTERRUPTED: results cover only what was measured before the signal\n";
+  fmt::print("{}", report);
+  std::fflush(stdout);
+}
+
+// The stages of a plan as the pacer runs them: back to back from the run's start.
+std::vector<analysis::StagePlan> stage_plan(const ScenarioConfig& cfg) {
+  std::vector<analysis::StagePlan> plan;
+  Nanos t{0};
+  for (const auto& st : cfg.arrivals.stages) {
+    plan.push_back({t, t + st.duration,
+                    st.concurrency ? fmt::format("concurrency {:g}", st.value) : fmt::format("rate {:g}/s", st.value)});
+    t += st.duration;
+  }
+  return plan;
+}
+
+// Writes result.json, requests.jsonl and latency.hlog into cfg.output_dir, then the report.
+// false when a file could not be written (the message is printed).
+bool write_artifact(const ScenarioConfig& cfg, const ScenarioConfig& local, const ShardPlan& plan,
+                    const std::vector<analysis::RequestRecord>& records, const analysis::RunMetrics& metrics,
+                    const json& result, WallTime wall_start, const RunHooks& hooks) {
+  if (cfg.output_dir.empty()) return true;
+  const std::filesystem::path dir(cfg.output_dir);
+  bool ok = true;
+  {
+    std::ofstream f(dir / "result.json");
+    f << result.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
+    ok = ok && static_cast<bool>(f);
+  }
+  {
+    std::ofstream f(dir / "requests.jsonl");
+    for (const auto& r : records) {
+      json line = analysis::record_json(r);
+      if (local.shard.sharded()) {
+        line["shard"] = local.shard.index;
+        line["global_index"] = plan.global(r.index);
+      }
+      f << line.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
+    }
+    ok = ok && static_cast<bool>(f);
+  }
+  {
+    std::ofstream f(dir / "latency.hlog");
+    analysis::write_latency_hlog(f, metrics, epoch_seconds(wall_start), fmt::format("llmload {}", kVersion));
+    ok = ok && static_cast<bool>(f);
+  }
+  if (!ok) {
+    fmt::print(stderr, "llmload: error: writing results to '{}' failed (disk full?)\n", cfg.output_dir);
+    return false;
+  }
+  // Inside trials or a sweep (a label), the enclosing command says where everything went.
+  const bool notes = !cfg.quiet && (hooks.label.empty() || cfg.verbose);
+  if (notes) {
+    fmt::print(stderr, "llmload: results written to {}/{{result.json,requests.jsonl,latency.hlog}}\n", cfg.output_dir);
+  }
+  // The report (report.html, summary.md, summary.csv) from the artifact just written; a failure
+  // here loses nothing measured, so it is a warning.
+  try {
+    analysis::write_report(cfg.output_dir);
+    if (notes) {
+      fmt::print(stderr, "llmload: report written to {}/{{report.html,summary.md,summary.csv}}\n", cfg.output_dir);
+    }
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "llmload: warning: report not written: {}\n", e.what());
+  }
+  return true;
+}
+
+}  // namespace
+
 RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>& argv, const json& env_settings,
                     const RunHooks& hooks) {
   ScenarioConfig cfg = cfg_in;
@@ -438,7 +523,7 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
     fmt::print(stderr, "llmload: warning: shard {} of {} has no --start-at: it starts as soon as it is ready, not "
                        "together with the other shards\n", cfg.shard.index, cfg.shard.count);
   }
-  prepare_output_dir(cfg.output_dir);
+  claim_output_dir(cfg.output_dir, cfg.overwrite);
   raise_open_file_limit();
 
   boost::asio::io_context ioc;
@@ -564,9 +649,14 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   MonitorOptions mopts;
   mopts.progress_line = !cfg.quiet && isatty(STDERR_FILENO) == 1 && std::getenv("TERM") != nullptr &&
                         std::string_view(std::getenv("TERM")) != "dumb";
+  // Not a terminal (a CI log, a pipe): the same line, as a line of its own every 10 s.
+  if (!cfg.quiet && !mopts.progress_line) mopts.log_interval = kProgressLogInterval;
   mopts.watch_saturation = hooks.watch_saturation;
   if (local.num_requests) mopts.planned_requests = *local.num_requests + local.warmup.requests;
-  mopts.planned_duration = local.duration;
+  if (local.duration) mopts.planned_duration = *local.duration + local.warmup.duration;
+  if (!cfg.quiet) {
+    mopts.warn = [](const std::string& what) { fmt::print(stderr, "llmload: warning: {}\n", what); };
+  }
   mopts.label = hooks.label;
   // Over-saturated: stop releasing, and cancel what waits in the server's queue (draining it would
   // take as long as the overload built up; the point fails either way). The canceled requests
@@ -576,7 +666,7 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
     transport.cancel_all();
   };
   RunMonitor monitor(controller, clock, mopts);
-  if (mopts.progress_line || mopts.watch_saturation) {
+  if (mopts.progress_line || mopts.watch_saturation || mopts.log_interval || mopts.warn) {
     dopts.tick_interval = RunMonitor::kTick;
     dopts.on_tick = [&] { monitor.tick(); };
   }
@@ -597,29 +687,19 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   if (scraper && scraper->available()) scraper->stop();
   if (scraper) scraper->set_t0(controller.start_time());
 
-  const analysis::RunMetrics metrics = controller.metrics();
+  const double cpu_busy_s = cpu_after.first - cpu_before.first + cpu_after.second - cpu_before.second;
+  const analysis::RunMetrics metrics =
+      controller.metrics(load_wall_s > 0 ? std::optional<double>(cpu_busy_s / load_wall_s) : std::nullopt);
   const json tokens = token_accounting(controller.records());
+  std::vector<analysis::StageMetrics> stages;
+  if (cfg.kind == ScenarioKind::kStages) {
+    stages = analysis::stage_metrics(controller.records(), stage_plan(local), cfg.slo,
+                                     metrics.slo ? metrics.slo->view
+                                                 : (metrics.open_loop ? analysis::LatencyView::kResponse
+                                                                      : analysis::LatencyView::kService));
+  }
   if (hooks.print_report) {
-    const std::string title = fmt::format("llmload {} | {}{}", to_string(cfg.kind), cfg.model, shard_label);
-    analysis::ConsoleOptions copts{cfg.metric_percentiles, cfg.percentile_metrics};
-    std::string report = analysis::console_report(metrics, title, copts);
-    if (tokens["ended_early"].get<std::int64_t>() > 0) {
-      report += fmt::format("NOTE: {} requests ended with fewer output tokens than requested (see ended_early in "
-                            "requests.jsonl)\n",
-                            tokens["ended_early"].get<std::int64_t>());
-    }
-    {
-      const double busy = cpu_after.first - cpu_before.first + cpu_after.second - cpu_before.second;
-      if (load_wall_s > 1.0 && busy / load_wall_s > 0.85) {
-        report += fmt::format("NOTE: the client used {:.0f}% of a core while the load ran (its event loop is one "
-                              "thread): it may have limited the load; see client_cpu in result.json, or split the "
-                              "load over shards (docs/distributed.md)\n",
-                              100.0 * busy / load_wall_s);
-      }
-    }
-    if (controller.interrupted()) report += "RUN INTERRUPTED: results cover only what was measured before the signal\n";
-    fmt::print("{}", report);
-    std::fflush(stdout);
+    print_console_report(cfg, metrics, tokens, stages, shard_label, cpu_busy_s, load_wall_s, controller.interrupted());
   }
 
   RunOutcome outcome;
@@ -647,6 +727,7 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
             ? json(cfg.kind == ScenarioKind::kSingleStream ? 1 : cfg.concurrency)
             : json(nullptr);
     result["interrupted"] = controller.interrupted();
+    result["stages"] = stages.empty() ? json(nullptr) : analysis::stages_json(stages);
     result["max_in_flight"] = controller.max_in_flight();
     {
       const double user = cpu_after.first - cpu_before.first;
@@ -687,51 +768,8 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
     }
     if (cfg.verbose && !cfg.quiet) print_cross_checks(result);
   }
-  if (!cfg.output_dir.empty()) {
-    const std::filesystem::path dir(cfg.output_dir);
-    bool ok = true;
-    {
-      std::ofstream f(dir / "result.json");
-      f << result.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
-      ok = ok && static_cast<bool>(f);
-    }
-    {
-      std::ofstream f(dir / "requests.jsonl");
-      for (const auto& r : controller.records()) {
-        json line = analysis::record_json(r);
-        if (local.shard.sharded()) {
-          line["shard"] = local.shard.index;
-          line["global_index"] = plan.global(r.index);
-        }
-        f << line.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
-      }
-      ok = ok && static_cast<bool>(f);
-    }
-    {
-      std::ofstream f(dir / "latency.hlog");
-      analysis::write_latency_hlog(f, metrics, epoch_seconds(wall_start), fmt::format("llmload {}", kVersion));
-      ok = ok && static_cast<bool>(f);
-    }
-    if (!ok) {
-      fmt::print(stderr, "llmload: error: writing results to '{}' failed (disk full?)\n", cfg.output_dir);
-      outcome.exit_code = kExitFailure;
-      return outcome;
-    }
-    // Inside trials or a sweep (a label), the enclosing command says where everything went.
-    const bool notes = !cfg.quiet && (hooks.label.empty() || cfg.verbose);
-    if (notes) {
-      fmt::print(stderr, "llmload: results written to {}/{{result.json,requests.jsonl,latency.hlog}}\n", cfg.output_dir);
-    }
-    // The report (report.html, summary.md, summary.csv) from the artifact just written; a failure
-    // here loses nothing measured, so it is a warning.
-    try {
-      analysis::write_report(cfg.output_dir);
-      if (notes) {
-        fmt::print(stderr, "llmload: report written to {}/{{report.html,summary.md,summary.csv}}\n", cfg.output_dir);
-      }
-    } catch (const std::exception& e) {
-      fmt::print(stderr, "llmload: warning: report not written: {}\n", e.what());
-    }
+  if (!write_artifact(cfg, local, plan, controller.records(), metrics, result, wall_start, hooks)) {
+    outcome.exit_code = kExitFailure;
   }
   return outcome;
 }
@@ -750,12 +788,33 @@ int run_command(const ScenarioConfig& cfg, const std::vector<std::string>& argv,
     throw ConfigError("--trials cannot be combined with sharding (--shard-count/--start-at): run the sharded trials as "
                       "separate runs, each with its own --start-at and --seed");
   }
-  if (cfg.trials > 1) {
-    const TrialsOutcome t = run_trials(cfg, argv, env_settings, hooks);
-    return slo_gate(cfg, t.result, hooks.gate_nothing_measured ? nothing_measured_gate(t.result, t.exit_code) : t.exit_code);
+  // Every run writes its artifact, and never over another's (app/output_dir.hpp).
+  ScenarioConfig run_cfg = cfg;
+  resolve_output_dir(run_cfg, std::time(nullptr));
+  check_output_dir_unused(run_cfg.output_dir, run_cfg.overwrite);
+  json result;
+  int code = kExitOk;
+  if (run_cfg.trials > 1) {
+    const TrialsOutcome t = run_trials(run_cfg, argv, env_settings, hooks);
+    result = t.result;
+    code = t.exit_code;
+  } else {
+    const RunOutcome o = run_once(run_cfg, argv, env_settings, hooks);
+    result = o.result;
+    code = o.exit_code;
   }
-  const RunOutcome o = run_once(cfg, argv, env_settings, hooks);
-  return slo_gate(cfg, o.result, hooks.gate_nothing_measured ? nothing_measured_gate(o.result, o.exit_code) : o.exit_code);
+  if (!run_cfg.vllm_result_file.empty() && result.is_object()) {
+    // vLLM's --save-result file, beside the artifact's directory of the same name.
+    std::ofstream f(run_cfg.vllm_result_file);
+    f << result.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
+    if (!f) {
+      fmt::print(stderr, "llmload: error: writing '{}' failed\n", run_cfg.vllm_result_file);
+      if (code == kExitOk) code = kExitFailure;
+    } else if (!run_cfg.quiet) {
+      fmt::print(stderr, "llmload: result also written to {}\n", run_cfg.vllm_result_file);
+    }
+  }
+  return slo_gate(run_cfg, result, hooks.gate_nothing_measured ? nothing_measured_gate(result, code) : code);
 }
 
 }  // namespace llmload::app

@@ -31,6 +31,8 @@ inline constexpr int kSchemaVersion = 1;
 /// How long a shard may reach --start-at late and still start (at once, its lateness recorded as
 /// start_skew_ms); later is an error.
 inline constexpr std::chrono::seconds kStartLateTolerance{1};
+/// Progress when stderr is not a terminal: one line this often.
+inline constexpr std::chrono::seconds kProgressLogInterval{10};
 
 struct RunHooks {
   /// Called once everything that can fail before the load is done (server probed, prompts

@@ -243,7 +243,7 @@ bool apply_extended_setting(const std::string& name, const std::string& value, c
   } else if (name == "result-dir") {
     cfg.output_dir = value;
   } else if (name == "save-result") {
-    if (parse_bool(value, origin) && cfg.output_dir.empty()) cfg.output_dir = ".";
+    cfg.save_result = parse_bool(value, origin);
   } else {
     return false;
   }
@@ -263,7 +263,8 @@ const std::vector<SettingInfo>& settings() {
       {"input-tokens", "prompt length in tokens (synthesized prompts)"},
       {"output-tokens", "output length in tokens (max_tokens, with ignore_eos and min_tokens)"},
       {"seed", "base seed; arrival and data seeds are derived from it"},
-      {"num-requests", "measured requests (warmup not included); default 100 when no --duration"},
+      {"num-requests", "measured requests (warmup not included); default (no --duration): 1000, or with --slo enough "
+                       "for a conclusive p99 verdict (about 1,900)"},
       {"duration", "length of the measurement window, e.g. 60s"},
       {"warmup", "discarded warmup: a number of requests (e.g. 20), a time (e.g. 5s), or auto (the start of steady "
                  "state detected from the run's interval series, MSER-5)"},
@@ -289,7 +290,9 @@ const std::vector<SettingInfo>& settings() {
       {"max-inflight", "server, offline and rate stages: cap on requests in flight (a capped request keeps its intended "
                        "time, so the wait shows in the from-schedule latencies)"},
       {"concurrency", "concurrency scenario: requests kept in flight"},
-      {"output", "directory for result.json, requests.jsonl and latency.hlog"},
+      {"output", "directory for result.json, requests.jsonl, latency.hlog and the report (default: a new "
+                 "llmload-runs/<time>-<scenario>-<load>); an existing non-empty directory is refused"},
+      {"overwrite", "write into a non-empty --output directory, replacing the files a previous run left there"},
       {"timeout", "bound on each whole request (default 10m)"},
       {"idle-timeout", "bound on the silence between bytes of a response (default 60s)"},
       {"stream", "true: SSE streaming (default); false: non-streaming (then TTFT equals E2E)"},
@@ -352,7 +355,8 @@ const std::vector<SettingInfo>& settings() {
       {"percentile-metrics", "metrics shown in the console table, e.g. ttft,tpot,itl,e2el (default: all)"},
       {"metric-percentiles", "percentiles shown in the console table, e.g. 50,90,99 (default 50,90,95,99,99.9)"},
       {"result-dir", "vLLM name of --output"},
-      {"save-result", "vLLM: true to write results (to --result-dir, default '.')"},
+      {"save-result", "vLLM: name the results as vLLM does, <backend>-<rate>qps-<model>-<time>: a directory with "
+                      "the artifact and a .json copy of result.json, under --result-dir (default '.')"},
       // Several load generators (docs/distributed.md)
       {"shard-count", "split the run into N shards (one per machine or pod): each issues its part of the same global "
                       "schedule; merge their artifacts with `llmload merge`"},
@@ -486,6 +490,8 @@ void apply_setting_to(const std::string& raw_name, const std::string& value, con
     cfg.concurrency = parse_int(value, origin, 1);
   } else if (name == "output") {
     cfg.output_dir = value;
+  } else if (name == "overwrite") {
+    cfg.overwrite = parse_bool(value, origin);
   } else if (name == "timeout") {
     cfg.timeout = parse_dur(value, origin);
   } else if (name == "idle-timeout") {

@@ -254,14 +254,16 @@ analysis::ValidityOptions RunController::validity_options() const {
   return o;
 }
 
-analysis::RunMetrics RunController::metrics() const {
+analysis::RunMetrics RunController::metrics(std::optional<double> client_core_share) const {
   // Open-loop load (server, or a plan with rate stages) is judged in the response-time view.
   bool server = cfg_.kind == ScenarioKind::kServer;
   for (const auto& st : cfg_.arrivals.stages) server = server || (cfg_.kind == ScenarioKind::kStages && !st.concurrency);
   const auto view = server ? analysis::LatencyView::kResponse : analysis::LatencyView::kService;
   settle();
   const analysis::MetricsAccumulator& acc = auto_acc_ ? *auto_acc_ : acc_;
-  analysis::RunMetrics m = acc.finalize(window(), server, cfg_.slo, view, records_, validity_options());
+  analysis::ValidityOptions vo = validity_options();
+  vo.client_core_share = client_core_share;
+  analysis::RunMetrics m = acc.finalize(window(), server, cfg_.slo, view, records_, vo);
   m.stopped_early = stopped_early_;
   return m;
 }

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "llmload/analysis/stats.hpp"
 #include "llmload/common/duration.hpp"
 #include "llmload/loadgen/config_error.hpp"
 #include "llmload/loadgen/prompt.hpp"
@@ -140,6 +141,19 @@ void validate_phases(const ScenarioConfig& c, std::int64_t max_requests) {
 }
 
 }  // namespace
+
+std::int64_t default_num_requests(const std::optional<analysis::SloSpec>& slo) {
+  constexpr std::int64_t kBase = 1000;  // p99 from >= 1,000 samples: not low-confidence (vLLM: 1,000 prompts)
+  if (!slo || slo->empty()) return kBase;
+  // Enough for the SLO's early-stopping PASS even when half the allowed share of requests
+  // exceed a bound (at p99: 0.5% of them), so a passing server gets a conclusive PASS.
+  const double p = slo->percentile / 100.0;
+  for (std::int64_t n = kBase; n < 1'000'000; n += 100) {
+    const auto allowed = static_cast<std::int64_t>(0.5 * (1.0 - p) * static_cast<double>(n));
+    if (analysis::early_stopping_min_requests(allowed, p, 0.99) <= n) return n;
+  }
+  return 1'000'000;
+}
 
 void ScenarioConfig::validate() {
   auto need = [](bool ok, const std::string& msg) {
@@ -279,7 +293,9 @@ void ScenarioConfig::validate() {
                      request_rate, turns, format_duration(*duration), expected, kMaxRequests));
   }
   // Stages set the run's length themselves; a trace's length is its own.
-  if (!num_requests && !duration && kind != ScenarioKind::kStages && !timed_arrivals) num_requests = 100;
+  if (!num_requests && !duration && kind != ScenarioKind::kStages && !timed_arrivals) {
+    num_requests = default_num_requests(slo);
+  }
   if (warmup.requests > kMaxRequests || (num_requests && *num_requests > kMaxRequests - warmup.requests)) {
     throw ConfigError(fmt::format("--num-requests plus --warmup requests must stay below {}: split the run",
                                   kMaxRequests));

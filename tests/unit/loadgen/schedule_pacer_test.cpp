@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "llmload/analysis/stats.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -180,7 +182,15 @@ TEST(Scenario, ValidationNamesTheFieldAndTheFix) {
   EXPECT_EQ(parse_warmup("12").requests, 12);
   ScenarioConfig d;
   d.validate();
-  EXPECT_EQ(d.num_requests, 100);
+  EXPECT_EQ(d.num_requests, 1000) << "p99 from 1,000 samples: not low-confidence";
+  // With an SLO and no size: enough for a conclusive PASS at half the allowed exceedances.
+  ScenarioConfig with_slo;
+  with_slo.slo = analysis::parse_slo("ttft:500ms,tpot:50ms");
+  with_slo.validate();
+  ASSERT_TRUE(with_slo.num_requests);
+  const std::int64_t n = *with_slo.num_requests;
+  EXPECT_LE(analysis::early_stopping_min_requests(n / 200, 0.99, 0.99), n);
+  EXPECT_GT(analysis::early_stopping_min_requests((n - 100) / 200, 0.99, 0.99), n - 100);
 }
 
 // ---- minimums and the hard maximum ----

@@ -86,6 +86,9 @@ struct SloResult {
   double token_goodput = 0;    // output tokens of good requests per second of the window
   std::vector<MetricVerdict> metrics;
   Verdict verdict = Verdict::kNone;
+  /// The same bounds judged from t_send (service-time view), i.e. with the client's schedule lag
+  /// taken out. Equals `verdict` when the SLO is judged in the service view already.
+  Verdict service_view_verdict = Verdict::kNone;
 };
 
 struct ErrorSummary {
@@ -112,6 +115,9 @@ struct ValidityOptions {
   /// false for one shard of a sharded run: its sample is part of the run's, so too_few_samples
   /// and the minimums are left to the merged run.
   bool check_samples = true;
+  /// The client's CPU (user + system) over the wall time of the load, when measured: the schedule
+  /// lag message tells timer wake-up latency (low) from a saturated client (high).
+  std::optional<double> client_core_share;
 };
 
 /// The smallest sample in which percentile p (0 < p < 100) has at least one value above it:
@@ -145,7 +151,11 @@ struct RunMetrics {
   std::int64_t total_output_tokens = 0;  // successful in-window requests
   bool tokens_estimated = false;         // some successful request had no server usage
   double output_tokens_in_window = 0;    // token arrivals inside [start, end] (all requests)
-  double request_throughput = 0;         // successful requests completing in the window / s
+  // Throughput population (docs/metrics.md): every successful request whose completion falls in
+  // the window, warmup-started ones included, as token arrivals in the window count every
+  // request's tokens. Goodput counts the good ones of the same population.
+  std::int64_t completing_in_window = 0;
+  double request_throughput = 0;         // completing_in_window / s
   double output_throughput = 0;          // output tokens arriving in the window / s
   double total_token_throughput = 0;     // (input tokens of completions + output) / s
   std::map<Metric, LatencyStats> latency;
@@ -153,7 +163,11 @@ struct RunMetrics {
   // Achieved load (METRICS.md "Realized arrivals"): measured requests actually sent per second of
   // the window, and the coefficient of variation of the gaps between their send times (1 for
   // Poisson arrivals, 0 for a constant rate).
+  // Both rates are taken over the sending span (first to last send of the measured requests), not
+  // the window: a drain after the last send does not dilute them. intended_send_rate is the
+  // schedule's rate over the same requests' intended times.
   double achieved_send_rate = 0;
+  double intended_send_rate = 0;
   double realized_interarrival_cv = 0;
   // Schedule lag (open loop): requests starting more than 1 ms late.
   std::int64_t late_over_1ms = 0;

@@ -56,8 +56,9 @@ class RunController {
   const std::vector<analysis::RequestRecord>& records() const;
   /// The measurement window (valid once finished()). --warmup auto: see docs/statistics.md.
   analysis::Window window() const;
-  /// The run's metrics and validity verdict (valid once finished()).
-  analysis::RunMetrics metrics() const;
+  /// The run's metrics and validity verdict (valid once finished()). `client_core_share`: the
+  /// client's CPU share while the load ran, when measured (it words the schedule-lag remedy).
+  analysis::RunMetrics metrics(std::optional<double> client_core_share = std::nullopt) const;
 
  private:
   class Slot;

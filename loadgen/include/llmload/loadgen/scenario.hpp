@@ -106,7 +106,10 @@ struct ScenarioConfig {
   /// Scheduled releases: wake this long before the due time and spin to it (net::DriveOptions::
   /// spin_lead); 0 sleeps on the timer alone.
   Nanos schedule_spin = std::chrono::microseconds(100);
-  std::string output_dir;                    // empty: no files, console only
+  std::string output_dir;                    // empty: a new directory named for the run (app/output_dir.hpp)
+  bool overwrite = false;                    // --overwrite: write into a non-empty output directory
+  bool save_result = false;                  // vLLM's --save-result: descriptive unique names
+  std::string vllm_result_file;              // set with save_result: result.json is copied here too
 
   ArrivalConfig arrivals;
   WorkloadConfig workload;
@@ -151,9 +154,15 @@ struct ScenarioConfig {
 
   bool open_loop() const { return kind == ScenarioKind::kServer || kind == ScenarioKind::kOffline; }
   /// Checks the combination of settings; throws ConfigError naming the field and the fix.
-  /// Fills the default (num_requests = 100) when neither num_requests nor duration is set.
+  /// Fills the default (default_num_requests) when neither num_requests nor duration is set.
   void validate();
 };
+
+/// The measured requests of a run given no size: 1,000 (p99 from 1,000 samples, not
+/// low-confidence, and a few failures cost nothing), or with an SLO the smallest multiple of 100
+/// from which a server exceeding a bound in half the allowed share of requests (0.5% at p99)
+/// still gets a conclusive early-stopping PASS.
+std::int64_t default_num_requests(const std::optional<analysis::SloSpec>& slo);
 
 /// Seeds derived from the base seed, separate for arrivals and for data (prompts).
 std::uint64_t arrival_seed(std::uint64_t base);

@@ -1,0 +1,228 @@
+#include "llmload/analysis/validity.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "llmload/analysis/hdr_histogram.hpp"
+
+namespace llmload::analysis {
+namespace {
+
+constexpr std::int64_t kHighestUs = 3'600'000'000;  // as MetricsAccumulator's histograms
+
+std::int64_t to_us(Nanos v) { return std::clamp<std::int64_t>((v.count() + 500) / 1000, 0, kHighestUs); }
+double seconds(Nanos d) { return static_cast<double>(d.count()) / 1e9; }
+
+std::string seconds_text(Nanos d) { return fmt::format("{:.3f} s", seconds(d)); }
+
+// The schedule lag of the window's successful requests, as the accumulator records it: the
+// message reads it from the records, so a merge of shards (whose accumulator has no samples)
+// words it alike.
+HdrHistogram lag_histogram(std::span<const RequestRecord> records) {
+  HdrHistogram h(1, kHighestUs, 3);
+  for (const auto& r : records) {
+    if (r.warmup || !r.in_window || !r.ok()) continue;
+    if (auto v = r.schedule_lag()) h.record(to_us(std::max(*v, Nanos(0))));
+  }
+  return h;
+}
+
+// The window's successful requests' values of one latency, in a histogram.
+template <typename Get>
+HdrHistogram view_histogram(std::span<const RequestRecord> records, Get get) {
+  HdrHistogram h(1, kHighestUs, 3);
+  for (const auto& r : records) {
+    if (r.warmup || !r.in_window || !r.ok()) continue;
+    if (auto v = get(r)) h.record(to_us(*v));
+  }
+  return h;
+}
+
+}  // namespace
+
+LagEffect schedule_lag_effect(const RunMetrics& m, std::span<const RequestRecord> records) {
+  LagEffect e;
+  if (!m.open_loop) return e;
+  struct Pair {
+    const char* name;
+    HdrHistogram rt;
+    HdrHistogram svc;
+  };
+  Pair pairs[] = {
+      {"TTFT", view_histogram(records, [](const RequestRecord& r) { return r.ttft_rt(); }),
+       view_histogram(records, [](const RequestRecord& r) { return r.ttft(); })},
+      {"E2E", view_histogram(records, [](const RequestRecord& r) { return r.e2e_rt(); }),
+       view_histogram(records, [](const RequestRecord& r) { return r.e2e(); })},
+  };
+  for (const auto& p : pairs) {
+    if (p.svc.total_count() == 0) continue;
+    for (double q : {50.0, 90.0, 99.0}) {
+      const double rt_ms = static_cast<double>(p.rt.value_at_percentile(q)) / 1e3;
+      const double svc_ms = static_cast<double>(p.svc.value_at_percentile(q)) / 1e3;
+      const double shift = rt_ms - svc_ms;
+      const double rel = svc_ms > 0 ? shift / svc_ms : 0;
+      if (shift > e.largest_shift_ms) {
+        e.largest_shift_ms = shift;
+        e.largest_relative = rel;
+        e.largest = fmt::format("p{:g} {} {:.2f} ms from the intended send time vs {:.2f} ms from the actual one", q,
+                                p.name, rt_ms, svc_ms);
+      }
+      if (shift > kLagAbsoluteToleranceMs && rel > kLagRelativeTolerance) e.moves_a_number = true;
+    }
+  }
+  if (m.slo && m.slo->view == LatencyView::kResponse && m.slo->verdict != m.slo->service_view_verdict) {
+    e.changes_the_verdict = true;
+  }
+  // Sent slower than scheduled: only where the span holds enough requests for the rate to mean
+  // something, and only when the lag is what slowed it (a late request is sent at once).
+  if (m.intended_send_rate > 0 && m.in_window >= 20 && m.late_fraction > 0.01 &&
+      m.achieved_send_rate < kSendRateTolerance * m.intended_send_rate) {
+    e.slows_the_rate = true;
+  }
+  return e;
+}
+
+std::string schedule_lag_remedy(std::optional<double> share) {
+  const std::string spin =
+      "raise --schedule-spin (e.g. --schedule-spin 1ms), or give llmload a real-time priority or its own core "
+      "(chrt -f 50 / taskset)";
+  const std::string split = "split the load over more client processes (--shard-count with llmload merge, or "
+                            "llmload-mpi; docs/distributed.md)";
+  if (!share) return fmt::format("remedies: if the client was idle, {}; if it was busy, {}", spin, split);
+  if (*share < 0.5) {
+    return fmt::format("the client used {:.0f}% of a core, so this is the operating system waking it late (timer "
+                       "wake-up latency), not a saturated client: {}",
+                       100.0 * *share, spin);
+  }
+  if (*share > 0.85) {
+    return fmt::format("the client used {:.0f}% of a core (its event loop is one thread), so it was saturated: {}",
+                       100.0 * *share, split);
+  }
+  return fmt::format("the client used {:.0f}% of a core: {}; if that does not help, {}", 100.0 * *share, spin, split);
+}
+
+// The validity verdict, MLPerf-style: every reason the run is INVALID (docs/statistics.md).
+void judge_validity(RunMetrics& m, const ValidityOptions& o, std::span<const RequestRecord> records) {
+  m.max_error_rate = o.max_error_rate;
+  auto& mn = m.minimums;
+  mn.min_duration = o.min_duration;
+  mn.min_requests = o.min_requests;
+  mn.max_duration = o.max_duration;
+  mn.max_duration_reached = o.max_duration_reached;
+  mn.checked = o.check_samples;
+  mn.percentiles = o.percentiles;
+  mn.percentiles.push_back(99.0);  // the headline p99 is always reported
+  std::sort(mn.percentiles.begin(), mn.percentiles.end());
+  mn.percentiles.erase(std::unique(mn.percentiles.begin(), mn.percentiles.end()), mn.percentiles.end());
+  double deciding = 99.0;
+  mn.required_samples = 0;
+  for (double p : mn.percentiles) {
+    if (samples_needed(p) > mn.required_samples) {
+      mn.required_samples = samples_needed(p);
+      deciding = p;
+    }
+  }
+  auto add = [&](const char* code, std::string message) { m.validity_reasons.push_back({code, std::move(message)}); };
+  const std::string stopped =
+      o.max_duration_reached && o.max_duration
+          ? fmt::format(" (--max-duration {} stopped the run first)", seconds_text(*o.max_duration))
+          : std::string();
+
+  if (m.open_loop) {
+    m.validity_checks.emplace_back("schedule_lag");
+    const LagEffect effect = schedule_lag_effect(m, records);
+    if (effect.material()) {
+      const HdrHistogram lag = lag_histogram(records);
+      std::string what;
+      if (effect.changes_the_verdict) {
+        what = fmt::format("it changed the SLO verdict ({} from the intended send times, {} from the actual ones)",
+                           to_string(m.slo->verdict), to_string(m.slo->service_view_verdict));
+      } else if (effect.slows_the_rate) {
+        what = fmt::format("the requests went out at {:.2f}/s where the schedule asked for {:.2f}/s",
+                           m.achieved_send_rate, m.intended_send_rate);
+      } else {
+        what = fmt::format("it moved a reported latency by {:.2f} ms ({:.0f}%): {}", effect.largest_shift_ms,
+                           100.0 * effect.largest_relative, effect.largest);
+      }
+      add("schedule_lag",
+          fmt::format("the client sent requests late enough to change the results: {} ({:.1f}% of requests started "
+                      "more than 1 ms late; schedule lag p50 {:.3f} ms, p99 {:.3f} ms, max {:.3f} ms); {}",
+                      what, 100.0 * m.late_fraction, static_cast<double>(lag.value_at_percentile(50)) / 1e3,
+                      static_cast<double>(lag.value_at_percentile(99)) / 1e3, static_cast<double>(lag.max()) / 1e3,
+                      schedule_lag_remedy(o.client_core_share)));
+    }
+  }
+  bool met = true;
+  if (o.check_samples) {
+    m.validity_checks.emplace_back("too_few_samples");
+    // Measured requests, failed ones included: a failure is judged by the error-rate check, and
+    // never pushes a run sized at the floor under it by one.
+    if (m.in_window < mn.required_samples) {
+      met = false;
+      add("too_few_samples",
+          fmt::format("only {} measured requests: p{:g} needs at least {} (with fewer it is just the "
+                      "maximum){}; measure at least {} requests (--num-requests, --min-requests or a longer "
+                      "--duration)",
+                      m.in_window, deciding, mn.required_samples, stopped, mn.required_samples));
+    }
+    if (o.min_duration) {
+      m.validity_checks.emplace_back("duration_below_minimum");
+      if (m.window.length() < *o.min_duration) {
+        met = false;
+        add("duration_below_minimum",
+            fmt::format("the measurement window lasted {}, below --min-duration {}{}; run longer", seconds_text(m.window.length()),
+                        seconds_text(*o.min_duration), stopped));
+      }
+    }
+    if (o.min_requests) {
+      m.validity_checks.emplace_back("requests_below_minimum");
+      if (m.in_window < *o.min_requests) {
+        met = false;
+        add("requests_below_minimum", fmt::format("{} measured requests, below --min-requests {}{}; run more requests",
+                                                  m.in_window, *o.min_requests, stopped));
+      }
+    }
+  }
+  mn.met = met;
+
+  m.validity_checks.emplace_back("error_rate");
+  if (m.in_window > 0) {
+    const double rate = static_cast<double>(m.failed) / static_cast<double>(m.in_window);
+    if (rate > o.max_error_rate) {
+      std::string most;
+      std::int64_t most_n = 0;
+      for (const auto& [cls, e] : m.errors_by_class) {
+        if (e.count > most_n) {
+          most_n = e.count;
+          most = fmt::format("{} ({}, e.g. {})", cls, e.count, e.example);
+        }
+      }
+      add("error_rate", fmt::format("{} of {} measured requests failed ({:.1f}%), above --max-error-rate {:g}%; most "
+                                    "common: {}",
+                                    m.failed, m.in_window, 100.0 * rate, 100.0 * o.max_error_rate, most));
+    }
+  }
+  m.validity_checks.emplace_back("server_errors");
+  {
+    std::int64_t n = 0;
+    std::string statuses;
+    std::string example;
+    for (const auto& [status, e] : m.errors_by_status) {
+      if (status < 500 || status > 599) continue;
+      n += e.count;
+      statuses += fmt::format("{}{} x{}", statuses.empty() ? "" : ", ", status, e.count);
+      if (example.empty()) example = e.example;
+    }
+    if (n > 0) {
+      add("server_errors", fmt::format("the server answered {} measured requests with HTTP 5xx errors ({}; e.g. {})", n,
+                                       statuses, example));
+    }
+  }
+  m.invalid = !m.validity_reasons.empty();
+  m.invalid_reason = m.invalid ? m.validity_reasons.front().message : std::string();
+}
+
+
+}  // namespace llmload::analysis
