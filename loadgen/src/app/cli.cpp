@@ -16,7 +16,7 @@ constexpr const char* kOutputDefaultEnv = "LLMLOAD_OUTPUT_DEFAULT";
 
 constexpr const char* kFooter = R"(Scenarios (--scenario):
   single-stream  one request at a time
-      llmload run --scenario single-stream --num-requests 50
+      llmload run --scenario single-stream --num-requests 200
   server         open loop: arrivals at --request-rate (poisson, gamma via --burstiness, constant),
                  optionally ramped (--ramp) and capped in flight (--max-concurrency)
       llmload run --scenario server --request-rate 20 --duration 60s --warmup 10s --slo ttft:2s,tpot:100ms
@@ -29,7 +29,7 @@ constexpr const char* kFooter = R"(Scenarios (--scenario):
 Workloads: --input-dist/--output-dist, --traffic-scenario 'N(480,240)/(300,150)', --prefix-groups 8
   --prefix-tokens 1024, --turns 4 --think-time 2s, --dataset-name sharegpt|custom --dataset-path FILE,
   trace replay at the trace's own timing:
-      llmload run --trace azure_llm_2023_code.csv --time-scale 2 --trace-duration 5m
+      llmload run --trace data/traces/azure_llm_2023_code.csv --time-scale 2 --trace-duration 5m
 Several machines (docs/distributed.md): shard i of N issues its part of the same global schedule
   (Poisson: a seeded thinning, N independent streams at rate/N; traces and lists: request k to
   shard k mod N; --concurrency C: floor(C/N), one more for the first C mod N shards), all starting
