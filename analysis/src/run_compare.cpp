@@ -105,6 +105,15 @@ std::string significance_rule(double min_effect) {
       percent(min_effect));
 }
 
+// The rule for the console, wrapped.
+std::string significance_lines(double min_effect) {
+  return fmt::format(
+      "Significant = the 95% test shows a difference (Welch p < 0.05 over trials, else the 95% CIs do not\n"
+      "  overlap) AND |B - A| >= threshold = max({} of A (--min-effect), the measurement's resolution:\n"
+      "  the histogram bucket of a percentile, one request's share of a throughput).\n",
+      percent(min_effect));
+}
+
 std::string significance_cell(const MetricDelta& d) {
   if (d.method == CompareMethod::kNone) return "unknown";
   if (d.significant) return "YES";
@@ -113,8 +122,8 @@ std::string significance_cell(const MetricDelta& d) {
 
 const char* method_text(CompareMethod m) {
   return m == CompareMethod::kWelchT              ? "Welch t-test over trials"
-         : m == CompareMethod::kQuantileCiOverlap ? "95% interval overlap"
-                                                   : "no interval: not decided";
+         : m == CompareMethod::kQuantileCiOverlap ? "95% CIs compared"
+                                                   : "no CI: not decided";
 }
 
 std::string metric_table(const std::vector<MetricComparison>& metrics, const std::string& indent) {
@@ -184,6 +193,7 @@ SideVerdicts side_verdicts(const json& result) {
     if (val.contains("reasons") && val["reasons"].is_array()) {
       for (const auto& r : val["reasons"]) {
         std::string text = string_at(r, {"code"});
+        if (!text.empty() && std::find(v.codes.begin(), v.codes.end(), text) == v.codes.end()) v.codes.push_back(text);
         const std::string msg = string_at(r, {"message"});
         if (!msg.empty()) text += text.empty() ? msg : ": " + msg;
         if (r.contains("trial") && r["trial"].is_number_integer()) text = fmt::format("trial {}: {}", r["trial"].get<int>(), text);
@@ -201,11 +211,12 @@ SideVerdicts side_verdicts(const json& result) {
   return v;
 }
 
-std::string format_verdicts(const SideVerdicts& v) {
+std::string format_verdicts(const SideVerdicts& v, bool brief) {
   std::string o = v.validity.empty() ? std::string("validity unknown (the artifact has none)") : v.validity;
-  if (!v.reasons.empty()) {
+  const std::vector<std::string>& why = brief && !v.codes.empty() ? v.codes : v.reasons;
+  if (!why.empty()) {
     o += " (";
-    for (std::size_t i = 0; i < v.reasons.size(); ++i) o += (i ? "; " : "") + v.reasons[i];
+    for (std::size_t i = 0; i < why.size(); ++i) o += (i ? "; " : "") + why[i];
     o += ")";
   }
   if (!v.slo_verdict.empty()) {
@@ -362,7 +373,7 @@ std::string format_comparison(const RunComparison& c, const std::string& a_name,
     }
   }
   o += conditions_text(c.conditions, c.same_conditions, "Conditions");
-  o += fmt::format("Significant: {}.\n\n", significance_rule(c.min_effect));
+  o += significance_lines(c.min_effect) + "\n";
   o += metric_table(c.metrics, "");
   if (any_below_threshold(c.metrics)) {
     o += "no (< thr): the test separates A and B, but the difference is below the threshold: not significant\n";
@@ -596,7 +607,7 @@ std::string format_sweep_comparison(const SweepComparison& c, const std::string&
                      slo->empty() ? std::string("no SLO") : "SLO " + *slo);
   }
   o += conditions_text(c.conditions, c.same_conditions, "Conditions at matching loads");
-  o += fmt::format("Significant: {}.\n", significance_rule(c.min_effect));
+  o += significance_lines(c.min_effect);
   o += "\nCapacity (the highest load meeting the SLO; the true capacity lies in [highest pass, lowest fail)):\n";
   o += fmt::format("  A: {}\n  B: {}\n  {}\n", bracket_text(c.capacity_a, unit), bracket_text(c.capacity_b, unit),
                    c.capacity_explanation);
@@ -605,19 +616,23 @@ std::string format_sweep_comparison(const SweepComparison& c, const std::string&
   for (const auto& p : c.points) {
     o += fmt::format("\noffered {:g}{}:", p.offered, unit);
     if (!p.in_b) {
-      o += fmt::format(" only in A ({})\n", format_verdicts(p.a));
+      o += fmt::format(" only in A ({})\n", format_verdicts(p.a, true));
       continue;
     }
     if (!p.in_a) {
-      o += fmt::format(" only in B ({})\n", format_verdicts(p.b));
+      o += fmt::format(" only in B ({})\n", format_verdicts(p.b, true));
       continue;
     }
-    o += fmt::format("\n  A: {}\n  B: {}\n", format_verdicts(p.a), format_verdicts(p.b));
+    o += fmt::format("\n  A: {}\n  B: {}\n", format_verdicts(p.a, true), format_verdicts(p.b, true));
     o += metric_table(p.run.metrics, "  ");
     below = below || any_below_threshold(p.run.metrics);
     for (const auto& n : p.run.notes) o += fmt::format("  note: {}\n", n);
   }
   if (below) o += "\nno (< thr): the test separates A and B, but the difference is below the threshold: not significant\n";
+  if (std::any_of(c.points.begin(), c.points.end(), [](const auto& p) { return !p.a.codes.empty() || !p.b.codes.empty(); })) {
+    o += "INVALID points show their reasons' codes; the messages are in --json (points[].a/b.validity_reasons) and in "
+         "each point's result.json\n";
+  }
   for (const auto& n : c.notes) o += fmt::format("note: {}\n", n);
   return o;
 }

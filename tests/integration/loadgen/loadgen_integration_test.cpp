@@ -229,7 +229,7 @@ TEST(LoadgenCompare, IdenticalRunsAreNotSignificantAndASlowerItlIs) {
   auto slower = start_server({"--latency-model", "fixed", "--ttft", "50ms", "--itl", "30ms"});
   const std::vector<std::string> common = {"--scenario", "concurrency", "--concurrency", "4", "--num-requests", "100",
                                            "--input-tokens", "8", "--output-tokens", "6", "--prompt-calibration",
-                                           "estimate", "--slo", "ttft:5s"};
+                                           "estimate", "--slo", "ttft:5s,p50"};
   auto with = [&](const std::string& url) {
     std::vector<std::string> v = {"--base-url", url, "--seed", "7"};
     v.insert(v.end(), common.begin(), common.end());
@@ -246,8 +246,8 @@ TEST(LoadgenCompare, IdenticalRunsAreNotSignificantAndASlowerItlIs) {
   ASSERT_EQ(twin.exit_code, 0) << twin.err;
   EXPECT_EQ(twin.out.find("YES"), std::string::npos) << twin.out;
   EXPECT_NE(twin.out.find("Conditions: the same"), std::string::npos) << twin.out;
-  EXPECT_NE(twin.out.find("A: VALID, SLO ttft:5000ms,p99: PASS"), std::string::npos) << twin.out;
-  EXPECT_NE(twin.out.find("B: VALID, SLO ttft:5000ms,p99: PASS"), std::string::npos) << twin.out;
+  EXPECT_NE(twin.out.find("A: VALID, SLO ttft:5000ms,p50: PASS"), std::string::npos) << twin.out;
+  EXPECT_NE(twin.out.find("B: VALID, SLO ttft:5000ms,p50: PASS"), std::string::npos) << twin.out;
   EXPECT_NE(twin.out.find("max(5% of A (--min-effect)"), std::string::npos) << twin.out;
   EXPECT_EQ(twin.out.find("not compared"), std::string::npos) << twin.out;
   {
@@ -281,8 +281,8 @@ TEST(LoadgenCompare, TwoSweepsAndWhatIsRefused) {
   TempDir s2;
   for (const TempDir* d : {&s1, &s2}) {
     auto r = run({binary_path("llmload"), "sweep", "--base-url", server.base_url, "--concurrency", "1..2",
-                  "--num-requests", "12", "--input-tokens", "8", "--output-tokens", "4", "--prompt-calibration",
-                  "estimate", "--slo", "ttft:5s", "--output", d->path()},
+                  "--num-requests", "20", "--input-tokens", "8", "--output-tokens", "4", "--prompt-calibration",
+                  "estimate", "--slo", "ttft:5s,p50", "--output", d->path()},
                  120s);
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
@@ -292,7 +292,9 @@ TEST(LoadgenCompare, TwoSweepsAndWhatIsRefused) {
   EXPECT_NE(cmp.out.find("two sweeps"), std::string::npos) << cmp.out;
   EXPECT_NE(cmp.out.find("offered 1 concurrent:"), std::string::npos) << cmp.out;
   EXPECT_NE(cmp.out.find("offered 2 concurrent:"), std::string::npos) << cmp.out;
-  EXPECT_NE(cmp.out.find("A: VALID, SLO ttft:5000ms,p99: PASS"), std::string::npos) << cmp.out;
+  // Each point's verdicts on both sides (20 requests are too few for a VALID p99: INVALID, too_few_samples).
+  EXPECT_NE(cmp.out.find("  A: INVALID (too_few_samples), SLO ttft:5000ms,p50: PASS"), std::string::npos) << cmp.out;
+  EXPECT_NE(cmp.out.find("  B: INVALID (too_few_samples), SLO ttft:5000ms,p50: PASS"), std::string::npos) << cmp.out;
   std::ifstream f(out.file("s.json"));
   const json d = json::parse(f);
   EXPECT_EQ(d["kind"], "sweeps");
@@ -301,6 +303,9 @@ TEST(LoadgenCompare, TwoSweepsAndWhatIsRefused) {
     EXPECT_TRUE(p["in_a"].get<bool>() && p["in_b"].get<bool>()) << p;
     EXPECT_FALSE(p["metrics"]["ttft_p50_ms"].is_null()) << "a point's histograms are read from its trial" << p;
     EXPECT_FALSE(p["metrics"]["request_throughput"].is_null()) << p;
+    EXPECT_EQ(p["a"]["slo_verdict"], "PASS") << p;
+    EXPECT_EQ(p["b"]["validity"], "INVALID") << p;
+    EXPECT_FALSE(p["b"]["validity_reasons"].empty()) << p;
   }
   // Both passed everywhere: capacity is the highest load tried, no failing load, ratio 1.
   EXPECT_EQ(d["capacity"]["a"]["highest_pass"], 2.0) << d["capacity"];

@@ -321,11 +321,12 @@ TEST(run_compare, SweepsCompareCurvesAndCapacities) {
 
   const std::string text = format_sweep_comparison(c, "A", "B");
   EXPECT_NE(text.find("offered 30 req/s: only in B"), std::string::npos) << text;
-  EXPECT_NE(text.find("offered 40 req/s: only in A (INVALID (schedule_lag: behind), SLO ttft:100ms: FAIL)"),
+  EXPECT_NE(text.find("offered 40 req/s: only in A (INVALID (schedule_lag), SLO ttft:100ms: FAIL)"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("B / A = 1.000: the brackets overlap"), std::string::npos) << text;
   EXPECT_NE(text.find("bracket [20, 40)"), std::string::npos) << text;
+  EXPECT_NE(text.find("INVALID points show their reasons' codes"), std::string::npos) << text;
   const json j = to_json(c);
   EXPECT_EQ(j["kind"], "sweeps");
   EXPECT_EQ(j["capacity"]["a"]["lowest_fail"], 40.0);

@@ -47,13 +47,15 @@ struct MetricComparison {
 /// What one side's result.json says of itself: validity and SLO verdict.
 struct SideVerdicts {
   std::string validity;              // "VALID", "INVALID", or "" when the artifact has none
-  std::vector<std::string> reasons;  // INVALID: "code: message" per reason
+  std::vector<std::string> reasons;  // INVALID: "code: message" per reason ("trial N: code: message" for trials)
+  std::vector<std::string> codes;    // the reasons' codes alone (for the short form)
   std::string slo_verdict;           // "PASS", "FAIL", "INCONCLUSIVE", or "" without an SLO
   std::string slo_spec;              // the SLO as given (e.g. "ttft:500ms"), "" when none
 };
 SideVerdicts side_verdicts(const nlohmann::json& result);
 /// "VALID", "INVALID (code: message; ...)", "validity unknown"; then "SLO <spec>: PASS" or "no SLO".
-std::string format_verdicts(const SideVerdicts& v);
+/// brief: the reasons' codes only ("INVALID (too_few_samples)").
+std::string format_verdicts(const SideVerdicts& v, bool brief = false);
 nlohmann::json to_json(const SideVerdicts& v);
 
 struct CompareSettings {
