@@ -424,7 +424,7 @@ std::string bracket_text(const SweepCapacity& c, const std::string& unit) {
     o = "below every load tried";
   }
   o += fmt::format("  bracket [{}, {})", c.highest_pass ? fmt::format("{:g}", *c.highest_pass) : "0",
-                   c.lowest_fail ? fmt::format("{:g}", *c.lowest_fail) : "not found: every load tried passed");
+                   c.lowest_fail ? fmt::format("{:g}", *c.lowest_fail) : "no load tried failed");
   if (c.goodput_at_capacity) o += fmt::format("  goodput {:.3f} req/s", *c.goodput_at_capacity);
   o += fmt::format("  (from {})", c.source);
   return o;
@@ -555,6 +555,8 @@ SweepComparison compare_sweeps(const SweepArtifact& a, const SweepArtifact& b, c
     } else if (c.capacity_direction < 0) {
       c.capacity_explanation = fmt::format("{}: B is lower: A passed at {:g}{}, where B failed (B's lowest failing load {:g})",
                                            ratio, *ca.highest_pass, unit, *cb.lowest_fail);
+    } else if (ca.highest_pass == cb.highest_pass && ca.lowest_fail == cb.lowest_fail) {
+      c.capacity_explanation = fmt::format("{}: the same capacity and bracket", ratio);
     } else {
       c.capacity_explanation = fmt::format(
           "{}: the brackets overlap: the searches do not resolve a difference (a finer search, or more points, "

@@ -343,6 +343,11 @@ TEST(run_compare, SweepsCompareCurvesAndCapacities) {
   EXPECT_NE(up.capacity_explanation.find("B is higher"), std::string::npos) << up.capacity_explanation;
   const SweepComparison down = compare_sweeps(load_compare_sweep(b.string()), sa);
   EXPECT_EQ(down.capacity_direction, -1);
+  // The same sweep twice: the same capacity and bracket, said so.
+  const SweepComparison self = compare_sweeps(sa, sa);
+  EXPECT_EQ(self.capacity_direction, 0);
+  EXPECT_NE(self.capacity_explanation.find("B / A = 1.000: the same capacity and bracket"), std::string::npos)
+      << self.capacity_explanation;
 }
 
 TEST(run_compare, BadInputNamesTheFile) {
