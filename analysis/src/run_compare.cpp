@@ -191,13 +191,26 @@ SideVerdicts side_verdicts(const json& result) {
       v.validity = val["valid"].get<bool>() ? "VALID" : "INVALID";
     }
     if (val.contains("reasons") && val["reasons"].is_array()) {
+      // A trials artifact repeats a reason per trial: each text once, with the trials it holds for.
+      std::vector<std::pair<std::string, std::vector<int>>> texts;
       for (const auto& r : val["reasons"]) {
         std::string text = string_at(r, {"code"});
         if (!text.empty() && std::find(v.codes.begin(), v.codes.end(), text) == v.codes.end()) v.codes.push_back(text);
         const std::string msg = string_at(r, {"message"});
         if (!msg.empty()) text += text.empty() ? msg : ": " + msg;
-        if (r.contains("trial") && r["trial"].is_number_integer()) text = fmt::format("trial {}: {}", r["trial"].get<int>(), text);
-        if (!text.empty()) v.reasons.push_back(std::move(text));
+        if (text.empty()) continue;
+        auto it = std::find_if(texts.begin(), texts.end(), [&](const auto& t) { return t.first == text; });
+        if (it == texts.end()) it = texts.insert(texts.end(), {text, {}});
+        if (r.contains("trial") && r["trial"].is_number_integer()) it->second.push_back(r["trial"].get<int>());
+      }
+      for (auto& [text, trials] : texts) {
+        if (trials.empty()) {
+          v.reasons.push_back(text);
+          continue;
+        }
+        std::string list;
+        for (const int t : trials) list += (list.empty() ? "" : ", ") + std::to_string(t);
+        v.reasons.push_back(fmt::format("{} {}: {}", trials.size() == 1 ? "trial" : "trials", list, text));
       }
     }
     if (v.reasons.empty() && v.validity == "INVALID") {

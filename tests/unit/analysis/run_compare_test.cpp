@@ -182,6 +182,18 @@ TEST(run_compare, ShowsBothSidesValidityAndSloVerdict) {
   EXPECT_EQ(j["a"]["validity"], "VALID");
   EXPECT_EQ(j["b"]["slo_verdict"], "FAIL");
   EXPECT_EQ(j["b"]["validity_reasons"].size(), 2u);
+  // A trials artifact's reasons, one per trial: each text once, with its trials.
+  CompareArtifact trials{"t", result(10, 1000, "u"), std::nullopt};
+  trials.result["validity"] = {{"valid", false},
+                               {"verdict", "INVALID"},
+                               {"reasons", json::array({{{"trial", 1}, {"code", "too_few_samples"}, {"message", "40 < 100"}},
+                                                        {{"trial", 2}, {"code", "too_few_samples"}, {"message", "40 < 100"}},
+                                                        {{"trial", 2}, {"code", "error_rate"}, {"message", "9%"}}})}};
+  const SideVerdicts tv = side_verdicts(trials.result);
+  ASSERT_EQ(tv.reasons.size(), 2u);
+  EXPECT_EQ(tv.reasons[0], "trials 1, 2: too_few_samples: 40 < 100");
+  EXPECT_EQ(tv.reasons[1], "trial 2: error_rate: 9%");
+  EXPECT_EQ(format_verdicts(tv, true), "INVALID (too_few_samples; error_rate), no SLO");
   // No validity and no SLO (an old artifact): said so, not invented.
   CompareArtifact old{"old", result(10, 1000, "u"), std::nullopt};
   const std::string t2 = format_comparison(compare_runs(old, old), "A", "B");
