@@ -127,12 +127,12 @@ const char* method_text(CompareMethod m) {
 }
 
 std::string metric_table(const std::vector<MetricComparison>& metrics, const std::string& indent) {
-  std::string o = fmt::format("{}{:<20}{:>11}{:>11}{:>11}{:>9}{:>11}  {:<12}{}\n", indent, "metric", "A", "B", "B - A",
+  std::string o = fmt::format("{}{:<20}{:>11}{:>11}{:>11}{:>10}{:>11}  {:<12}{}\n", indent, "metric", "A", "B", "B - A",
                               "change", "threshold", "significant", "method");
   for (const auto& m : metrics) {
     const MetricDelta& d = m.delta;
     const std::string rel = std::isfinite(d.relative_delta) ? fmt::format("{:+.1f}%", 100 * d.relative_delta) : "-";
-    o += fmt::format("{}{:<20}{:>11.3f}{:>11.3f}{:>+11.3f}{:>9}{:>11.3f}  {:<12}{}\n", indent, m.metric, d.a, d.b,
+    o += fmt::format("{}{:<20}{:>11.3f}{:>11.3f}{:>+11.3f}{:>10}{:>11.3f}  {:<12}{}\n", indent, m.metric, d.a, d.b,
                      d.delta, rel, d.threshold, significance_cell(d), method_text(d.method));
   }
   return o;
@@ -563,10 +563,10 @@ SweepComparison compare_sweeps(const SweepArtifact& a, const SweepArtifact& b, c
     }
     const std::string ratio = c.capacity_ratio ? fmt::format("B / A = {:.3f}", *c.capacity_ratio) : std::string("B / A undefined");
     if (c.capacity_direction > 0) {
-      c.capacity_explanation = fmt::format("{}: B is higher: B passed at {:g}{}, where A failed (A's lowest failing load {:g})",
+      c.capacity_explanation = fmt::format("{}: B is higher: B passed at {:g}{}, at or above A's lowest failing load, {:g}",
                                            ratio, *cb.highest_pass, unit, *ca.lowest_fail);
     } else if (c.capacity_direction < 0) {
-      c.capacity_explanation = fmt::format("{}: B is lower: A passed at {:g}{}, where B failed (B's lowest failing load {:g})",
+      c.capacity_explanation = fmt::format("{}: B is lower: A passed at {:g}{}, at or above B's lowest failing load, {:g}",
                                            ratio, *ca.highest_pass, unit, *cb.lowest_fail);
     } else if (ca.highest_pass == cb.highest_pass && ca.lowest_fail == cb.lowest_fail) {
       c.capacity_explanation = fmt::format("{}: the same capacity and bracket", ratio);
