@@ -24,7 +24,7 @@ double parse_min_effect(const std::string& text) {
   if (t.empty() || used != t.size() || !std::isfinite(v) || v < 0 || v >= 100) {
     throw std::invalid_argument(fmt::format(
         "--min-effect '{}' is not a percentage in [0, 100): give e.g. 5 or 5% (a change smaller than 5% of A is "
-        "never significant), 0 for none",
+        "never significant), or 0 to leave only the measurement's resolution",
         text));
   }
   return v / 100.0;
