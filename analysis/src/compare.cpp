@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -121,11 +122,55 @@ std::string_view to_string(CompareMethod m) {
   return "unknown";
 }
 
+double practical_threshold(double a, double min_effect, double resolution) {
+  const double rel = std::isfinite(a) ? min_effect * std::fabs(a) : 0.0;
+  return std::max(rel, resolution);
+}
+
+namespace {
+
+// The test found a difference; is it large enough to matter?
+void apply_threshold(MetricDelta& d) {
+  d.statistically_significant = d.significant;
+  d.threshold = practical_threshold(d.a, d.min_effect, d.resolution);
+  if (!d.significant || !(std::fabs(d.delta) < d.threshold)) return;
+  d.significant = false;
+  d.below_threshold = true;
+  const bool by_resolution = d.resolution >= d.min_effect * std::fabs(d.a);
+  d.explanation += fmt::format(
+      "; but |B - A| = {:.6g} is below the practical threshold {:.6g} ({}): not significant", std::fabs(d.delta),
+      d.threshold,
+      by_resolution ? fmt::format("the measurement's resolution, {:.6g}", d.resolution)
+                    : fmt::format("the minimum effect {:g}% of A", 100 * d.min_effect));
+}
+
+MetricDelta compare_metric_test(std::span<const double> a_trials, std::span<const double> b_trials,
+                                const CompareOptions& options);
+
+}  // namespace
+
 MetricDelta compare_metric(std::span<const double> a_trials, std::span<const double> b_trials,
                            const CompareOptions& options) {
   require_finite(a_trials, "A");
   require_finite(b_trials, "B");
   if (!(options.alpha > 0 && options.alpha < 1)) throw std::invalid_argument("compare_metric: alpha must be in (0, 1)");
+  if (!(std::isfinite(options.min_effect) && options.min_effect >= 0)) {
+    throw std::invalid_argument("compare_metric: min_effect must be finite and >= 0");
+  }
+  if (!(std::isfinite(options.resolution) && options.resolution >= 0)) {
+    throw std::invalid_argument("compare_metric: resolution must be finite and >= 0");
+  }
+  MetricDelta d = compare_metric_test(a_trials, b_trials, options);
+  d.min_effect = options.min_effect;
+  d.resolution = options.resolution;
+  apply_threshold(d);
+  return d;
+}
+
+namespace {
+
+MetricDelta compare_metric_test(std::span<const double> a_trials, std::span<const double> b_trials,
+                                const CompareOptions& options) {
   MetricDelta d;
   d.n_a = a_trials.size();
   d.n_b = b_trials.size();
@@ -168,6 +213,8 @@ MetricDelta compare_metric(std::span<const double> a_trials, std::span<const dou
   return d;
 }
 
+}  // namespace
+
 nlohmann::json to_json(const MetricDelta& d) {
   nlohmann::json ci = nullptr;
   if (d.ci) ci = {{"low", number_or_null(d.ci->low)}, {"high", number_or_null(d.ci->high)}};
@@ -179,6 +226,11 @@ nlohmann::json to_json(const MetricDelta& d) {
           {"relative_delta", number_or_null(d.relative_delta)},
           {"ci", std::move(ci)},
           {"significant", d.significant},
+          {"statistically_significant", d.statistically_significant},
+          {"below_threshold", d.below_threshold},
+          {"threshold", number_or_null(d.threshold)},
+          {"min_effect", number_or_null(d.min_effect)},
+          {"resolution", number_or_null(d.resolution)},
           {"method", to_string(d.method)},
           {"t", number_or_null(d.t)},
           {"df", number_or_null(d.df)},

@@ -1,79 +1,82 @@
 #include "compare_command.hpp"
 
-#include <filesystem>
+#include <cmath>
 #include <fstream>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "llmload/analysis/run_compare.hpp"
-#include "llmload/loadgen/config_error.hpp"
 
 namespace llmload::app {
 
-namespace fs = std::filesystem;
+double parse_min_effect(const std::string& text) {
+  std::string t = text;
+  if (!t.empty() && t.back() == '%') t.pop_back();
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(t, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (t.empty() || used != t.size() || !std::isfinite(v) || v < 0 || v >= 100) {
+    throw std::invalid_argument(fmt::format(
+        "--min-effect '{}' is not a percentage in [0, 100): give e.g. 5 or 5% (a change smaller than 5% of A is "
+        "never significant), or 0 to leave only the measurement's resolution",
+        text));
+  }
+  return v / 100.0;
+}
 
 namespace {
 
-analysis::CompareArtifact load(const std::string& given) {
-  analysis::CompareArtifact r;
-  r.name = given;
-  fs::path dir = given;
-  fs::path result = dir / "result.json";
-  if (fs::is_regular_file(dir)) {
-    result = dir;
-    dir = dir.parent_path();
-  } else if (!fs::is_directory(dir)) {
-    throw ConfigError(fmt::format("'{}' is neither a run directory nor a result.json file", given));
-  }
-  std::ifstream in(result);
-  if (!in) {
-    throw ConfigError(fmt::format("cannot read '{}': give a directory written by llmload run --output (it holds "
-                                  "result.json)",
-                                  result.string()));
-  }
-  r.result = nlohmann::json::parse(in, nullptr, false);
-  if (r.result.is_discarded() || !r.result.is_object()) {
-    throw ConfigError(fmt::format("'{}' is not a JSON object: is it an llmload result.json?", result.string()));
-  }
-  if (!r.result.contains("conditions")) {
-    throw ConfigError(fmt::format("'{}' has no \"conditions\": it is not an llmload run artifact", result.string()));
-  }
-  const fs::path hlog = dir / "latency.hlog";
-  if (fs::exists(hlog)) {
-    std::ifstream h(hlog);
-    try {
-      r.hlog = analysis::read_hlog(h);
-    } catch (const std::exception& e) {
-      throw ConfigError(fmt::format("'{}' cannot be read: {}", hlog.string(), e.what()));
-    }
-  }
-  return r;
+const char* kind_text(analysis::CompareArtifactKind k) {
+  return k == analysis::CompareArtifactKind::kSweep ? "a sweep (it holds sweep.json)" : "a run (it holds result.json)";
 }
 
 }  // namespace
 
-int compare_command(const std::string& a, const std::string& b, const std::string& json_out) {
-  analysis::CompareArtifact ra;
-  analysis::CompareArtifact rb;
+int compare_command(const CompareCommandOptions& options) {
+  analysis::CompareSettings settings;
+  nlohmann::json out;
+  std::string text;
   try {
-    ra = load(a);
-    rb = load(b);
-  } catch (const ConfigError& e) {
+    settings.min_effect = parse_min_effect(options.min_effect);
+    const auto ka = analysis::detect_compare_artifact(options.a);
+    const auto kb = analysis::detect_compare_artifact(options.b);
+    if (ka != kb) {
+      fmt::print(stderr,
+                 "llmload compare: error: A ('{}') is {} but B ('{}') is {}: compare a run with a run, or a sweep with "
+                 "a sweep (a sweep's point is a run: give its directory, e.g. SWEEP/rate-10)\n",
+                 options.a, kind_text(ka), options.b, kind_text(kb));
+      return 2;
+    }
+    if (ka == analysis::CompareArtifactKind::kSweep) {
+      const auto c = analysis::compare_sweeps(analysis::load_compare_sweep(options.a),
+                                              analysis::load_compare_sweep(options.b), settings);
+      text = analysis::format_sweep_comparison(c, options.a, options.b);
+      out = analysis::to_json(c);
+    } else {
+      const auto c = analysis::compare_runs(analysis::load_compare_run(options.a), analysis::load_compare_run(options.b),
+                                            settings);
+      text = analysis::format_comparison(c, options.a, options.b);
+      out = analysis::to_json(c);
+    }
+  } catch (const analysis::CompareInputError& e) {
+    fmt::print(stderr, "llmload compare: error: {}\n", e.what());
+    return 2;
+  } catch (const std::invalid_argument& e) {
     fmt::print(stderr, "llmload compare: error: {}\n", e.what());
     return 2;
   }
-  if (!ra.hlog || !rb.hlog) {
-    fmt::print(stderr, "llmload compare: note: {} has no latency.hlog: latency percentiles are not compared\n",
-               !ra.hlog ? a : b);
-  }
-  const analysis::RunComparison c = analysis::compare_runs(ra, rb);
-  fmt::print("{}", analysis::format_comparison(c, a, b));
-  if (!json_out.empty()) {
-    std::ofstream f(json_out);
-    f << analysis::to_json(c).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  fmt::print("{}", text);
+  if (!options.json_out.empty()) {
+    std::ofstream f(options.json_out);
+    f << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     if (!f) {
-      fmt::print(stderr, "llmload compare: error: cannot write '{}'\n", json_out);
+      fmt::print(stderr, "llmload compare: error: cannot write '{}'\n", options.json_out);
       return 1;
     }
   }

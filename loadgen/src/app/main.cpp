@@ -55,22 +55,38 @@ See docs/distributed.md.)");
   app::add_report_options(*report, report_options);
 
   auto* compare = app.add_subcommand(
-      "compare", "compare two runs: metric deltas with 95% intervals, significance, and every condition that differs");
-  std::string compare_a;
-  std::string compare_b;
-  std::string compare_json;
-  compare->add_option("A", compare_a, "the baseline: a run directory (result.json, latency.hlog) or its result.json")
+      "compare",
+      "compare two runs, or two sweeps: metric deltas with 95% intervals, significance above a minimum effect, "
+      "each side's validity and SLO verdict, every condition that differs");
+  app::CompareCommandOptions compare_options;
+  compare->add_option("A", compare_options.a,
+                      "the baseline: a run or trials directory (result.json, latency.hlog) or its result.json, or a "
+                      "sweep directory (sweep.json)")
       ->required();
-  compare->add_option("B", compare_b, "the run compared with it")->required();
-  compare->add_option("--json", compare_json, "also write the comparison as JSON to this file");
-  compare->footer(R"(Latency percentiles are compared with their order-statistic 95% intervals (from latency.hlog),
-throughputs with the Poisson interval of their completion counts, and runs with per-trial values
-with Welch's t-test; a difference is significant when the intervals do not overlap (p < 0.05).
-Conditions that differ are listed; a material one (endpoint, model, scenario, workload, tool
-version, machine) labels the result a comparison across different conditions.
+  compare->add_option("B", compare_options.b, "the candidate compared with it: the same kind as A")->required();
+  compare->add_option("--json", compare_options.json_out, "also write the comparison as JSON to this file");
+  compare->add_option("--min-effect", compare_options.min_effect,
+                      "the smallest change that can be significant, as a percentage of A (5 or 5%); 0: only the "
+                      "measurement's resolution")
+      ->default_str("5%");
+  compare->footer(R"HELP(A difference is significant when the 95% test shows it AND it is at least the threshold:
+max(--min-effect of A, the measurement's resolution: the histogram bucket of a percentile, one
+request's share of a throughput). The test: Welch's t-test when both sides have >= 2 trials
+(--trials), else the two 95% intervals must not overlap (order-statistic intervals of the
+percentiles from latency.hlog, the Poisson interval of the completion count for throughputs).
+"no (< thr)" marks a difference the test sees but that is below the threshold.
+Each side's validity (VALID, or INVALID with the reasons) and SLO verdict are shown. Conditions
+that differ are listed; a material one (endpoint, model, scenario, workload, tool version,
+machine) labels the result a comparison across different conditions.
+Two sweeps (directories with sweep.json) are compared point by point at each offered load both
+have (throughput, goodput, p50/p99 TTFT, TPOT, E2E, each point's verdicts), and capacity against
+capacity (both brackets [highest pass, lowest fail), the ratio B / A, whether the brackets
+separate). A sweep and a run are not compared.
       llmload compare results/baseline results/candidate --json delta.json
-Exit codes: 0 compared, 1 the JSON could not be written, 2 an artifact cannot be read.
-See docs/statistics.md.)");
+      llmload compare sweep-a sweep-b --min-effect 2%
+Exit codes: 0 compared (whatever the differences), 1 the JSON could not be written, 2 an artifact
+cannot be read, a sweep against a run, or a bad --min-effect.
+See docs/statistics.md ("Comparing two runs").)HELP");
 
   auto* sweep = app.add_subcommand(
       "sweep", "run a scenario at several loads (concurrency or rate), or search the highest load meeting a p99 SLO");
@@ -91,7 +107,7 @@ See docs/statistics.md.)");
   try {
     if (merge->parsed()) return app::merge_command(merge_dirs, merge_output, true, merge_fail_on_slo);
     if (report->parsed()) return app::report_command(report_options.dir, report_options);
-    if (compare->parsed()) return app::compare_command(compare_a, compare_b, compare_json);
+    if (compare->parsed()) return app::compare_command(compare_options);
     if (scaling->parsed()) return app::scaling_command(scaling_options);
     if (sweep->parsed()) return app::sweep_command(sweep_options, argc, argv);
     const ScenarioConfig cfg = app::build_config(options, argc, argv);

@@ -221,6 +221,113 @@ TEST(LoadgenCompare, FindsTheSignificantDifferenceAndTheDifferingCondition) {
   EXPECT_NE(bad.err.find("missing"), std::string::npos) << bad.err;
 }
 
+// Two identical short runs against the same fixed-latency server: nothing is significant (the
+// practical threshold keeps the client's own sub-percent noise out); a server whose tokens come
+// 50% slower (--itl) is flagged in TPOT and ITL. Both sides' validity and SLO verdict are shown.
+TEST(LoadgenCompare, IdenticalRunsAreNotSignificantAndASlowerItlIs) {
+  auto same = start_server({"--latency-model", "fixed", "--ttft", "50ms", "--itl", "20ms"});
+  auto slower = start_server({"--latency-model", "fixed", "--ttft", "50ms", "--itl", "30ms"});
+  const std::vector<std::string> common = {"--scenario", "concurrency", "--concurrency", "4", "--num-requests", "100",
+                                           "--input-tokens", "8", "--output-tokens", "6", "--prompt-calibration",
+                                           "estimate", "--slo", "ttft:5s,p50"};
+  auto with = [&](const std::string& url) {
+    std::vector<std::string> v = {"--base-url", url, "--seed", "7"};
+    v.insert(v.end(), common.begin(), common.end());
+    return v;
+  };
+  TempDir a;
+  TempDir a2;
+  TempDir c;
+  ASSERT_EQ(run_llmload(a, with(same.base_url)).proc.exit_code, 0);
+  ASSERT_EQ(run_llmload(a2, with(same.base_url)).proc.exit_code, 0);
+  ASSERT_EQ(run_llmload(c, with(slower.base_url)).proc.exit_code, 0);
+  TempDir out;
+  auto twin = run({binary_path("llmload"), "compare", a.path(), a2.path(), "--json", out.file("twin.json")}, 60s);
+  ASSERT_EQ(twin.exit_code, 0) << twin.err;
+  EXPECT_EQ(twin.out.find("YES"), std::string::npos) << twin.out;
+  EXPECT_NE(twin.out.find("Conditions: the same"), std::string::npos) << twin.out;
+  EXPECT_NE(twin.out.find("A: VALID, SLO ttft:5000ms,p50: PASS"), std::string::npos) << twin.out;
+  EXPECT_NE(twin.out.find("B: VALID, SLO ttft:5000ms,p50: PASS"), std::string::npos) << twin.out;
+  EXPECT_NE(twin.out.find("max(5% of A (--min-effect)"), std::string::npos) << twin.out;
+  EXPECT_EQ(twin.out.find("not compared"), std::string::npos) << twin.out;
+  {
+    std::ifstream f(out.file("twin.json"));
+    const json d = json::parse(f);
+    ASSERT_FALSE(d["metrics"].empty());
+    for (const auto& [name, m] : d["metrics"].items()) EXPECT_FALSE(m["significant"].get<bool>()) << name << ": " << m;
+    EXPECT_EQ(d["a"]["validity"], "VALID");
+    EXPECT_EQ(d["b"]["slo_verdict"], "PASS");
+  }
+  auto diff = run({binary_path("llmload"), "compare", a.path(), c.path(), "--json", out.file("diff.json")}, 60s);
+  ASSERT_EQ(diff.exit_code, 0) << diff.err;
+  std::ifstream f(out.file("diff.json"));
+  const json d = json::parse(f);
+  EXPECT_TRUE(d["metrics"]["tpot_p50_ms"]["significant"].get<bool>()) << d["metrics"]["tpot_p50_ms"];
+  EXPECT_TRUE(d["metrics"]["itl_p50_ms"]["significant"].get<bool>()) << d["metrics"]["itl_p50_ms"];
+  EXPECT_GT(d["metrics"]["tpot_p50_ms"]["relative_delta"].get<double>(), 0.3);  // 20 -> 30 ms: +50%
+  EXPECT_FALSE(d["metrics"]["ttft_p50_ms"]["significant"].get<bool>()) << "the same 50 ms TTFT";
+  EXPECT_NE(diff.out.find("YES"), std::string::npos) << diff.out;
+  // --min-effect: a bad value is refused with exit 2.
+  auto bad = run({binary_path("llmload"), "compare", a.path(), c.path(), "--min-effect", "lots"}, 60s);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--min-effect"), std::string::npos) << bad.err;
+}
+
+// Two sweeps of the same server, compared point by point; a sweep against a run, a corrupt
+// result.json and a missing directory are refused with exit 2 and a message naming them.
+TEST(LoadgenCompare, TwoSweepsAndWhatIsRefused) {
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "30ms", "--itl", "10ms"});
+  TempDir s1;
+  TempDir s2;
+  for (const TempDir* d : {&s1, &s2}) {
+    auto r = run({binary_path("llmload"), "sweep", "--base-url", server.base_url, "--concurrency", "1..2",
+                  "--num-requests", "20", "--input-tokens", "8", "--output-tokens", "4", "--prompt-calibration",
+                  "estimate", "--slo", "ttft:5s,p50", "--output", d->path()},
+                 120s);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  TempDir out;
+  auto cmp = run({binary_path("llmload"), "compare", s1.path(), s2.path(), "--json", out.file("s.json")}, 60s);
+  ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
+  EXPECT_NE(cmp.out.find("two sweeps"), std::string::npos) << cmp.out;
+  EXPECT_NE(cmp.out.find("offered 1 concurrent:"), std::string::npos) << cmp.out;
+  EXPECT_NE(cmp.out.find("offered 2 concurrent:"), std::string::npos) << cmp.out;
+  // Each point's verdicts on both sides (20 requests are too few for a VALID p99: INVALID, too_few_samples).
+  EXPECT_NE(cmp.out.find("  A: INVALID (too_few_samples), SLO ttft:5000ms,p50: PASS"), std::string::npos) << cmp.out;
+  EXPECT_NE(cmp.out.find("  B: INVALID (too_few_samples), SLO ttft:5000ms,p50: PASS"), std::string::npos) << cmp.out;
+  std::ifstream f(out.file("s.json"));
+  const json d = json::parse(f);
+  EXPECT_EQ(d["kind"], "sweeps");
+  ASSERT_EQ(d["points"].size(), 2u) << d.dump(2);
+  for (const auto& p : d["points"]) {
+    EXPECT_TRUE(p["in_a"].get<bool>() && p["in_b"].get<bool>()) << p;
+    EXPECT_FALSE(p["metrics"]["ttft_p50_ms"].is_null()) << "a point's histograms are read from its trial" << p;
+    EXPECT_FALSE(p["metrics"]["request_throughput"].is_null()) << p;
+    EXPECT_EQ(p["a"]["slo_verdict"], "PASS") << p;
+    EXPECT_EQ(p["b"]["validity"], "INVALID") << p;
+    EXPECT_FALSE(p["b"]["validity_reasons"].empty()) << p;
+  }
+  // Both passed everywhere: capacity is the highest load tried, no failing load, ratio 1.
+  EXPECT_EQ(d["capacity"]["a"]["highest_pass"], 2.0) << d["capacity"];
+  EXPECT_TRUE(d["capacity"]["a"]["lowest_fail"].is_null()) << d["capacity"];
+  EXPECT_DOUBLE_EQ(d["capacity"]["ratio"].get<double>(), 1.0);
+
+  const std::string point = s1.path() + "/concurrency-1";
+  auto mixed = run({binary_path("llmload"), "compare", s1.path(), point}, 60s);
+  EXPECT_EQ(mixed.exit_code, 2);
+  EXPECT_NE(mixed.err.find("is a sweep"), std::string::npos) << mixed.err;
+  EXPECT_NE(mixed.err.find("is a run"), std::string::npos) << mixed.err;
+  {
+    std::ofstream(out.file("result.json")) << "{\"conditions\": ";
+  }
+  auto corrupt = run({binary_path("llmload"), "compare", point, out.path()}, 60s);
+  EXPECT_EQ(corrupt.exit_code, 2);
+  EXPECT_NE(corrupt.err.find(out.file("result.json")), std::string::npos) << corrupt.err;
+  auto missing = run({binary_path("llmload"), "compare", s1.path(), out.file("nope")}, 60s);
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("does not exist"), std::string::npos) << missing.err;
+}
+
 TEST_F(Fixture, NonStreamingTtftEqualsE2e) {
   TempDir dir;
   auto out = run_llmload(dir, {"--base-url", server_->base_url, "--no-stream", "--num-requests", "5",

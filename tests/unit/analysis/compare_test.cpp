@@ -185,6 +185,76 @@ TEST(compare, SingleTrialUsesIntervalsAndSaysSo) {
   EXPECT_THROW(compare_metric(std::vector<double>{std::nan("")}, b), std::invalid_argument);
 }
 
+// The practical-difference threshold: a difference the test sees but smaller than
+// max(min_effect x |A|, resolution) is never significant, and says why.
+TEST(compare, PracticalThresholdKeepsTinyDifferencesFromBeingSignificant) {
+  const std::vector<double> a = {100};
+  const std::vector<double> tiny = {100.4};  // +0.4%, intervals separate (as two big identical runs can)
+  CompareOptions o;
+  o.a_ci = Interval{99.9, 100.1};
+  o.b_ci = Interval{100.3, 100.5};
+  const MetricDelta raw = compare_metric(a, tiny, o);  // min_effect 0, resolution 0: the test alone
+  EXPECT_TRUE(raw.significant);
+  EXPECT_TRUE(raw.statistically_significant);
+  EXPECT_FALSE(raw.below_threshold);
+
+  o.min_effect = 0.05;
+  const MetricDelta d = compare_metric(a, tiny, o);
+  EXPECT_FALSE(d.significant);
+  EXPECT_TRUE(d.statistically_significant);
+  EXPECT_TRUE(d.below_threshold);
+  EXPECT_DOUBLE_EQ(d.threshold, 5.0);
+  EXPECT_NE(d.explanation.find("minimum effect 5% of A"), std::string::npos) << d.explanation;
+  const auto j = to_json(d);
+  EXPECT_FALSE(j.at("significant").get<bool>());
+  EXPECT_TRUE(j.at("below_threshold").get<bool>());
+  EXPECT_DOUBLE_EQ(j.at("threshold").get<double>(), 5.0);
+
+  // At or above the threshold, with separated intervals: significant.
+  CompareOptions big = o;
+  big.b_ci = Interval{104.9, 105.1};
+  EXPECT_TRUE(compare_metric(a, std::vector<double>{105}, big).significant) << "exactly 5% counts";
+  big.b_ci = Interval{104.8, 105.0};
+  EXPECT_FALSE(compare_metric(a, std::vector<double>{104.9}, big).significant) << "4.9% does not";
+  // Above the threshold but overlapping intervals: the test decides, not the size.
+  CompareOptions wide = o;
+  wide.a_ci = Interval{80, 120};
+  wide.b_ci = Interval{100, 130};
+  const MetricDelta w = compare_metric(a, std::vector<double>{115}, wide);
+  EXPECT_FALSE(w.significant);
+  EXPECT_FALSE(w.below_threshold);
+
+  // The measurement's resolution (a histogram bucket) is a floor even without a minimum effect.
+  CompareOptions res;
+  res.a_ci = o.a_ci;
+  res.b_ci = o.b_ci;
+  res.resolution = 0.5;
+  const MetricDelta r = compare_metric(a, tiny, res);
+  EXPECT_FALSE(r.significant);
+  EXPECT_TRUE(r.below_threshold);
+  EXPECT_NE(r.explanation.find("resolution"), std::string::npos) << r.explanation;
+
+  // Welch over trials: a consistent 1% shift is statistically significant, not practically.
+  const std::vector<double> ta = {10.00, 10.01, 10.02};
+  const std::vector<double> tb = {10.10, 10.11, 10.12};
+  CompareOptions welch;
+  EXPECT_TRUE(compare_metric(ta, tb, welch).significant);
+  welch.min_effect = 0.02;
+  const MetricDelta wd = compare_metric(ta, tb, welch);
+  EXPECT_EQ(wd.method, CompareMethod::kWelchT);
+  EXPECT_TRUE(wd.statistically_significant);
+  EXPECT_FALSE(wd.significant);
+
+  EXPECT_DOUBLE_EQ(practical_threshold(-200, 0.05, 1), 10);
+  EXPECT_DOUBLE_EQ(practical_threshold(10, 0.05, 1), 1);
+  CompareOptions bad;
+  bad.min_effect = -0.1;
+  EXPECT_THROW(compare_metric(ta, tb, bad), std::invalid_argument);
+  bad.min_effect = 0;
+  bad.resolution = std::nan("");
+  EXPECT_THROW(compare_metric(ta, tb, bad), std::invalid_argument);
+}
+
 TEST(compare, ScalingCostAndLittle) {
   const ScalingPoint s = scaling(100, 360, 4);
   EXPECT_DOUBLE_EQ(s.speedup, 3.6);

@@ -41,11 +41,19 @@ std::string_view to_string(CompareMethod m);  // "welch_t", "quantile_ci_overlap
 
 /// Intervals to use for a side that has a single trial: the within-run 95% CI of the compared
 /// statistic (e.g. p99 TTFT's order-statistic CI from that run's histogram).
+/// The practical-difference threshold: a difference |B - A| smaller than
+/// max(min_effect * |A|, resolution) is never significant, whatever the test says (a test on many
+/// samples finds differences far too small to matter, down to one histogram bucket).
 struct CompareOptions {
   std::optional<Interval> a_ci;
   std::optional<Interval> b_ci;
-  double alpha = 0.05;  // two-sided significance level of the Welch test (and 1 - CI level)
+  double alpha = 0.05;       // two-sided significance level of the Welch test (and 1 - CI level)
+  double min_effect = 0;     // relative: the smallest change that counts (0.05 = 5% of A); >= 0
+  double resolution = 0;     // absolute: the measurement's own resolution (e.g. a histogram bucket); >= 0
 };
+
+/// max(min_effect * |a|, resolution): the smallest |B - A| that can be significant.
+double practical_threshold(double a, double min_effect, double resolution);
 
 /// B relative to A for one metric.
 struct MetricDelta {
@@ -56,7 +64,12 @@ struct MetricDelta {
   double delta = 0;           // b - a
   double relative_delta = 0;  // (b - a) / |a|; NaN when a = 0
   std::optional<Interval> ci; // (1 - alpha) CI of b - a (Welch), or the difference bounds (overlap)
-  bool significant = false;
+  bool significant = false;              // the test shows a difference AND |delta| >= threshold
+  bool statistically_significant = false;  // the test alone (Welch p < alpha, or no interval overlap)
+  bool below_threshold = false;          // the test shows a difference, but |delta| < threshold
+  double threshold = 0;                  // practical_threshold(a, min_effect, resolution)
+  double min_effect = 0;                 // as given in CompareOptions
+  double resolution = 0;
   CompareMethod method = CompareMethod::kNone;
   // Welch only (NaN otherwise): the t statistic, Welch-Satterthwaite df and two-sided p-value.
   double t = 0;
@@ -70,7 +83,10 @@ struct MetricDelta {
 /// on either side) the 95% intervals are compared by overlap (compare_quantile_ci): a single-trial
 /// side uses options.{a,b}_ci; a side with >= 2 trials uses its given interval if any, else its
 /// summarize_trials() CI. Without the needed interval the method is kNone and nothing is
-/// significant. Values must be finite (std::invalid_argument).
+/// significant. Then the practical threshold: a statistically significant difference smaller than
+/// practical_threshold(a, options.min_effect, options.resolution) is not significant
+/// (below_threshold). Values must be finite, min_effect and resolution finite and >= 0
+/// (std::invalid_argument).
 MetricDelta compare_metric(std::span<const double> a_trials, std::span<const double> b_trials,
                            const CompareOptions& options = {});
 
