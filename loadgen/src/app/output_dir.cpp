@@ -71,9 +71,24 @@ void resolve_output_dir(ScenarioConfig& cfg, std::time_t now) {
   }
 }
 
-void check_output_dir_unused(const std::string& dir, bool overwrite) {
+namespace {
+
+constexpr const char* kWriteProbe = ".llmload-write-test";
+
+// A directory holding anything but a leftover write probe.
+bool holds_files(const std::string& dir) {
   std::error_code ec;
-  if (!overwrite && !dir.empty() && std::filesystem::is_directory(dir, ec) && !std::filesystem::is_empty(dir, ec)) {
+  if (!std::filesystem::is_directory(dir, ec)) return false;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (e.path().filename() != kWriteProbe) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+void check_output_dir_unused(const std::string& dir, bool overwrite) {
+  if (!overwrite && !dir.empty() && holds_files(dir)) {
     throw ConfigError(fmt::format("--output directory '{}' is not empty (it may hold another run's results): give a "
                                   "new directory, or add --overwrite to replace what is there",
                                   dir));
@@ -86,7 +101,7 @@ void claim_output_dir(const std::string& dir, bool overwrite) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw ConfigError(fmt::format("cannot create --output directory '{}': {}", dir, ec.message()));
-  const auto probe = std::filesystem::path(dir) / ".llmload-write-test";
+  const auto probe = std::filesystem::path(dir) / kWriteProbe;
   {
     std::ofstream f(probe);
     f << std::string(4096, 'x');

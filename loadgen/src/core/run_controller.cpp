@@ -251,6 +251,7 @@ analysis::ValidityOptions RunController::validity_options() const {
   o.max_duration_reached = pacer_.max_duration_reached();
   // A shard's sample is part of the run's: the merged run is judged on those.
   o.check_samples = !cfg_.shard.sharded();
+  o.max_inflight = cfg_.max_inflight;
   return o;
 }
 

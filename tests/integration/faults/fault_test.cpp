@@ -193,6 +193,42 @@ TEST(Secrets, ApiKeyInAScenarioFileIsRefused) {
 
 // ---- output directory problems are found before the run ---------------------------------
 
+// Never lose or overwrite a result: a run without --output writes to a new directory named for
+// the run (and says where); a used directory is refused before anything is sent, with the fix;
+// --overwrite allows it.
+TEST(OutputDir, EveryRunWritesANewDirectoryAndNeverOverwritesAnother) {
+  namespace fs = std::filesystem;
+  FaultServer server({Fault::kOk});
+  TempDir cwd;
+  const std::string bin = binary_path("llmload");
+  auto in_cwd = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = {"/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", cwd.path(), bin, "run",
+                                     "--base-url", server.base_url(), "--concurrency", "2"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run(argv, 60s);
+  };
+  auto a = in_cwd({"--num-requests", "3"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  std::vector<fs::path> runs;
+  for (const auto& e : fs::directory_iterator(cwd.file("llmload-runs"))) runs.push_back(e.path());
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_NE(runs[0].filename().string().find("-concurrency-c2"), std::string::npos) << runs[0];
+  EXPECT_TRUE(fs::exists(runs[0] / "result.json"));
+  EXPECT_NE(a.err.find("results written to llmload-runs/"), std::string::npos) << a.err;
+
+  const int posts_before = server.posts();
+  auto b = in_cwd({"--num-requests", "3", "--output", runs[0].string()});
+  EXPECT_EQ(b.exit_code, 2);
+  EXPECT_NE(b.err.find("is not empty"), std::string::npos) << b.err;
+  EXPECT_NE(b.err.find("--overwrite"), std::string::npos) << b.err;
+  EXPECT_EQ(server.posts(), posts_before) << "refused before the run";
+
+  auto c = in_cwd({"--num-requests", "4", "--output", runs[0].string(), "--overwrite"});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  std::ifstream f(runs[0] / "result.json");
+  EXPECT_EQ(nlohmann::json::parse(f)["completed"], 4);
+}
+
 TEST(OutputDir, UnwritableOrFullIsDetectedBeforeTheRun) {
   FaultServer server({Fault::kOk});
   TempDir dir;

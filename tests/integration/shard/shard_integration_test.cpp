@@ -391,8 +391,9 @@ TEST_F(Shards, EnvironmentVariablesSetOptionsAndFlagsWin) {
   }
   {
     TempDir dir;  // the environment wins over a scenario file
-    std::ofstream(dir.file("s.yaml")) << "num_requests: 9\noutput_tokens: 2\n";
-    auto r = run_llmload(dir, {"--scenario-file", dir.file("s.yaml")}, env, 60s);
+    TempDir in;   // the file beside, not in, the output directory (a used one is refused)
+    std::ofstream(in.file("s.yaml")) << "num_requests: 9\noutput_tokens: 2\n";
+    auto r = run_llmload(dir, {"--scenario-file", in.file("s.yaml")}, env, 60s);
     ASSERT_EQ(r.proc.exit_code, 0) << r.proc.err;
     EXPECT_EQ(r.result["completed"], 5);
     EXPECT_EQ(r.result["total_output_tokens"], 15);

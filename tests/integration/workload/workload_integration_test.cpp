@@ -238,17 +238,18 @@ TEST(Datasets, ShareGptAndCustomJsonl) {
                      {"conversations", json::array({{{"from", "human"}, {"value", human}}, {{"from", "gpt"}, {"value", gpt}}})}});
   }
   convs.push_back({{"id", "single"}, {"conversations", json::array({{{"from", "human"}, {"value", "only one turn"}}})}});
-  std::ofstream(dir.file("sg.json")) << convs.dump();
-  auto r = run_at(dir, server, {"--dataset-name", "sharegpt", "--dataset-path", dir.file("sg.json"), "--num-prompts", "8"});
+  TempDir in;  // inputs beside, not in, the output directory (a used one is refused)
+  std::ofstream(in.file("sg.json")) << convs.dump();
+  auto r = run_at(dir, server, {"--dataset-name", "sharegpt", "--dataset-path", in.file("sg.json"), "--num-prompts", "8"});
   ASSERT_EQ(r.proc.exit_code, 0) << r.proc.err;
   EXPECT_EQ(r.result["completed"], 8);
   EXPECT_EQ(r.result["conditions"]["workload"]["dataset"], "sharegpt") << r.result["conditions"]["workload"].dump();
 
   TempDir c;
-  std::ofstream(c.file("custom.jsonl")) << R"({"prompt": "hello there world", "output_tokens": 3, "timestamp": 0.0})" << "\n"
+  std::ofstream(in.file("custom.jsonl")) << R"({"prompt": "hello there world", "output_tokens": 3, "timestamp": 0.0})" << "\n"
                                         << R"({"prompt": "one two", "output_tokens": 4, "timestamp": 0.2})" << "\n"
                                         << R"({"prompt": "three four five six", "timestamp": 0.4})" << "\n";
-  auto cr = run_at(c, server, {"--dataset-name", "custom", "--dataset-path", c.file("custom.jsonl"), "--output-tokens", "2"});
+  auto cr = run_at(c, server, {"--dataset-name", "custom", "--dataset-path", in.file("custom.jsonl"), "--output-tokens", "2"});
   ASSERT_EQ(cr.proc.exit_code, 0) << cr.proc.err;
   auto recs = measured(cr);
   ASSERT_EQ(recs.size(), 3u);
@@ -261,8 +262,8 @@ TEST(Datasets, ShareGptAndCustomJsonl) {
       << "timestamps are replayed";
 
   TempDir bad;
-  std::ofstream(bad.file("bad.jsonl")) << R"({"prompt": "ok"})" << "\n" << R"({"no_prompt": 1})" << "\n";
-  auto br = run_at(bad, server, {"--dataset-name", "custom", "--dataset-path", bad.file("bad.jsonl")});
+  std::ofstream(in.file("bad.jsonl")) << R"({"prompt": "ok"})" << "\n" << R"({"no_prompt": 1})" << "\n";
+  auto br = run_at(bad, server, {"--dataset-name", "custom", "--dataset-path", in.file("bad.jsonl")});
   EXPECT_EQ(br.proc.exit_code, 2);
   EXPECT_NE(br.proc.err.find(":2"), std::string::npos) << "the line is named: " << br.proc.err;
 }

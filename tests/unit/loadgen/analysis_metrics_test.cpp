@@ -368,6 +368,30 @@ TEST(Validity, ScheduleLagThatChangesTheVerdictIsInvalid) {
   EXPECT_EQ(far.slo->verdict, far.slo->service_view_verdict);
 }
 
+// An in-flight cap (--max-concurrency 1): requests wait for the slot, so they are sent late by
+// design and the response-time view shows the wait. That is the cap's, not the client's, lag.
+TEST(Validity, WaitingForAnInFlightSlotIsNotClientLag) {
+  MetricsAccumulator acc;
+  std::vector<RequestRecord> records;
+  Nanos free_at{0};
+  for (int i = 0; i < 200; ++i) {
+    const Nanos t = i * 10ms;
+    const Nanos send = std::max(t, free_at);
+    auto r = rec(t, send, send + 5ms, send + 15ms, 5);
+    free_at = send + 15ms;
+    acc.add(r, {});
+    records.push_back(r);
+  }
+  ValidityOptions capped;
+  capped.max_inflight = 1;
+  auto m = acc.finalize(Window{0ms, 2000ms, "t"}, true, std::nullopt, LatencyView::kResponse, records, capped);
+  EXPECT_GT(m.late_fraction, 0.5) << "most requests waited for the slot";
+  EXPECT_TRUE(codes(m).empty()) << m.invalid_reason;
+  // The same records without a cap are a client that fell behind.
+  auto uncapped = acc.finalize(Window{0ms, 2000ms, "t"}, true, std::nullopt, LatencyView::kResponse, records);
+  EXPECT_EQ(codes(uncapped), std::vector<std::string>{"schedule_lag"});
+}
+
 // The message tells timer wake-up latency (an idle client) from a saturated one.
 TEST(Validity, ScheduleLagRemedyFollowsTheClientsCpu) {
   ValidityOptions idle;

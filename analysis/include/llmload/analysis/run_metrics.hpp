@@ -118,6 +118,9 @@ struct ValidityOptions {
   /// The client's CPU (user + system) over the wall time of the load, when measured: the schedule
   /// lag message tells timer wake-up latency (low) from a saturated client (high).
   std::optional<double> client_core_share;
+  /// The run's in-flight cap (--max-concurrency / --max-inflight): a request that waited for a
+  /// slot has that wait in its schedule lag by design, so it is not judged as client lag.
+  std::optional<std::int64_t> max_inflight;
 };
 
 /// The smallest sample in which percentile p (0 < p < 100) has at least one value above it:

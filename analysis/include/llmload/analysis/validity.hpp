@@ -27,13 +27,16 @@ struct LagEffect {
   bool moves_a_number = false;     // a shift over both 1 ms and kLagRelativeTolerance
   bool changes_the_verdict = false;  // the SLO verdict differs between the two views
   bool slows_the_rate = false;     // sent slower than scheduled (achieved / intended rate)
+  std::int64_t held_by_cap = 0;    // measured requests whose lag was the in-flight cap's wait
   bool material() const { return moves_a_number || changes_the_verdict || slows_the_rate; }
 };
 inline constexpr double kLagRelativeTolerance = 0.05;  // 5% of the value it shifts
 inline constexpr double kLagAbsoluteToleranceMs = 1.0;  // and more than 1 ms
 inline constexpr double kSendRateTolerance = 0.97;      // achieved below 97% of the scheduled rate
 
-LagEffect schedule_lag_effect(const RunMetrics& m, std::span<const RequestRecord> records);
+/// `max_inflight`: the run's in-flight cap (--max-concurrency), whose wait is not client lag.
+LagEffect schedule_lag_effect(const RunMetrics& m, std::span<const RequestRecord> records,
+                              std::optional<std::int64_t> max_inflight = std::nullopt);
 
 /// The diagnosis and remedy for a material schedule lag, from the client's CPU share while the
 /// load ran (nullopt: unknown): timer wake-up latency on an idle client, or a saturated client.
