@@ -392,6 +392,21 @@ TEST(Arrivals, StagesOfRateThenConcurrencyInOneRun) {
   EXPECT_LT(per_stage[0], 75);
   EXPECT_GT(per_stage[1], 10) << "3 in flight for 1 s of ~25 ms requests";
   EXPECT_EQ(r.result["conditions"]["scenario"]["scenario"], "stages");
+  // Per-stage results in result.json and on the console, counting the same requests.
+  const json& stages = r.result["stages"];
+  ASSERT_TRUE(stages.is_array()) << r.result.dump().substr(0, 400);
+  ASSERT_EQ(stages.size(), 2u);
+  EXPECT_EQ(stages[0]["load"], "rate 40/s");
+  EXPECT_EQ(stages[1]["load"], "concurrency 3");
+  EXPECT_DOUBLE_EQ(stages[1]["start_s"].get<double>(), 1.0);
+  for (int k = 0; k < 2; ++k) {
+    EXPECT_EQ(stages[k]["requests"], per_stage[k]) << k;
+    EXPECT_EQ(stages[k]["failed"], 0);
+    EXPECT_GT(stages[k]["request_throughput"].get<double>(), 0);
+    EXPECT_GT(stages[k]["ttft_ms"]["p99"].get<double>(), 0);
+  }
+  EXPECT_NE(r.proc.out.find("Per stage"), std::string::npos) << r.proc.out;
+  EXPECT_NE(r.proc.out.find("concurrency 3"), std::string::npos) << r.proc.out;
 }
 
 TEST(Cli, BadWorkloadInputIsAClearErrorBeforeAnyLoad) {
