@@ -1,0 +1,419 @@
+// A sweep's sections: the sweep charts (latency-throughput, goodput, attainment, distributions by
+// load), the capacity text and details, the points table (id sweep-table).
+#include "html_report/internal.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <limits>
+#include <sstream>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "llmload/analysis/artifact_merge.hpp"
+#include "llmload/analysis/compare.hpp"
+#include "llmload/analysis/hdr_codec.hpp"
+#include "llmload/analysis/hdr_log.hpp"
+#include "llmload/common/version.hpp"
+
+namespace llmload::analysis::report_html {
+
+// ---------------------------------------------------------------------------------------------
+// Sweeps
+
+/// Latency of a sweep point in the SLO's view: the response-time view for ttft/e2e when the SLO
+/// is judged there.
+static double sweep_latency(const RunArtifact& a, const RunSummary& s, const std::string& metric, const char* field) {
+  if (s.slo_view == "response" && (metric == "ttft" || metric == "e2e")) {
+    if (auto v = num_at(a.result, {"response_time", metric, field})) return *v;
+  }
+  if (auto v = num_at(a.result, {"latency", metric, field})) return *v;
+  const LatRow* r = s.row(metric);
+  if (r == nullptr) return kNaN;
+  return std::string_view(field) == "p50_ms" ? r->p50 : r->p99;
+}
+
+/// A sweep point's latency: a run's value (n = 1), or for a trials artifact the median with
+/// min–max of its trials' values (each in the SLO's view), else of result.json's vLLM-style keys.
+Spread point_latency(const RunArtifact& a, const RunSummary& s, const std::string& metric, const char* field) {
+  Spread sp;
+  if (!s.trials) {
+    sp.median = sweep_latency(a, s, metric, field);
+    sp.n = std::isfinite(sp.median) ? 1 : 0;
+    return sp;
+  }
+  std::vector<double> v;
+  for (std::size_t k = 0; k < a.trials.size() && k < s.trial_sums.size(); ++k) {
+    v.push_back(sweep_latency(a.trials[k], s.trial_sums[k], metric, field));
+  }
+  sp = spread_of_values(std::move(v));
+  if (sp.n > 0) return sp;
+  const char* vn = vllm_name(metric);
+  if (vn == nullptr) return sp;
+  const std::string key = fmt::format("{}_{}_ms", std::string_view(field) == "p50_ms" ? "median" : "p99", vn);
+  if (auto ss = summary_spread(a.result, key); ss && std::isfinite(ss->median)) return *ss;
+  sp = trial_spread(a, key);
+  if (sp.n == 0 && num_at(a.result, {key})) {
+    sp.median = nan_at(a.result, {key});
+    sp.n = 1;
+  }
+  return sp;
+}
+
+double trial_request_throughput(const json& r) { return nan_at(r, {"request_throughput"}); }
+double trial_output_throughput(const json& r) { return nan_at(r, {"output_throughput"}); }
+
+/// A sweep point's headline number: the run's value, or for a trials artifact its median (the
+/// headline) with the trials' min–max.
+Spread point_value(const RunArtifact& a, double value, const std::string& key, double (*from_trial)(const json&)) {
+  Spread sp;
+  if (a.is_trials()) sp = trial_spread(a, key, from_trial);
+  if (std::isfinite(value)) sp.median = value;
+  if (sp.n == 0 && std::isfinite(value)) sp.n = 1;
+  return sp;
+}
+
+static void set_whisker(Series& s, const Spread& sp, bool x_axis, double scale = 1) {
+  std::vector<double>& lo = x_axis ? s.x_lo : s.y_lo;
+  std::vector<double>& hi = x_axis ? s.x_hi : s.y_hi;
+  lo.push_back(sp.has_range() ? sp.min * scale : kNaN);
+  hi.push_back(sp.has_range() ? sp.max * scale : kNaN);
+}
+
+static std::string range_tip(const Spread& sp, double scale = 1) {
+  if (!sp.has_range()) return {};
+  return fmt::format(" [{}–{}] over {} trials", format_number(sp.min * scale), format_number(sp.max * scale), sp.n);
+}
+
+std::optional<std::size_t> capacity_index(const ReportInput& in) {
+  if (!in.highest_pass) return std::nullopt;
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < in.offered.size(); ++i) {
+    if (!std::isfinite(in.offered[i])) continue;
+    if (std::fabs(in.offered[i] - *in.highest_pass) <= 1e-9 * std::max(1.0, std::fabs(*in.highest_pass))) best = i;
+  }
+  return best;
+}
+
+/// The points that stopped early, as an "×" series over another series' points.
+static Series stopped_series(const std::vector<RunSummary>& sums, const Series& over) {
+  Series st = make_series("stopped early", color::kRed, false, true);
+  st.line = false;
+  st.cross = true;
+  for (std::size_t i = 0; i < sums.size() && i < over.x.size() && i < over.y.size(); ++i) {
+    if (!sums[i].stopped_early) continue;
+    st.x.push_back(over.x[i]);
+    st.y.push_back(over.y[i]);
+    st.tips.push_back(fmt::format("{}: stopped early ({})", sums[i].name, *sums[i].stopped_early));
+  }
+  return st;
+}
+
+std::vector<Chart> sweep_charts(const ReportInput& in, const std::vector<RunSummary>& sums) {
+  std::vector<Chart> charts;
+  const std::string unit = load_unit(in.load_kind);
+  const std::string xl_offered = unit.empty() ? "offered load" : fmt::format("offered load ({})", unit);
+  const auto cap = capacity_index(in);
+  const bool any_trials = std::any_of(sums.begin(), sums.end(), [](const RunSummary& s) { return s.trials; });
+  const bool any_stopped = std::any_of(sums.begin(), sums.end(), [](const RunSummary& s) { return s.stopped_early.has_value(); });
+  const std::string trials_note =
+      any_trials ? "points with trials: the median across trials, whiskers from the lowest to the highest trial" : "";
+  auto with_notes = [&](std::string note) {
+    if (!trials_note.empty()) note += (note.empty() ? "" : "; ") + trials_note;
+    if (any_stopped) note += std::string(note.empty() ? "" : "; ") + "× marks a point stopped early (over-saturated)";
+    return note;
+  };
+  auto point_tip = [&](std::size_t i) { return fmt::format("{}: offered {}", in.runs[i].name, load_text(in.offered[i], in.load_kind)); };
+  std::vector<Spread> thr_spread, good_spread, out_spread, tgood_spread, att_spread;
+  for (std::size_t i = 0; i < sums.size(); ++i) {
+    const RunArtifact& a = in.runs[i];
+    thr_spread.push_back(point_value(a, sums[i].request_throughput, "request_throughput", trial_request_throughput));
+    good_spread.push_back(point_value(a, sums[i].request_goodput, "request_goodput", trial_request_goodput));
+    out_spread.push_back(point_value(a, sums[i].output_throughput, "output_throughput", trial_output_throughput));
+    tgood_spread.push_back(point_value(a, sums[i].token_goodput, "token_goodput", trial_token_goodput));
+    att_spread.push_back(point_value(a, sums[i].attainment, "attainment", trial_attainment));
+  }
+  // Latency-throughput, one chart per metric.
+  const std::pair<const char*, const char*> metrics[] = {{"ttft", "TTFT"}, {"tpot", "TPOT"}, {"e2e", "E2E"}};
+  for (const auto& [key, label] : metrics) {
+    std::vector<double> x;
+    std::vector<Spread> p99, p50;
+    double mx = 0;
+    for (std::size_t i = 0; i < sums.size(); ++i) {
+      x.push_back(sums[i].request_throughput);
+      p99.push_back(point_latency(in.runs[i], sums[i], key, "p99_ms"));
+      p50.push_back(point_latency(in.runs[i], sums[i], key, "p50_ms"));
+      for (double v : {p99.back().median, p99.back().max}) {
+        if (std::isfinite(v)) mx = std::max(mx, v);
+      }
+    }
+    std::optional<double> bound;
+    for (const auto& r : in.runs) {
+      if (auto b = slo_bound(r.result, key)) bound = b;
+      for (const auto& t : r.trials) {
+        if (auto b = slo_bound(t.result, key)) bound = b;
+      }
+    }
+    const auto [div, u] = latency_unit(std::max(mx, bound.value_or(0)));
+    Chart c;
+    c.key = std::string("latency-throughput-") + key;
+    c.title = fmt::format("{} versus throughput", label);
+    c.x_label = any_trials ? "request throughput (req/s, median across trials)" : "request throughput (req/s)";
+    c.y_label = fmt::format("{} ({})", label, u);
+    c.pad_x = true;
+    Series s99 = make_series("p99", color::kVermillion, false, true);
+    Series s50 = make_series("p50", color::kBlue, true, true);
+    for (std::size_t i = 0; i < sums.size(); ++i) {
+      s99.x.push_back(x[i]);
+      s50.x.push_back(x[i]);
+      s99.y.push_back(p99[i].median / div);
+      s50.y.push_back(p50[i].median / div);
+      set_whisker(s99, p99[i], false, 1 / div);
+      set_whisker(s50, p50[i], false, 1 / div);
+      set_whisker(s99, thr_spread[i], true);
+      set_whisker(s50, thr_spread[i], true);
+      s99.tips.push_back(fmt::format("{}: {} req/s{}, p99 {} {}{}", point_tip(i), format_number(x[i]), range_tip(thr_spread[i]),
+                                     format_number(s99.y[i]), u, range_tip(p99[i], 1 / div)));
+      s50.tips.push_back(fmt::format("{}: {} req/s, p50 {} {}{}", point_tip(i), format_number(x[i]), format_number(s50.y[i]), u,
+                                     range_tip(p50[i], 1 / div)));
+    }
+    if (bound) c.hlines.push_back({*bound / div, fmt::format("SLO {} {}", format_number(*bound / div), u), color::kRed});
+    if (cap && std::isfinite(x[*cap]) && std::isfinite(s99.y[*cap])) {
+      c.callouts.push_back({x[*cap], s99.y[*cap], fmt::format("capacity ({})", load_text(in.offered[*cap], in.load_kind))});
+    }
+    Series stopped = stopped_series(sums, s99);
+    c.series.push_back(std::move(s50));
+    c.series.push_back(std::move(s99));
+    if (!stopped.x.empty()) c.series.push_back(std::move(stopped));
+    const bool view_rt = !sums.empty() && sums.front().slo_view == "response" && (std::string_view(key) != "tpot");
+    c.note = with_notes(view_rt ? "measured from t_intended (the view the SLO is judged in)" : "measured from t_send");
+    charts.push_back(std::move(c));
+  }
+  auto capacity_marks = [&](Chart& c) {
+    if (in.highest_pass && in.lowest_fail && *in.lowest_fail > *in.highest_pass) {
+      c.bands.push_back({*in.highest_pass, *in.lowest_fail, "capacity bracket", true});
+    }
+    if (in.highest_pass) c.vlines.push_back({*in.highest_pass, fmt::format("capacity {}", format_number(*in.highest_pass)), "#1d232a"});
+  };
+  auto value_series = [&](std::string name, const char* col, bool dashed, const std::vector<Spread>& sp, double scale,
+                          const std::string& what, const std::string& u) {
+    Series s = make_series(std::move(name), col, dashed, true);
+    for (std::size_t i = 0; i < sums.size(); ++i) {
+      s.x.push_back(in.offered[i]);
+      s.y.push_back(sp[i].median * scale);
+      set_whisker(s, sp[i], false, scale);
+      s.tips.push_back(fmt::format("{}: {} {}{}{}", point_tip(i), what, format_number(sp[i].median * scale), u, range_tip(sp[i], scale)));
+    }
+    return s;
+  };
+  {
+    Chart c;
+    c.key = "goodput";
+    c.title = "Throughput and goodput versus offered load";
+    c.x_label = xl_offered;
+    c.y_label = "requests/s";
+    c.pad_x = true;
+    Series thr = value_series("throughput", color::kBlue, false, thr_spread, 1, "throughput", " req/s");
+    Series good = value_series("goodput", color::kGreen, true, good_spread, 1, "goodput", " req/s");
+    if (in.load_kind == "rate") {
+      Series off = make_series("offered", color::kGray, true, false);
+      for (double v : in.offered) {
+        off.x.push_back(v);
+        off.y.push_back(v);
+      }
+      c.series.push_back(std::move(off));
+    }
+    Series stopped = stopped_series(sums, thr);
+    c.series.push_back(std::move(thr));
+    c.series.push_back(std::move(good));
+    if (!stopped.x.empty()) c.series.push_back(std::move(stopped));
+    capacity_marks(c);
+    c.note = with_notes("");
+    charts.push_back(std::move(c));
+  }
+  {
+    Chart c;
+    c.key = "goodput-tokens";
+    c.title = "Output tokens/s and token goodput versus offered load";
+    c.x_label = xl_offered;
+    c.y_label = "tokens/s";
+    c.pad_x = true;
+    Series thr = value_series("output tokens/s", color::kBlue, false, out_spread, 1, "", " tokens/s");
+    Series good = value_series("token goodput", color::kGreen, true, tgood_spread, 1, "token goodput", " tokens/s");
+    Series stopped = stopped_series(sums, thr);
+    c.series.push_back(std::move(thr));
+    c.series.push_back(std::move(good));
+    if (!stopped.x.empty()) c.series.push_back(std::move(stopped));
+    capacity_marks(c);
+    c.note = with_notes("");
+    charts.push_back(std::move(c));
+  }
+  {
+    Chart c;
+    c.key = "attainment";
+    c.title = "SLO attainment versus offered load";
+    c.x_label = xl_offered;
+    c.y_label = "good requests (%)";
+    c.pad_x = true;
+    c.y_max = 100;
+    Series att = value_series("attainment", color::kGreen, false, att_spread, 100, "", "% good");
+    for (std::size_t i = 0; i < sums.size() && i < att.tips.size(); ++i) {
+      att.tips[i] += fmt::format(" ({})", sums[i].slo_verdict.empty() ? "no verdict" : sums[i].slo_verdict);
+    }
+    Series stopped = stopped_series(sums, att);
+    c.series.push_back(std::move(att));
+    if (!stopped.x.empty()) c.series.push_back(std::move(stopped));
+    c.hlines.push_back({99, "99%", color::kRed});
+    capacity_marks(c);
+    c.note = with_notes("");
+    charts.push_back(std::move(c));
+  }
+  // Percentile distributions of every point, overlaid (a trials point: its trials pooled).
+  for (const auto& [key, label] : {std::pair{"ttft", "TTFT"}, std::pair{"tpot", "TPOT"}, std::pair{"e2e", "E2E"}}) {
+    Chart c;
+    c.key = std::string("pct-by-load-") + key;
+    c.title = fmt::format("{} percentile distribution by offered load", label);
+    c.x_label = "percentile (log scale toward the tail)";
+    c.percentile_x = true;
+    std::vector<std::optional<HdrHistogram>> hists;
+    double mx = 0;
+    for (const auto& r : in.runs) {
+      std::optional<HdrHistogram> h;
+      const std::string metric_key = key;  // clang 14 cannot capture a structured binding
+      auto take = [&](const RunArtifact& x) {
+        auto it = x.histograms.find(metric_key);
+        if (it == x.histograms.end() || it->second.total_count() == 0) return;
+        if (!h) {
+          h = it->second;
+        } else {
+          h->add(it->second);
+        }
+      };
+      if (r.is_trials()) {
+        for (const auto& t : r.trials) take(t);
+      } else {
+        take(r);
+      }
+      if (h) mx = std::max(mx, static_cast<double>(h->max()) / 1e3);
+      hists.push_back(std::move(h));
+    }
+    const auto [div, u] = latency_unit(mx);
+    c.y_label = fmt::format("{} ({})", label, u);
+    for (std::size_t i = 0; i < in.runs.size(); ++i) {
+      if (!hists[i]) continue;
+      Series s;
+      s.name = std::isfinite(in.offered[i]) ? load_text(in.offered[i], in.load_kind) : in.runs[i].name;
+      s.color = ramp_color(i, in.runs.size());
+      for (const auto& [p, v] : percentile_curve(*hists[i])) {
+        s.x.push_back(percentile_x(p, hists[i]->total_count()));
+        s.y.push_back(v / div);
+      }
+      c.series.push_back(std::move(s));
+    }
+    std::optional<double> bound;
+    for (const auto& r : in.runs) {
+      if (auto b = slo_bound(r.result, key)) bound = b;
+      for (const auto& t : r.trials) {
+        if (auto b = slo_bound(t.result, key)) bound = b;
+      }
+    }
+    if (bound) c.hlines.push_back({*bound / div, fmt::format("SLO {} {}", format_number(*bound / div), u), color::kRed});
+    c.note = any_trials ? "from t_send; a point with trials: the requests of all its trials pooled" : "from t_send";
+    charts.push_back(std::move(c));
+  }
+  return charts;
+}
+
+std::string capacity_text(const ReportInput& in) {
+  const std::string u = load_unit(in.load_kind);
+  auto v = [&](double x) { return u.empty() ? format_number(x) : format_number(x) + " " + u; };
+  if (in.highest_pass && in.lowest_fail) {
+    return fmt::format("capacity {} (highest passing load; the lowest failing is {})", v(*in.highest_pass), v(*in.lowest_fail));
+  }
+  if (in.highest_pass) return fmt::format("capacity at least {} (every probed load passed)", v(*in.highest_pass));
+  if (in.lowest_fail) return fmt::format("capacity below {} (no probed load passed)", v(*in.lowest_fail));
+  return "capacity unknown (no conclusive SLO verdict)";
+}
+
+/// sweep.json's "slo": a spec string, or an object holding one.
+std::string sweep_slo_text(const ReportInput& in) {
+  const json* s = find_path(in.sweep_json, {"slo"});
+  if (s == nullptr || s->is_null()) return {};
+  if (s->is_string()) return s->get<std::string>();
+  if (s->is_object()) return str_at(*s, {"spec"}).empty() ? s->dump() : str_at(*s, {"spec"});
+  return scalar_text(*s);
+}
+
+/// The capacity search's details from sweep.json "capacity" (analysis::to_json(CapacityResult)):
+/// why it stopped, the goodput and throughput at capacity, the tolerance and bracket width.
+std::string capacity_details(const ReportInput& in) {
+  const json* c = find_path(in.sweep_json, {"capacity"});
+  if (c == nullptr || !c->is_object()) return {};
+  std::vector<std::string> parts;
+  if (auto v = num_at(*c, {"goodput_at_capacity"})) parts.push_back(fmt::format("goodput at capacity {} req/s", format_number(*v)));
+  if (auto v = num_at(*c, {"throughput_at_capacity"})) parts.push_back(fmt::format("throughput {} req/s", format_number(*v)));
+  if (auto v = num_at(*c, {"relative_width"})) parts.push_back(fmt::format("bracket width {}", percent(*v)));
+  if (auto v = num_at(*c, {"tolerance"})) parts.push_back(fmt::format("tolerance {}", percent(*v)));
+  if (auto v = str_at(*c, {"stop"}); !v.empty()) parts.push_back("stopped: " + v);
+  std::string o;
+  for (const auto& p : parts) o += (o.empty() ? "" : "; ") + p;
+  if (auto e = str_at(*c, {"explanation"}); !e.empty()) o += (o.empty() ? "" : ". ") + e;
+  return o;
+}
+
+std::string sweep_table_html(const ReportInput& in, const std::vector<RunSummary>& sums) {
+  const bool any_trials = std::any_of(sums.begin(), sums.end(), [](const RunSummary& s) { return s.trials; });
+  const bool any_stopped = std::any_of(sums.begin(), sums.end(), [](const RunSummary& s) { return s.stopped_early.has_value(); });
+  std::string o = "<div class=\"scroll\"><table id=\"sweep-table\"><thead><tr><th class=\"l\">point</th><th>offered</th>";
+  if (any_trials) o += "<th>trials</th>";
+  o += "<th>throughput (req/s)</th><th>goodput (req/s)</th><th>output tokens/s</th><th>attainment</th><th>p99 TTFT (ms)</th>"
+       "<th>p99 TPOT (ms)</th><th>p99 E2E (ms)</th><th>failed</th><th class=\"l\">SLO</th><th class=\"l\">validity</th>";
+  if (any_stopped) o += "<th class=\"l\">stopped early</th>";
+  o += "</tr></thead><tbody>\n";
+  const auto cap = capacity_index(in);
+  for (std::size_t i = 0; i < sums.size(); ++i) {
+    const RunSummary& s = sums[i];
+    const RunArtifact& a = in.runs[i];
+    std::string cls;
+    if (cap && *cap == i) cls = " class=\"capacity\"";
+    if (s.stopped_early) cls = " class=\"stopped\"";
+    o += fmt::format("<tr{} data-point=\"{}\"><td class=\"l\"><a href=\"#point-{}\">{}</a>{}</td><td>{}</td>", cls, i, i,
+                     html_escape(s.name), cap && *cap == i ? "<br>◀ capacity" : "", html_escape(load_text(in.offered[i], in.load_kind)));
+    if (any_trials) o += fmt::format("<td>{}</td>", s.trials ? std::to_string(s.n_trials) : "1");
+    const Spread att = point_value(a, s.attainment, "attainment", trial_attainment);
+    std::string att_text = percent(att.median);
+    if (att.has_range() && att.max > att.min) {
+      att_text += fmt::format("<br><span class=\"rng\">[{}–{}]</span>", percent(att.min), percent(att.max));
+    }
+    o += fmt::format(
+        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td>"
+        "<td class=\"l\">{}</td>",
+        spread_cell(point_value(a, s.request_throughput, "request_throughput", trial_request_throughput)),
+        spread_cell(point_value(a, s.request_goodput, "request_goodput", trial_request_goodput)),
+        spread_cell(point_value(a, s.output_throughput, "output_throughput", trial_output_throughput)), att_text,
+        spread_cell(point_latency(a, s, "ttft", "p99_ms")), spread_cell(point_latency(a, s, "tpot", "p99_ms")),
+        spread_cell(point_latency(a, s, "e2e", "p99_ms")), format_number(s.failed),
+        s.slo_verdict.empty() ? "–" : fmt::format("<span class=\"badge {}\">{}</span>", verdict_class(s.slo_verdict), s.slo_verdict),
+        s.validity == "INVALID" ? fmt::format("<span class=\"badge invalid\" title=\"{}\">INVALID</span>", html_escape(s.reasons_text()))
+                                : html_escape(s.validity.empty() ? "–" : s.validity));
+    if (any_stopped) {
+      o += fmt::format("<td class=\"note\">{}</td>", s.stopped_early ? html_escape(*s.stopped_early) : "–");
+    }
+    o += "</tr>\n";
+  }
+  o += "</tbody></table></div>\n";
+  if (any_trials) {
+    o += "<p class=\"chart-note\">A point with trials: the median across its trials, [min–max] below it.</p>\n";
+  }
+  if (!sums.empty() && sums.front().slo_view == "response") {
+    o += "<p class=\"chart-note\">p99 TTFT and E2E measured from t_intended, the view the SLO is judged in.</p>\n";
+  }
+  return o;
+}
+
+}  // namespace llmload::analysis::report_html
