@@ -100,6 +100,33 @@ static std::string run_body(const RunArtifact& a, const RunSummary& s, const Htm
   return o;
 }
 
+/// The capacity badge: green (pass) only when the points bounding it are VALID and the search does
+/// not say otherwise; else in the warning style with what is wrong, listed below it.
+static std::string capacity_badge_html(const ReportInput& in, const std::vector<RunSummary>& sums) {
+  const CapacityValidity v = capacity_validity(in, sums);
+  std::string cls = in.highest_pass ? "pass" : (in.lowest_fail ? "fail" : "neutral");
+  std::string text = capacity_text(in);
+  if (!v.ok()) {
+    cls = "warn";
+    text += " (" + capacity_validity_text(v) + ")";
+  }
+  std::string o = fmt::format("<span class=\"badge {}\" id=\"verdict-capacity\"{}>{}</span>", cls,
+                              v.ok() ? "" : " data-valid=\"false\"", html_escape(text));
+  o += "</div>\n";
+  if (v.ok()) return o;
+  o += "<ul class=\"reasons\" id=\"capacity-validity\">";
+  for (const auto& p : v.invalid_points) {
+    o += fmt::format("<li data-point=\"{}\">{}, {}, is INVALID{}: the capacity rests on it</li>", p.index, html_escape(p.name),
+                     html_escape(p.role), p.reasons.empty() ? "" : " (" + html_escape(p.reasons) + ")");
+  }
+  if (v.search_invalid) {
+    o += "<li data-search=\"invalid\">the capacity search says its answer is not valid";
+    for (std::size_t k = 0; k < v.search_reasons.size(); ++k) o += (k ? "; " : ": ") + html_escape(v.search_reasons[k]);
+    o += "</li>";
+  }
+  return o + "</ul>\n";
+}
+
 static void write_file(const fs::path& p, const std::string& text) {
   const fs::path tmp = p.string() + ".tmp";
   {
@@ -140,9 +167,7 @@ std::string render_html(const ReportInput& in, const HtmlReportOptions& options_
   body += fmt::format("<p class=\"sub\">{} · {} points{}</p>\n", html_escape(in.dir), in.runs.size(),
                       in.load_kind.empty() ? "" : html_escape(" · offered " + load_unit(in.load_kind)));
   body += "<div class=\"badges\">";
-  const std::string cls = in.highest_pass ? "pass" : (in.lowest_fail ? "fail" : "neutral");
-  body += fmt::format("<span class=\"badge {}\" id=\"verdict-capacity\">{}</span>", cls, html_escape(capacity_text(in)));
-  body += "</div>\n";
+  body += capacity_badge_html(in, sums);
   if (!in.capacity_source.empty()) {
     body += fmt::format("<p class=\"sub\">capacity from {}</p>\n", html_escape(in.capacity_source == "sweep.json"
                                                                                ? "sweep.json"

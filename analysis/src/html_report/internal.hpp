@@ -341,7 +341,25 @@ double trial_output_throughput(const json& r);
 /// A sweep point's headline number: the run's value, or for a trials artifact its median (the
 /// headline) with the trials' min–max.
 Spread point_value(const RunArtifact& a, double value, const std::string& key, double (*from_trial)(const json&));
+/// The point at the capacity (the highest passing load), when there is one.
 std::optional<std::size_t> capacity_index(const ReportInput& in);
+/// Whether the capacity can be taken at face value: no point bounding it (the highest passing or
+/// the lowest failing load) is INVALID, and sweep.json's "capacity" does not say "valid": false.
+struct CapacityValidity {
+  struct Point {
+    std::size_t index = 0;
+    std::string name;
+    std::string role;     // "the highest passing load" / "the lowest failing load"
+    std::string reasons;  // its reason codes, ", "-separated (the message where there is no code)
+  };
+  std::vector<Point> invalid_points;
+  bool search_invalid = false;              // sweep.json capacity.valid false
+  std::vector<std::string> search_reasons;  // sweep.json capacity.invalid_reasons
+  bool ok() const { return invalid_points.empty() && !search_invalid; }
+};
+CapacityValidity capacity_validity(const ReportInput& in, const std::vector<RunSummary>& sums);
+/// "INVALID points: rate-20 (error_rate); capacity search not valid: ..." ("" when ok()).
+std::string capacity_validity_text(const CapacityValidity& v);
 std::vector<Chart> sweep_charts(const ReportInput& in, const std::vector<RunSummary>& sums);
 std::string capacity_text(const ReportInput& in);
 /// sweep.json's "slo": a spec string, or an object holding one.

@@ -24,6 +24,23 @@ namespace llmload::analysis {
 
 using namespace report_html;
 
+namespace {
+
+/// A sweep point's validity cell: "valid", or "INVALID: `code` message; ..." with every reason.
+std::string validity_md(const RunSummary& s) {
+  if (s.validity.empty()) return "–";
+  if (s.validity != "INVALID") return s.validity;
+  std::string o = "INVALID";
+  for (std::size_t k = 0; k < s.reasons.size(); ++k) {
+    const auto& r = s.reasons[k];
+    o += (k ? "; " : ": ") + (r.code.empty() ? "" : "`" + r.code + "` ") + md_cell(reason_text(r));
+  }
+  if (s.reasons.empty() && !s.validity_reason.empty()) o += ": " + md_cell(s.validity_reason);
+  return o;
+}
+
+}  // namespace
+
 std::string render_markdown(const ReportInput& in) {
   const std::vector<RunSummary> sums = summaries(in);
   std::string o;
@@ -124,8 +141,10 @@ std::string render_markdown(const ReportInput& in) {
     return o;
   }
   o += fmt::format("# llmload sweep report: {}\n\n", name_of(fs::path(in.dir)));
-  o += fmt::format("- **Points**: {}\n- **Capacity**: {}{}\n", in.runs.size(), capacity_text(in),
-                   in.capacity_source.empty() ? "" : " (from " + in.capacity_source + ")");
+  const CapacityValidity cv = capacity_validity(in, sums);
+  o += fmt::format("- **Points**: {}\n- **Capacity**: {}{}{}\n", in.runs.size(), capacity_text(in),
+                   in.capacity_source.empty() ? "" : " (from " + in.capacity_source + ")",
+                   cv.ok() ? "" : " — **" + capacity_validity_text(cv) + "**");
   if (const std::string d = capacity_details(in); !d.empty()) o += "- **Capacity search**: " + d + "\n";
   if (const std::string slo = sweep_slo_text(in); !slo.empty()) o += "- **SLO**: " + slo + "\n";
   for (const auto& n : in.notes) o += "- Note: " + n + "\n";
@@ -144,7 +163,7 @@ std::string render_markdown(const ReportInput& in) {
                      spread_text(point_value(a, s.output_throughput, "output_throughput", trial_output_throughput)),
                      percent(s.attainment), spread_text(point_latency(a, s, "ttft", "p99_ms")),
                      spread_text(point_latency(a, s, "tpot", "p99_ms")), spread_text(point_latency(a, s, "e2e", "p99_ms")),
-                     format_number(s.failed), s.slo_verdict.empty() ? "–" : s.slo_verdict, s.validity.empty() ? "–" : s.validity,
+                     format_number(s.failed), s.slo_verdict.empty() ? "–" : s.slo_verdict, validity_md(s),
                      s.trials ? std::to_string(s.n_trials) : "1", s.stopped_early ? md_cell(*s.stopped_early) : "–");
   }
   if (any_trials) o += "\nA point with trials: the median across its trials, [min–max] in brackets.\n";

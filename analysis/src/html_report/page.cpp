@@ -69,6 +69,7 @@ th { background:var(--panel); font-weight:600; }
 td.l, th.l { text-align:left; }
 td.wrap { white-space:normal; max-width:760px; word-break:break-word; text-align:left; }
 td.note { white-space:normal; min-width:110px; max-width:240px; text-align:left; }
+td ul.point-reasons { margin:4px 0 0; padding-left:16px; text-align:left; white-space:normal; min-width:180px; max-width:340px; font-size:12px; font-weight:normal; }
 .scroll { overflow-x:auto; max-width:100%; }
 .scroll > table { margin-bottom:4px; }
 .rng { font-size:11px; color:var(--muted); }

@@ -90,14 +90,63 @@ static std::string range_tip(const Spread& sp, double scale = 1) {
   return fmt::format(" [{}–{}] over {} trials", format_number(sp.min * scale), format_number(sp.max * scale), sp.n);
 }
 
-std::optional<std::size_t> capacity_index(const ReportInput& in) {
-  if (!in.highest_pass) return std::nullopt;
+/// The point at `load` (the last with that offered load), when there is one.
+static std::optional<std::size_t> point_at(const ReportInput& in, const std::optional<double>& load) {
+  if (!load) return std::nullopt;
   std::optional<std::size_t> best;
   for (std::size_t i = 0; i < in.offered.size(); ++i) {
     if (!std::isfinite(in.offered[i])) continue;
-    if (std::fabs(in.offered[i] - *in.highest_pass) <= 1e-9 * std::max(1.0, std::fabs(*in.highest_pass))) best = i;
+    if (std::fabs(in.offered[i] - *load) <= 1e-9 * std::max(1.0, std::fabs(*load))) best = i;
   }
   return best;
+}
+
+std::optional<std::size_t> capacity_index(const ReportInput& in) { return point_at(in, in.highest_pass); }
+
+CapacityValidity capacity_validity(const ReportInput& in, const std::vector<RunSummary>& sums) {
+  CapacityValidity v;
+  const auto pass = point_at(in, in.highest_pass);
+  const auto fail = point_at(in, in.lowest_fail);
+  auto check = [&](const std::optional<std::size_t>& i, const char* role) {
+    if (!i || *i >= sums.size() || sums[*i].validity != "INVALID") return;
+    for (const auto& p : v.invalid_points) {
+      if (p.index == *i) return;
+    }
+    std::string codes;
+    for (const auto& r : sums[*i].reasons) {
+      codes += (codes.empty() ? "" : ", ") + (r.code.empty() ? r.message : r.code);
+      if (r.trial) codes += fmt::format(" (trial {})", *r.trial);
+    }
+    v.invalid_points.push_back({*i, sums[*i].name, role, codes});
+  };
+  check(pass, "the highest passing load");
+  check(fail, "the lowest failing load");
+  // sweep.json "capacity": {"valid": false, "invalid_reasons": [...]} (the capacity search's own verdict).
+  if (const json* c = find_path(in.sweep_json, {"capacity"}); c != nullptr && c->is_object()) {
+    v.search_invalid = !flag(*c, "valid", true);
+    if (const json* rs = find_path(*c, {"invalid_reasons"}); rs != nullptr && rs->is_array()) {
+      for (const auto& r : *rs) {
+        if (r.is_string() && !r.get<std::string>().empty()) v.search_reasons.push_back(r.get<std::string>());
+      }
+    }
+  }
+  return v;
+}
+
+std::string capacity_validity_text(const CapacityValidity& v) {
+  std::string o;
+  if (!v.invalid_points.empty()) {
+    o = "INVALID points: ";
+    for (std::size_t k = 0; k < v.invalid_points.size(); ++k) {
+      const auto& p = v.invalid_points[k];
+      o += fmt::format("{}{}{}", k ? ", " : "", p.name, p.reasons.empty() ? "" : " (" + p.reasons + ")");
+    }
+  }
+  if (v.search_invalid) {
+    o += o.empty() ? "capacity search not valid" : "; capacity search not valid";
+    for (std::size_t k = 0; k < v.search_reasons.size(); ++k) o += (k ? "; " : ": ") + v.search_reasons[k];
+  }
+  return o;
 }
 
 /// The points that stopped early, as an "×" series over another series' points.
@@ -366,6 +415,22 @@ std::string capacity_details(const ReportInput& in) {
   return o;
 }
 
+/// An INVALID point's validity cell: the badge and every reason (code and message), as in the
+/// header of the point's own section.
+static std::string invalid_cell(const RunSummary& s) {
+  std::string o = fmt::format("<span class=\"badge invalid\" title=\"{}\">INVALID</span>", html_escape(s.reasons_text()));
+  if (s.reasons.empty()) {
+    if (!s.validity_reason.empty()) o += "<br><span class=\"note\">" + html_escape(s.validity_reason) + "</span>";
+    return o;
+  }
+  o += "<ul class=\"reasons point-reasons\">";
+  for (const auto& r : s.reasons) {
+    o += fmt::format("<li data-code=\"{}\">{}{}</li>", html_escape(r.code), r.code.empty() ? "" : "<code>" + html_escape(r.code) + "</code> ",
+                     html_escape(reason_text(r)));
+  }
+  return o + "</ul>";
+}
+
 std::string sweep_table_html(const ReportInput& in, const std::vector<RunSummary>& sums) {
   const bool any_trials = std::any_of(sums.begin(), sums.end(), [](const RunSummary& s) { return s.trials; });
   const bool any_stopped = std::any_of(sums.begin(), sums.end(), [](const RunSummary& s) { return s.stopped_early.has_value(); });
@@ -399,8 +464,7 @@ std::string sweep_table_html(const ReportInput& in, const std::vector<RunSummary
         spread_cell(point_latency(a, s, "ttft", "p99_ms")), spread_cell(point_latency(a, s, "tpot", "p99_ms")),
         spread_cell(point_latency(a, s, "e2e", "p99_ms")), format_number(s.failed),
         s.slo_verdict.empty() ? "–" : fmt::format("<span class=\"badge {}\">{}</span>", verdict_class(s.slo_verdict), s.slo_verdict),
-        s.validity == "INVALID" ? fmt::format("<span class=\"badge invalid\" title=\"{}\">INVALID</span>", html_escape(s.reasons_text()))
-                                : html_escape(s.validity.empty() ? "–" : s.validity));
+        s.validity == "INVALID" ? invalid_cell(s) : html_escape(s.validity.empty() ? "–" : s.validity));
     if (any_stopped) {
       o += fmt::format("<td class=\"note\">{}</td>", s.stopped_early ? html_escape(*s.stopped_early) : "–");
     }
