@@ -68,6 +68,7 @@ static std::string run_body(const RunArtifact& a, const RunSummary& s, const Htm
     o += latency_table_html(s, prefix + "latency-table");
     o += slo_table_html(a.result);
     o += errors_html(a.result);
+    o += stages_html(a.result, prefix, h);
     o += window_html(a, s, prefix, h);
     o += cross_checks_html(a.result, prefix, h);
     const std::string pct = charts_html(percentile_charts(a), prefix);

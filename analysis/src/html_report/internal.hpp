@@ -15,6 +15,7 @@
 //   window.cpp          the measurement window section (HTML and Markdown)
 //   server_metrics.cpp  the server cross-checks section (HTML and Markdown)
 //   trials.cpp          a trials artifact's sections (HTML and Markdown)
+//   stages.cpp          a multi-stage run's Stages section (HTML and Markdown)
 //   sweep.cpp           a sweep's charts, capacity and points table
 //   markdown.cpp        summary.md
 //   csv.cpp             summary.csv
@@ -330,6 +331,14 @@ void cross_checks_md(std::string& o, const json& r, const std::string& h);
 std::string trials_html(const RunArtifact& a, const RunSummary& s, const HtmlReportOptions& options, const std::string& prefix,
                         int h);
 void trials_md(std::string& o, const RunArtifact& a, const RunSummary& s, const std::string& h);
+
+// ---- stages.cpp
+
+/// The "Stages" section of a multi-stage run (result.json "stages"; id <prefix>stages): one row per
+/// stage. "" when the run has no stages.
+std::string stages_html(const json& result, const std::string& prefix, int h);
+/// The same as a summary.md table (nothing without stages).
+void stages_md(std::string& o, const json& result, const std::string& h);
 
 // ---- sweep.cpp
 

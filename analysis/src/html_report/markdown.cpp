@@ -126,6 +126,7 @@ std::string render_markdown(const ReportInput& in) {
       }
     }
     if (!s.trials) {
+      stages_md(o, a.result, h);
       window_md(o, a, s, h);
       cross_checks_md(o, a.result, h);
     }

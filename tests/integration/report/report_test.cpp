@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -511,6 +512,7 @@ class Report : public ::testing::Test {
   void SweepOfSubdirectoriesGetsTheSweepCharts();
   void SweepJsonListsPointsAndCapacity();
   void SweepValidityShownWithTheCapacity();
+  void StagesRunGetsAStagesSection();
   void TrialsArrayGetsSpreadCharts();
   void PartialArtifactStillRendersWhatItHas();
   void MissingOrCorruptFilesAreClearErrors();
@@ -801,6 +803,61 @@ void Report::SweepValidityShownWithTheCapacity() {
 
   if (chromium_.empty()) return;
   expect_clean_render(render(chromium_, dir / "report.html"), 10);
+}
+
+/// A run of --scenario stages: its result.json "stages" as a Stages table (page and summary.md); a
+/// run without stages has none.
+void Report::StagesRunGetsAStagesSection() {
+  using llmload::analysis::format_number;
+  const fs::path dir = root_ / "stages";
+  fs::remove_all(dir);
+  const RunResult run = llmload({"run", "--base-url", server_->base_url, "--scenario", "stages", "--stages",
+                                 "rate:20@1s,concurrency:2@1s", "--input-tokens", "64", "--output-tokens", "24", "--seed", "3",
+                                 "--slo", "ttft:150ms,tpot:40ms", "--output", dir.string()});
+  ASSERT_TRUE(fs::exists(dir / "result.json")) << run.exit_code << run.out << run.err;  // the verdicts are not the point here
+  const RunResult r = llmload({"report", dir.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json result = json::parse(read_file((dir / "result.json").string()));
+  ASSERT_TRUE(result.contains("stages") && result["stages"].is_array()) << result.dump(2).substr(0, 2000);
+  ASSERT_EQ(result["stages"].size(), 2u);
+  const std::string html = read_file((dir / "report.html").string());
+  EXPECT_NE(html.find("<h2>Stages</h2>"), std::string::npos);
+  const std::string table = element(html, "stages");
+  ASSERT_FALSE(table.empty());
+  const std::string md = read_file((dir / "summary.md").string());
+  EXPECT_NE(md.find("## Stages"), std::string::npos) << md;
+  for (const auto& st : result["stages"]) {
+    const int i = st["stage"].get<int>();
+    const auto at = table.find(fmt::format("<tr data-stage=\"{}\">", i));
+    ASSERT_NE(at, std::string::npos) << table;
+    const std::string row = table.substr(at, table.find("</tr>", at) - at);
+    EXPECT_NE(row.find(escaped(st["load"].get<std::string>())), std::string::npos) << row;
+    const double requests = st["requests"].get<double>();
+    const double tput = st["request_throughput"].get<double>();
+    EXPECT_NE(row.find(fmt::format("<td>{}</td><td>{}</td><td>{}</td><td>{}</td>", format_number(requests),
+                                   format_number(st["completed"].get<double>()), format_number(st["failed"].get<double>()),
+                                   format_number(tput))),
+              std::string::npos)
+        << row;
+    if (st["ttft_ms"]["p99"].is_number()) {
+      EXPECT_NE(row.find("<td>" + format_number(st["ttft_ms"]["p99"].get<double>()) + "</td>"), std::string::npos) << row;
+    }
+    if (st["slo_attainment"].is_number()) {
+      EXPECT_NE(row.find(fmt::format("<td>{:.1f}%</td>", st["slo_attainment"].get<double>() * 100)), std::string::npos) << row;
+    }
+    EXPECT_NE(md.find(fmt::format("| {} | {} |", i, st["load"].get<std::string>())), std::string::npos) << md;
+  }
+
+  // A run without stages ("stages": null in result.json): no Stages section.
+  const fs::path plain = copy_run("run-no-stages");
+  ASSERT_EQ(llmload({"report", plain.string()}).exit_code, 0);
+  const std::string plain_html = read_file((plain / "report.html").string());
+  EXPECT_EQ(plain_html.find("Stages</h2>"), std::string::npos);
+  EXPECT_TRUE(element(plain_html, "stages").empty());
+  EXPECT_EQ(read_file((plain / "summary.md").string()).find("Stages"), std::string::npos);
+
+  if (chromium_.empty()) return;
+  expect_clean_render(render(chromium_, dir / "report.html"), 4);
 }
 
 void Report::NewResultShapesRender() {
@@ -1286,6 +1343,10 @@ TEST_F(Report, RealArtifactsEndToEnd) {
   {
     SCOPED_TRACE("SweepValidityShownWithTheCapacity");
     SweepValidityShownWithTheCapacity();
+  }
+  {
+    SCOPED_TRACE("StagesRunGetsAStagesSection");
+    StagesRunGetsAStagesSection();
   }
   {
     SCOPED_TRACE("NewResultShapesRender");
