@@ -163,94 +163,58 @@ static Series stopped_series(const std::vector<RunSummary>& sums, const Series& 
   return st;
 }
 
-std::vector<Chart> sweep_charts(const ReportInput& in, const std::vector<RunSummary>& sums) {
-  std::vector<Chart> charts;
-  const std::string unit = load_unit(in.load_kind);
-  const std::string xl_offered = unit.empty() ? "offered load" : fmt::format("offered load ({})", unit);
-  const auto cap = capacity_index(in);
-  const bool any_trials = std::any_of(sums.begin(), sums.end(), [](const RunSummary& s) { return s.trials; });
-  const bool any_stopped = std::any_of(sums.begin(), sums.end(), [](const RunSummary& s) { return s.stopped_early.has_value(); });
-  const std::string trials_note =
-      any_trials ? "points with trials: the median across trials, whiskers from the lowest to the highest trial" : "";
-  auto with_notes = [&](std::string note) {
-    if (!trials_note.empty()) note += (note.empty() ? "" : "; ") + trials_note;
+namespace {
+
+/// What the sweep charts share: the points, their headline numbers (spread across trials), the
+/// capacity, and how notes and tips are worded.
+struct SweepChartContext {
+  const ReportInput& in;
+  const std::vector<RunSummary>& sums;
+  std::string xl_offered;
+  std::optional<std::size_t> cap;
+  bool any_trials = false;
+  bool any_stopped = false;
+  std::vector<Spread> thr, good, out, tgood, att;
+
+  SweepChartContext(const ReportInput& input, const std::vector<RunSummary>& summaries) : in(input), sums(summaries) {
+    const std::string unit = load_unit(in.load_kind);
+    xl_offered = unit.empty() ? "offered load" : fmt::format("offered load ({})", unit);
+    cap = capacity_index(in);
+    any_trials = std::any_of(sums.begin(), sums.end(), [](const RunSummary& s) { return s.trials; });
+    any_stopped = std::any_of(sums.begin(), sums.end(), [](const RunSummary& s) { return s.stopped_early.has_value(); });
+    for (std::size_t i = 0; i < sums.size(); ++i) {
+      const RunArtifact& a = in.runs[i];
+      thr.push_back(point_value(a, sums[i].request_throughput, "request_throughput", trial_request_throughput));
+      good.push_back(point_value(a, sums[i].request_goodput, "request_goodput", trial_request_goodput));
+      out.push_back(point_value(a, sums[i].output_throughput, "output_throughput", trial_output_throughput));
+      tgood.push_back(point_value(a, sums[i].token_goodput, "token_goodput", trial_token_goodput));
+      att.push_back(point_value(a, sums[i].attainment, "attainment", trial_attainment));
+    }
+  }
+
+  std::string with_notes(std::string note) const {
+    if (any_trials) {
+      note += std::string(note.empty() ? "" : "; ") +
+              "points with trials: the median across trials, whiskers from the lowest to the highest trial";
+    }
     if (any_stopped) note += std::string(note.empty() ? "" : "; ") + "× marks a point stopped early (over-saturated)";
     return note;
-  };
-  auto point_tip = [&](std::size_t i) { return fmt::format("{}: offered {}", in.runs[i].name, load_text(in.offered[i], in.load_kind)); };
-  std::vector<Spread> thr_spread, good_spread, out_spread, tgood_spread, att_spread;
-  for (std::size_t i = 0; i < sums.size(); ++i) {
-    const RunArtifact& a = in.runs[i];
-    thr_spread.push_back(point_value(a, sums[i].request_throughput, "request_throughput", trial_request_throughput));
-    good_spread.push_back(point_value(a, sums[i].request_goodput, "request_goodput", trial_request_goodput));
-    out_spread.push_back(point_value(a, sums[i].output_throughput, "output_throughput", trial_output_throughput));
-    tgood_spread.push_back(point_value(a, sums[i].token_goodput, "token_goodput", trial_token_goodput));
-    att_spread.push_back(point_value(a, sums[i].attainment, "attainment", trial_attainment));
   }
-  // Latency-throughput, one chart per metric.
-  const std::pair<const char*, const char*> metrics[] = {{"ttft", "TTFT"}, {"tpot", "TPOT"}, {"e2e", "E2E"}};
-  for (const auto& [key, label] : metrics) {
-    std::vector<double> x;
-    std::vector<Spread> p99, p50;
-    double mx = 0;
-    for (std::size_t i = 0; i < sums.size(); ++i) {
-      x.push_back(sums[i].request_throughput);
-      p99.push_back(point_latency(in.runs[i], sums[i], key, "p99_ms"));
-      p50.push_back(point_latency(in.runs[i], sums[i], key, "p50_ms"));
-      for (double v : {p99.back().median, p99.back().max}) {
-        if (std::isfinite(v)) mx = std::max(mx, v);
-      }
-    }
-    std::optional<double> bound;
-    for (const auto& r : in.runs) {
-      if (auto b = slo_bound(r.result, key)) bound = b;
-      for (const auto& t : r.trials) {
-        if (auto b = slo_bound(t.result, key)) bound = b;
-      }
-    }
-    const auto [div, u] = latency_unit(std::max(mx, bound.value_or(0)));
-    Chart c;
-    c.key = std::string("latency-throughput-") + key;
-    c.title = fmt::format("{} versus throughput", label);
-    c.x_label = any_trials ? "request throughput (req/s, median across trials)" : "request throughput (req/s)";
-    c.y_label = fmt::format("{} ({})", label, u);
-    c.pad_x = true;
-    Series s99 = make_series("p99", color::kVermillion, false, true);
-    Series s50 = make_series("p50", color::kBlue, true, true);
-    for (std::size_t i = 0; i < sums.size(); ++i) {
-      s99.x.push_back(x[i]);
-      s50.x.push_back(x[i]);
-      s99.y.push_back(p99[i].median / div);
-      s50.y.push_back(p50[i].median / div);
-      set_whisker(s99, p99[i], false, 1 / div);
-      set_whisker(s50, p50[i], false, 1 / div);
-      set_whisker(s99, thr_spread[i], true);
-      set_whisker(s50, thr_spread[i], true);
-      s99.tips.push_back(fmt::format("{}: {} req/s{}, p99 {} {}{}", point_tip(i), format_number(x[i]), range_tip(thr_spread[i]),
-                                     format_number(s99.y[i]), u, range_tip(p99[i], 1 / div)));
-      s50.tips.push_back(fmt::format("{}: {} req/s, p50 {} {}{}", point_tip(i), format_number(x[i]), format_number(s50.y[i]), u,
-                                     range_tip(p50[i], 1 / div)));
-    }
-    if (bound) c.hlines.push_back({*bound / div, fmt::format("SLO {} {}", format_number(*bound / div), u), color::kRed});
-    if (cap && std::isfinite(x[*cap]) && std::isfinite(s99.y[*cap])) {
-      c.callouts.push_back({x[*cap], s99.y[*cap], fmt::format("capacity ({})", load_text(in.offered[*cap], in.load_kind))});
-    }
-    Series stopped = stopped_series(sums, s99);
-    c.series.push_back(std::move(s50));
-    c.series.push_back(std::move(s99));
-    if (!stopped.x.empty()) c.series.push_back(std::move(stopped));
-    const bool view_rt = !sums.empty() && sums.front().slo_view == "response" && (std::string_view(key) != "tpot");
-    c.note = with_notes(view_rt ? "measured from t_intended (the view the SLO is judged in)" : "measured from t_send");
-    charts.push_back(std::move(c));
+
+  std::string point_tip(std::size_t i) const {
+    return fmt::format("{}: offered {}", in.runs[i].name, load_text(in.offered[i], in.load_kind));
   }
-  auto capacity_marks = [&](Chart& c) {
+
+  void capacity_marks(Chart& c) const {
     if (in.highest_pass && in.lowest_fail && *in.lowest_fail > *in.highest_pass) {
       c.bands.push_back({*in.highest_pass, *in.lowest_fail, "capacity bracket", true});
     }
     if (in.highest_pass) c.vlines.push_back({*in.highest_pass, fmt::format("capacity {}", format_number(*in.highest_pass)), "#1d232a"});
-  };
-  auto value_series = [&](std::string name, const char* col, bool dashed, const std::vector<Spread>& sp, double scale,
-                          const std::string& what, const std::string& u) {
+  }
+
+  /// One marker per point at its offered load, with the spread across trials as whiskers.
+  Series value_series(std::string name, const char* col, bool dashed, const std::vector<Spread>& sp, double scale,
+                      const std::string& what, const std::string& u) const {
     Series s = make_series(std::move(name), col, dashed, true);
     for (std::size_t i = 0; i < sums.size(); ++i) {
       s.x.push_back(in.offered[i]);
@@ -259,122 +223,201 @@ std::vector<Chart> sweep_charts(const ReportInput& in, const std::vector<RunSumm
       s.tips.push_back(fmt::format("{}: {} {}{}{}", point_tip(i), what, format_number(sp[i].median * scale), u, range_tip(sp[i], scale)));
     }
     return s;
+  }
+
+  /// An offered-load chart's last steps: the stopped-early crosses over `over`, the capacity, the notes.
+  void finish(Chart& c, Series over, std::vector<Series> others) const {
+    Series stopped = stopped_series(sums, over);
+    c.series.push_back(std::move(over));
+    for (auto& s : others) c.series.push_back(std::move(s));
+    if (!stopped.x.empty()) c.series.push_back(std::move(stopped));
+  }
+};
+
+/// The SLO bound of `key` of any point (or trial), in ms.
+std::optional<double> sweep_slo_bound(const ReportInput& in, const std::string& key) {
+  std::optional<double> bound;
+  for (const auto& r : in.runs) {
+    if (auto b = slo_bound(r.result, key)) bound = b;
+    for (const auto& t : r.trials) {
+      if (auto b = slo_bound(t.result, key)) bound = b;
+    }
+  }
+  return bound;
+}
+
+/// p50 and p99 of one metric versus the achieved throughput, with the SLO line and the capacity point.
+Chart latency_throughput_chart(const SweepChartContext& x, const char* key, const char* label) {
+  const auto& sums = x.sums;
+  std::vector<double> tput;
+  std::vector<Spread> p99, p50;
+  double mx = 0;
+  for (std::size_t i = 0; i < sums.size(); ++i) {
+    tput.push_back(sums[i].request_throughput);
+    p99.push_back(point_latency(x.in.runs[i], sums[i], key, "p99_ms"));
+    p50.push_back(point_latency(x.in.runs[i], sums[i], key, "p50_ms"));
+    for (double v : {p99.back().median, p99.back().max}) {
+      if (std::isfinite(v)) mx = std::max(mx, v);
+    }
+  }
+  const std::optional<double> bound = sweep_slo_bound(x.in, key);
+  const auto [div, u] = latency_unit(std::max(mx, bound.value_or(0)));
+  Chart c;
+  c.key = std::string("latency-throughput-") + key;
+  c.title = fmt::format("{} versus throughput", label);
+  c.x_label = x.any_trials ? "request throughput (req/s, median across trials)" : "request throughput (req/s)";
+  c.y_label = fmt::format("{} ({})", label, u);
+  c.pad_x = true;
+  Series s99 = make_series("p99", color::kVermillion, false, true);
+  Series s50 = make_series("p50", color::kBlue, true, true);
+  for (std::size_t i = 0; i < sums.size(); ++i) {
+    s99.x.push_back(tput[i]);
+    s50.x.push_back(tput[i]);
+    s99.y.push_back(p99[i].median / div);
+    s50.y.push_back(p50[i].median / div);
+    set_whisker(s99, p99[i], false, 1 / div);
+    set_whisker(s50, p50[i], false, 1 / div);
+    set_whisker(s99, x.thr[i], true);
+    set_whisker(s50, x.thr[i], true);
+    s99.tips.push_back(fmt::format("{}: {} req/s{}, p99 {} {}{}", x.point_tip(i), format_number(tput[i]), range_tip(x.thr[i]),
+                                   format_number(s99.y[i]), u, range_tip(p99[i], 1 / div)));
+    s50.tips.push_back(fmt::format("{}: {} req/s, p50 {} {}{}", x.point_tip(i), format_number(tput[i]), format_number(s50.y[i]), u,
+                                   range_tip(p50[i], 1 / div)));
+  }
+  if (bound) c.hlines.push_back({*bound / div, fmt::format("SLO {} {}", format_number(*bound / div), u), color::kRed});
+  if (x.cap && std::isfinite(tput[*x.cap]) && std::isfinite(s99.y[*x.cap])) {
+    c.callouts.push_back({tput[*x.cap], s99.y[*x.cap], fmt::format("capacity ({})", load_text(x.in.offered[*x.cap], x.in.load_kind))});
+  }
+  Series stopped = stopped_series(sums, s99);
+  c.series.push_back(std::move(s50));
+  c.series.push_back(std::move(s99));
+  if (!stopped.x.empty()) c.series.push_back(std::move(stopped));
+  const bool view_rt = !sums.empty() && sums.front().slo_view == "response" && (std::string_view(key) != "tpot");
+  c.note = x.with_notes(view_rt ? "measured from t_intended (the view the SLO is judged in)" : "measured from t_send");
+  return c;
+}
+
+Chart goodput_chart(const SweepChartContext& x) {
+  Chart c;
+  c.key = "goodput";
+  c.title = "Throughput and goodput versus offered load";
+  c.x_label = x.xl_offered;
+  c.y_label = "requests/s";
+  c.pad_x = true;
+  Series thr = x.value_series("throughput", color::kBlue, false, x.thr, 1, "throughput", " req/s");
+  Series good = x.value_series("goodput", color::kGreen, true, x.good, 1, "goodput", " req/s");
+  if (x.in.load_kind == "rate") {
+    Series off = make_series("offered", color::kGray, true, false);
+    for (double v : x.in.offered) {
+      off.x.push_back(v);
+      off.y.push_back(v);
+    }
+    c.series.push_back(std::move(off));
+  }
+  x.finish(c, std::move(thr), {std::move(good)});
+  x.capacity_marks(c);
+  c.note = x.with_notes("");
+  return c;
+}
+
+Chart token_goodput_chart(const SweepChartContext& x) {
+  Chart c;
+  c.key = "goodput-tokens";
+  c.title = "Output tokens/s and token goodput versus offered load";
+  c.x_label = x.xl_offered;
+  c.y_label = "tokens/s";
+  c.pad_x = true;
+  Series thr = x.value_series("output tokens/s", color::kBlue, false, x.out, 1, "", " tokens/s");
+  Series good = x.value_series("token goodput", color::kGreen, true, x.tgood, 1, "token goodput", " tokens/s");
+  x.finish(c, std::move(thr), {std::move(good)});
+  x.capacity_marks(c);
+  c.note = x.with_notes("");
+  return c;
+}
+
+Chart attainment_chart(const SweepChartContext& x) {
+  Chart c;
+  c.key = "attainment";
+  c.title = "SLO attainment versus offered load";
+  c.x_label = x.xl_offered;
+  c.y_label = "good requests (%)";
+  c.pad_x = true;
+  c.y_max = 100;
+  Series att = x.value_series("attainment", color::kGreen, false, x.att, 100, "", "% good");
+  for (std::size_t i = 0; i < x.sums.size() && i < att.tips.size(); ++i) {
+    att.tips[i] += fmt::format(" ({})", x.sums[i].slo_verdict.empty() ? "no verdict" : x.sums[i].slo_verdict);
+  }
+  x.finish(c, std::move(att), {});
+  c.hlines.push_back({99, "99%", color::kRed});
+  x.capacity_marks(c);
+  c.note = x.with_notes("");
+  return c;
+}
+
+/// A point's histogram of `key`: the run's, or a trials point's trials pooled.
+std::optional<HdrHistogram> point_histogram(const RunArtifact& r, const std::string& key) {
+  std::optional<HdrHistogram> h;
+  auto take = [&](const RunArtifact& x) {
+    auto it = x.histograms.find(key);
+    if (it == x.histograms.end() || it->second.total_count() == 0) return;
+    if (!h) {
+      h = it->second;
+    } else {
+      h->add(it->second);
+    }
   };
-  {
-    Chart c;
-    c.key = "goodput";
-    c.title = "Throughput and goodput versus offered load";
-    c.x_label = xl_offered;
-    c.y_label = "requests/s";
-    c.pad_x = true;
-    Series thr = value_series("throughput", color::kBlue, false, thr_spread, 1, "throughput", " req/s");
-    Series good = value_series("goodput", color::kGreen, true, good_spread, 1, "goodput", " req/s");
-    if (in.load_kind == "rate") {
-      Series off = make_series("offered", color::kGray, true, false);
-      for (double v : in.offered) {
-        off.x.push_back(v);
-        off.y.push_back(v);
-      }
-      c.series.push_back(std::move(off));
-    }
-    Series stopped = stopped_series(sums, thr);
-    c.series.push_back(std::move(thr));
-    c.series.push_back(std::move(good));
-    if (!stopped.x.empty()) c.series.push_back(std::move(stopped));
-    capacity_marks(c);
-    c.note = with_notes("");
-    charts.push_back(std::move(c));
+  if (r.is_trials()) {
+    for (const auto& t : r.trials) take(t);
+  } else {
+    take(r);
   }
-  {
-    Chart c;
-    c.key = "goodput-tokens";
-    c.title = "Output tokens/s and token goodput versus offered load";
-    c.x_label = xl_offered;
-    c.y_label = "tokens/s";
-    c.pad_x = true;
-    Series thr = value_series("output tokens/s", color::kBlue, false, out_spread, 1, "", " tokens/s");
-    Series good = value_series("token goodput", color::kGreen, true, tgood_spread, 1, "token goodput", " tokens/s");
-    Series stopped = stopped_series(sums, thr);
-    c.series.push_back(std::move(thr));
-    c.series.push_back(std::move(good));
-    if (!stopped.x.empty()) c.series.push_back(std::move(stopped));
-    capacity_marks(c);
-    c.note = with_notes("");
-    charts.push_back(std::move(c));
+  return h;
+}
+
+/// The percentile distributions of every point overlaid, dark to light with increasing load.
+Chart pct_by_load_chart(const ReportInput& in, bool any_trials, const char* key, const char* label) {
+  Chart c;
+  c.key = std::string("pct-by-load-") + key;
+  c.title = fmt::format("{} percentile distribution by offered load", label);
+  c.x_label = "percentile (log scale toward the tail)";
+  c.percentile_x = true;
+  std::vector<std::optional<HdrHistogram>> hists;
+  double mx = 0;
+  for (const auto& r : in.runs) {
+    hists.push_back(point_histogram(r, key));
+    if (hists.back()) mx = std::max(mx, static_cast<double>(hists.back()->max()) / 1e3);
   }
-  {
-    Chart c;
-    c.key = "attainment";
-    c.title = "SLO attainment versus offered load";
-    c.x_label = xl_offered;
-    c.y_label = "good requests (%)";
-    c.pad_x = true;
-    c.y_max = 100;
-    Series att = value_series("attainment", color::kGreen, false, att_spread, 100, "", "% good");
-    for (std::size_t i = 0; i < sums.size() && i < att.tips.size(); ++i) {
-      att.tips[i] += fmt::format(" ({})", sums[i].slo_verdict.empty() ? "no verdict" : sums[i].slo_verdict);
+  const auto [div, u] = latency_unit(mx);
+  c.y_label = fmt::format("{} ({})", label, u);
+  for (std::size_t i = 0; i < in.runs.size(); ++i) {
+    if (!hists[i]) continue;
+    Series s;
+    s.name = std::isfinite(in.offered[i]) ? load_text(in.offered[i], in.load_kind) : in.runs[i].name;
+    s.color = ramp_color(i, in.runs.size());
+    for (const auto& [p, v] : percentile_curve(*hists[i])) {
+      s.x.push_back(percentile_x(p, hists[i]->total_count()));
+      s.y.push_back(v / div);
     }
-    Series stopped = stopped_series(sums, att);
-    c.series.push_back(std::move(att));
-    if (!stopped.x.empty()) c.series.push_back(std::move(stopped));
-    c.hlines.push_back({99, "99%", color::kRed});
-    capacity_marks(c);
-    c.note = with_notes("");
-    charts.push_back(std::move(c));
+    c.series.push_back(std::move(s));
   }
-  // Percentile distributions of every point, overlaid (a trials point: its trials pooled).
-  for (const auto& [key, label] : {std::pair{"ttft", "TTFT"}, std::pair{"tpot", "TPOT"}, std::pair{"e2e", "E2E"}}) {
-    Chart c;
-    c.key = std::string("pct-by-load-") + key;
-    c.title = fmt::format("{} percentile distribution by offered load", label);
-    c.x_label = "percentile (log scale toward the tail)";
-    c.percentile_x = true;
-    std::vector<std::optional<HdrHistogram>> hists;
-    double mx = 0;
-    for (const auto& r : in.runs) {
-      std::optional<HdrHistogram> h;
-      const std::string metric_key = key;  // clang 14 cannot capture a structured binding
-      auto take = [&](const RunArtifact& x) {
-        auto it = x.histograms.find(metric_key);
-        if (it == x.histograms.end() || it->second.total_count() == 0) return;
-        if (!h) {
-          h = it->second;
-        } else {
-          h->add(it->second);
-        }
-      };
-      if (r.is_trials()) {
-        for (const auto& t : r.trials) take(t);
-      } else {
-        take(r);
-      }
-      if (h) mx = std::max(mx, static_cast<double>(h->max()) / 1e3);
-      hists.push_back(std::move(h));
-    }
-    const auto [div, u] = latency_unit(mx);
-    c.y_label = fmt::format("{} ({})", label, u);
-    for (std::size_t i = 0; i < in.runs.size(); ++i) {
-      if (!hists[i]) continue;
-      Series s;
-      s.name = std::isfinite(in.offered[i]) ? load_text(in.offered[i], in.load_kind) : in.runs[i].name;
-      s.color = ramp_color(i, in.runs.size());
-      for (const auto& [p, v] : percentile_curve(*hists[i])) {
-        s.x.push_back(percentile_x(p, hists[i]->total_count()));
-        s.y.push_back(v / div);
-      }
-      c.series.push_back(std::move(s));
-    }
-    std::optional<double> bound;
-    for (const auto& r : in.runs) {
-      if (auto b = slo_bound(r.result, key)) bound = b;
-      for (const auto& t : r.trials) {
-        if (auto b = slo_bound(t.result, key)) bound = b;
-      }
-    }
-    if (bound) c.hlines.push_back({*bound / div, fmt::format("SLO {} {}", format_number(*bound / div), u), color::kRed});
-    c.note = any_trials ? "from t_send; a point with trials: the requests of all its trials pooled" : "from t_send";
-    charts.push_back(std::move(c));
+  if (const auto bound = sweep_slo_bound(in, key)) {
+    c.hlines.push_back({*bound / div, fmt::format("SLO {} {}", format_number(*bound / div), u), color::kRed});
   }
+  c.note = any_trials ? "from t_send; a point with trials: the requests of all its trials pooled" : "from t_send";
+  return c;
+}
+
+}  // namespace
+
+std::vector<Chart> sweep_charts(const ReportInput& in, const std::vector<RunSummary>& sums) {
+  const SweepChartContext x(in, sums);
+  constexpr std::pair<const char*, const char*> kMetrics[] = {{"ttft", "TTFT"}, {"tpot", "TPOT"}, {"e2e", "E2E"}};
+  std::vector<Chart> charts;
+  for (const auto& [key, label] : kMetrics) charts.push_back(latency_throughput_chart(x, key, label));
+  charts.push_back(goodput_chart(x));
+  charts.push_back(token_goodput_chart(x));
+  charts.push_back(attainment_chart(x));
+  for (const auto& [key, label] : kMetrics) charts.push_back(pct_by_load_chart(in, x.any_trials, key, label));
   return charts;
 }
 
