@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -510,6 +511,8 @@ class Report : public ::testing::Test {
   void CsvAndMarkdownCarryTheNumbersOfResultJson();
   void SweepOfSubdirectoriesGetsTheSweepCharts();
   void SweepJsonListsPointsAndCapacity();
+  void SweepValidityShownWithTheCapacity();
+  void StagesRunGetsAStagesSection();
   void TrialsArrayGetsSpreadCharts();
   void PartialArtifactStillRendersWhatItHas();
   void MissingOrCorruptFilesAreClearErrors();
@@ -696,6 +699,12 @@ void Report::SweepJsonListsPointsAndCapacity() {
   EXPECT_NE(r.err.find("points[2] ('rate-200'): no artifact"), std::string::npos) << r.err;
   const std::string html = read_file((dir / "report.html").string());
   EXPECT_NE(html.find("capacity 15 req/s (highest passing load; the lowest failing is 60 req/s)"), std::string::npos);
+  // Both points are too short for a p99 (too_few_samples): a capacity resting on them is not a clean pass.
+  const std::string badge = element(html, "verdict-capacity");
+  EXPECT_NE(badge.find("class=\"badge warn\""), std::string::npos) << badge;
+  EXPECT_NE(badge.find("INVALID points: ../sweep/rate-15 (too_few_samples), ../sweep/rate-60 (too_few_samples)"),
+            std::string::npos)
+      << badge;
   const std::string lt = figure(html, "chart-latency-throughput-ttft");
   EXPECT_NE(lt.find("class=\"callout\""), std::string::npos);
   EXPECT_NE(lt.find("capacity (15 req/s)"), std::string::npos);
@@ -709,6 +718,146 @@ void Report::SweepJsonListsPointsAndCapacity() {
   const RunResult bad = llmload({"report", dir.string()});
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("sweep.json: points[0] needs \"dir\""), std::string::npos) << bad.err;
+}
+
+/// Validity wherever a number is: each INVALID point's reasons in the points table, and the capacity
+/// badge in a warning style when a point bounding it is INVALID or the search says it is not valid.
+void Report::SweepValidityShownWithTheCapacity() {
+  const fs::path dir = root_ / "sweep-validity";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  for (const char* p : {"rate-15", "rate-60"}) {
+    fs::copy(root_ / "sweep" / p, dir / p, fs::copy_options::recursive);
+  }
+  auto set_validity = [&](const char* point, const json& validity) {
+    const fs::path f = dir / point / "result.json";
+    json r = json::parse(read_file(f.string()));
+    r["validity"] = validity;
+    write_text(f, r.dump(2));
+  };
+  const json valid = {{"valid", true}, {"verdict", "VALID"}, {"checked", true}, {"reasons", json::array()}};
+  const json invalid = {{"valid", false},
+                        {"verdict", "INVALID"},
+                        {"checked", true},
+                        {"reasons",
+                         {{{"code", "error_rate"}, {"message", "error rate 5.0% > 1% <max>"}},
+                          {{"code", "schedule_lag"}, {"message", "p99 schedule lag 80 ms"}}}}};
+  const std::string capacity = R"("capacity": {"highest_pass": 15, "lowest_fail": 60})";
+  write_text(dir / "sweep.json", R"({"points": [{"dir": "rate-15", "offered": 15}, {"dir": "rate-60", "offered": 60}], )" +
+                                     capacity + "}");
+
+  // Both points VALID: a clean badge, no validity list.
+  set_validity("rate-15", valid);
+  set_validity("rate-60", valid);
+  RunResult r = llmload({"report", dir.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::string html = read_file((dir / "report.html").string());
+  EXPECT_NE(element(html, "verdict-capacity").find("class=\"badge pass\""), std::string::npos) << element(html, "verdict-capacity");
+  EXPECT_EQ(element(html, "verdict-capacity").find("data-valid"), std::string::npos);
+  EXPECT_TRUE(element(html, "capacity-validity").empty());
+  EXPECT_EQ(element(html, "sweep-table").find("point-reasons"), std::string::npos);
+
+  // The highest passing point INVALID: its reasons in the table, the badge a warning naming it.
+  set_validity("rate-15", invalid);
+  r = llmload({"report", dir.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  html = read_file((dir / "report.html").string());
+  const std::string badge = element(html, "verdict-capacity");
+  EXPECT_NE(badge.find("class=\"badge warn\""), std::string::npos) << badge;
+  EXPECT_NE(badge.find("data-valid=\"false\""), std::string::npos) << badge;
+  EXPECT_NE(badge.find("capacity 15 req/s"), std::string::npos) << badge;
+  EXPECT_NE(badge.find("INVALID points: rate-15 (error_rate, schedule_lag)"), std::string::npos) << badge;
+  const std::string why = element(html, "capacity-validity");
+  EXPECT_NE(why.find("rate-15, the highest passing load, is INVALID"), std::string::npos) << why;
+  EXPECT_EQ(why.find("rate-60"), std::string::npos) << why;
+  const std::string table = element(html, "sweep-table");
+  const auto row15 = table.find("data-point=\"0\"");
+  const auto row60 = table.find("data-point=\"1\"");
+  ASSERT_NE(row15, std::string::npos);
+  ASSERT_NE(row60, std::string::npos);
+  const std::string first = table.substr(row15, row60 - row15);
+  EXPECT_NE(first.find("<li data-code=\"error_rate\"><code>error_rate</code> " + escaped("error rate 5.0% > 1% <max>") + "</li>"),
+            std::string::npos)
+      << first;
+  EXPECT_NE(first.find("<li data-code=\"schedule_lag\">"), std::string::npos) << first;
+  EXPECT_EQ(table.substr(row60).find("point-reasons"), std::string::npos);
+  std::string md = read_file((dir / "summary.md").string());
+  EXPECT_NE(md.find("**INVALID points: rate-15 (error_rate, schedule_lag)**"), std::string::npos) << md;
+  EXPECT_NE(md.find("| INVALID: `error_rate` error rate 5.0% > 1% <max>; `schedule_lag` p99 schedule lag 80 ms |"),
+            std::string::npos)
+      << md;
+
+  // Both points VALID, but the capacity search says its answer is not valid (sweep.json capacity).
+  set_validity("rate-15", valid);
+  write_text(dir / "sweep.json",
+             R"({"points": [{"dir": "rate-15", "offered": 15}, {"dir": "rate-60", "offered": 60}],
+                 "capacity": {"highest_pass": 15, "lowest_fail": 60, "valid": false,
+                              "invalid_reasons": ["the lowest non-passing load is INCONCLUSIVE, not a FAIL"]}})");
+  r = llmload({"report", dir.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  html = read_file((dir / "report.html").string());
+  EXPECT_NE(element(html, "verdict-capacity").find("class=\"badge warn\""), std::string::npos);
+  EXPECT_NE(element(html, "capacity-validity").find("the lowest non-passing load is INCONCLUSIVE, not a FAIL"), std::string::npos);
+  md = read_file((dir / "summary.md").string());
+  EXPECT_NE(md.find("capacity search not valid: the lowest non-passing load is INCONCLUSIVE, not a FAIL"), std::string::npos) << md;
+
+  if (chromium_.empty()) return;
+  expect_clean_render(render(chromium_, dir / "report.html"), 10);
+}
+
+/// A run of --scenario stages: its result.json "stages" as a Stages table (page and summary.md); a
+/// run without stages has none.
+void Report::StagesRunGetsAStagesSection() {
+  using llmload::analysis::format_number;
+  const fs::path dir = root_ / "stages";
+  fs::remove_all(dir);
+  const RunResult run = llmload({"run", "--base-url", server_->base_url, "--scenario", "stages", "--stages",
+                                 "rate:20@1s,concurrency:2@1s", "--input-tokens", "64", "--output-tokens", "24", "--seed", "3",
+                                 "--slo", "ttft:150ms,tpot:40ms", "--output", dir.string()});
+  ASSERT_TRUE(fs::exists(dir / "result.json")) << run.exit_code << run.out << run.err;  // the verdicts are not the point here
+  const RunResult r = llmload({"report", dir.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const json result = json::parse(read_file((dir / "result.json").string()));
+  ASSERT_TRUE(result.contains("stages") && result["stages"].is_array()) << result.dump(2).substr(0, 2000);
+  ASSERT_EQ(result["stages"].size(), 2u);
+  const std::string html = read_file((dir / "report.html").string());
+  EXPECT_NE(html.find("<h2>Stages</h2>"), std::string::npos);
+  const std::string table = element(html, "stages");
+  ASSERT_FALSE(table.empty());
+  const std::string md = read_file((dir / "summary.md").string());
+  EXPECT_NE(md.find("## Stages"), std::string::npos) << md;
+  for (const auto& st : result["stages"]) {
+    const int i = st["stage"].get<int>();
+    const auto at = table.find(fmt::format("<tr data-stage=\"{}\">", i));
+    ASSERT_NE(at, std::string::npos) << table;
+    const std::string row = table.substr(at, table.find("</tr>", at) - at);
+    EXPECT_NE(row.find(escaped(st["load"].get<std::string>())), std::string::npos) << row;
+    const double requests = st["requests"].get<double>();
+    const double tput = st["request_throughput"].get<double>();
+    EXPECT_NE(row.find(fmt::format("<td>{}</td><td>{}</td><td>{}</td><td>{}</td>", format_number(requests),
+                                   format_number(st["completed"].get<double>()), format_number(st["failed"].get<double>()),
+                                   format_number(tput))),
+              std::string::npos)
+        << row;
+    if (st["ttft_ms"]["p99"].is_number()) {
+      EXPECT_NE(row.find("<td>" + format_number(st["ttft_ms"]["p99"].get<double>()) + "</td>"), std::string::npos) << row;
+    }
+    if (st["slo_attainment"].is_number()) {
+      EXPECT_NE(row.find(fmt::format("<td>{:.1f}%</td>", st["slo_attainment"].get<double>() * 100)), std::string::npos) << row;
+    }
+    EXPECT_NE(md.find(fmt::format("| {} | {} |", i, st["load"].get<std::string>())), std::string::npos) << md;
+  }
+
+  // A run without stages ("stages": null in result.json): no Stages section.
+  const fs::path plain = copy_run("run-no-stages");
+  ASSERT_EQ(llmload({"report", plain.string()}).exit_code, 0);
+  const std::string plain_html = read_file((plain / "report.html").string());
+  EXPECT_EQ(plain_html.find("Stages</h2>"), std::string::npos);
+  EXPECT_TRUE(element(plain_html, "stages").empty());
+  EXPECT_EQ(read_file((plain / "summary.md").string()).find("Stages"), std::string::npos);
+
+  if (chromium_.empty()) return;
+  expect_clean_render(render(chromium_, dir / "report.html"), 4);
 }
 
 void Report::NewResultShapesRender() {
@@ -1190,6 +1339,14 @@ TEST_F(Report, RealArtifactsEndToEnd) {
   {
     SCOPED_TRACE("SweepJsonListsPointsAndCapacity");
     SweepJsonListsPointsAndCapacity();
+  }
+  {
+    SCOPED_TRACE("SweepValidityShownWithTheCapacity");
+    SweepValidityShownWithTheCapacity();
+  }
+  {
+    SCOPED_TRACE("StagesRunGetsAStagesSection");
+    StagesRunGetsAStagesSection();
   }
   {
     SCOPED_TRACE("NewResultShapesRender");

@@ -1,0 +1,77 @@
+// summary.csv: one row per run (sweep point).
+#include "html_report/internal.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <limits>
+#include <sstream>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "llmload/analysis/artifact_merge.hpp"
+#include "llmload/analysis/compare.hpp"
+#include "llmload/analysis/hdr_codec.hpp"
+#include "llmload/analysis/hdr_log.hpp"
+#include "llmload/common/version.hpp"
+
+namespace llmload::analysis {
+
+using namespace report_html;
+
+std::vector<std::string> summary_csv_columns() {
+  std::vector<std::string> cols = {"run", "offered_load", "load_kind", "request_throughput", "output_throughput",
+                                   "request_goodput", "token_goodput", "attainment"};
+  for (const char* m : {"ttft", "tpot", "itl", "e2e"}) {
+    for (const char* p : {"p50", "p90", "p99"}) cols.push_back(fmt::format("{}_{}_ms", m, p));
+  }
+  for (const char* c : {"completed", "failed", "errors", "validity", "slo_verdict", "interrupted", "validity_reasons",
+                        "stopped_early", "trials", "noisy", "cost_per_million_output_tokens"}) {
+    cols.emplace_back(c);
+  }
+  return cols;
+}
+
+std::string render_csv(const ReportInput& in) {
+  const std::vector<RunSummary> sums = summaries(in);
+  std::string o;
+  const auto cols = summary_csv_columns();
+  for (std::size_t i = 0; i < cols.size(); ++i) o += (i ? "," : "") + cols[i];
+  o += "\n";
+  for (const auto& s : sums) {
+    std::vector<std::string> f = {s.name,
+                                  csv_number(s.offered),
+                                  s.load_kind,
+                                  csv_number(s.request_throughput),
+                                  csv_number(s.output_throughput),
+                                  csv_number(s.request_goodput),
+                                  csv_number(s.token_goodput),
+                                  csv_number(s.attainment)};
+    for (const char* m : {"ttft", "tpot", "itl", "e2e"}) {
+      f.push_back(csv_number(s.p(m, &LatRow::p50)));
+      f.push_back(csv_number(s.p(m, &LatRow::p90)));
+      f.push_back(csv_number(s.p(m, &LatRow::p99)));
+    }
+    f.push_back(csv_number(s.completed));
+    f.push_back(csv_number(s.failed));
+    f.push_back(s.errors_text());
+    f.push_back(s.validity);
+    f.push_back(s.slo_verdict);
+    f.push_back(s.interrupted ? "true" : "false");
+    f.push_back(s.validity == "INVALID" ? s.reasons_text() : std::string());
+    f.push_back(s.stopped_early.value_or(""));
+    f.push_back(s.trials ? std::to_string(s.n_trials) : std::string());
+    f.push_back(s.trials ? (s.noisy ? "true" : "false") : std::string());
+    f.push_back(csv_number(s.cost));
+    for (std::size_t i = 0; i < f.size(); ++i) o += (i ? "," : "") + csv_field(f[i]);
+    o += "\n";
+  }
+  return o;
+}
+
+}  // namespace llmload::analysis
