@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "llmload/analysis/hdr_histogram.hpp"
+#include "llmload/analysis/stats.hpp"
 
 namespace llmload::analysis {
 namespace {
@@ -100,17 +101,26 @@ LagEffect schedule_lag_effect(const RunMetrics& m, std::span<const RequestRecord
   for (const auto& p : pairs) {
     if (p.svc.total_count() == 0) continue;
     for (double q : {50.0, 90.0, 99.0}) {
+      // A percentile the sample cannot bound (p99 of a few hundred requests) is no conclusion to
+      // change; the lower percentiles still catch a large lag.
+      const auto qe = estimate_quantile(p.svc, q);
+      if (!qe.ci_valid) continue;
       const double rt_ms = static_cast<double>(p.rt.value_at_percentile(q)) / 1e3;
       const double svc_ms = static_cast<double>(p.svc.value_at_percentile(q)) / 1e3;
       const double shift = rt_ms - svc_ms;
       const double rel = svc_ms > 0 ? shift / svc_ms : 0;
-      if (shift > e.largest_shift_ms) {
+      // A shift within the percentile's own 95% interval (the measurement's uncertainty at this
+      // sample size) cannot change a conclusion drawn from it.
+      const double half_ci_ms = static_cast<double>(qe.ci_high - qe.ci_low) / 2e3;
+      const bool material = shift > kLagAbsoluteToleranceMs && rel > kLagRelativeTolerance && shift > half_ci_ms;
+      // The message names the shift that decided, else the largest.
+      if ((material && !e.moves_a_number) || (!e.moves_a_number && shift > e.largest_shift_ms)) {
         e.largest_shift_ms = shift;
         e.largest_relative = rel;
         e.largest = fmt::format("p{:g} {} {:.2f} ms from the intended send time vs {:.2f} ms {}", q, p.name, rt_ms,
                                 svc_ms, without);
       }
-      if (shift > kLagAbsoluteToleranceMs && rel > kLagRelativeTolerance) e.moves_a_number = true;
+      e.moves_a_number = e.moves_a_number || material;
     }
   }
   // With an in-flight cap the two views differ by the cap's wait by design: the verdict and the

@@ -24,7 +24,7 @@ struct LagEffect {
   std::string largest;             // e.g. "p99 TTFT 25.3 ms from intended vs 20.1 ms from send"
   double largest_shift_ms = 0;     // of that percentile
   double largest_relative = 0;     // shift / service-view value
-  bool moves_a_number = false;     // a shift over both 1 ms and kLagRelativeTolerance
+  bool moves_a_number = false;     // a shift over 1 ms, kLagRelativeTolerance and the percentile's 95% CI half-width
   bool changes_the_verdict = false;  // the SLO verdict differs between the two views
   bool slows_the_rate = false;     // sent slower than scheduled (achieved / intended rate)
   std::int64_t held_by_cap = 0;    // measured requests whose lag was the in-flight cap's wait
