@@ -46,8 +46,10 @@ void recount(CapacityPoint& p) {
   }
   if (2 * p.passes > counted) {
     p.verdict = Verdict::kPass;
+  } else if (p.inconclusive > 0 && 2 * (p.passes + p.inconclusive) > counted) {
+    p.verdict = Verdict::kInconclusive;  // resolving the inconclusive trials could still make it pass
   } else {
-    p.verdict = p.fails >= p.inconclusive ? Verdict::kFail : Verdict::kInconclusive;
+    p.verdict = Verdict::kFail;
   }
   p.goodput = median(std::move(goodput));
   p.throughput = median(std::move(throughput));

@@ -308,7 +308,7 @@ CapacityCheck find_and_check(const std::string& base_url, const std::vector<std:
   auto verdict_at = [&](double rate) {
     TempDir rd;
     std::vector<std::string> a = {"--scenario", "server", "--request-rate", std::to_string(rate), "--duration",
-                                  "10s", "--warmup", "2s", "--slo", slo, "--quiet", "--schedule-spin", "2ms"};
+                                  "6s", "--warmup", "1s", "--slo", slo, "--quiet", "--schedule-spin", "2ms"};
     a.insert(a.begin(), workload.begin(), workload.end());
     a.insert(a.begin(), {"--base-url", base_url});
     auto run80 = run_llmload(rd, a);
@@ -326,7 +326,7 @@ CapacityCheck find_and_check(const std::string& base_url, const std::vector<std:
 TEST(Capacity, FixedModelWithEightSlots) {
   auto server = start_server({"--latency-model", "fixed", "--ttft", "20ms", "--itl", "2ms", "--max-num-seqs", "8"});
   const auto c = find_and_check(server.base_url, {"--input-tokens", "16", "--output-tokens", "16"}, "ttft:100ms,p95",
-                                {"--capacity-min-window", "3s", "--capacity-tolerance", "0.1", "--trials-near-boundary",
+                                {"--capacity-min-window", "3s", "--capacity-tolerance", "0.15", "--trials-near-boundary",
                                  "1", "--max-points", "12"});
   ASSERT_GT(c.capacity, 0) << c.sweep.dump(2);
   EXPECT_LT(c.capacity, 160 * 1.05) << c.sweep["capacity"]["bounded_by"];  // never above what 8 slots serve
@@ -338,8 +338,8 @@ TEST(Capacity, FixedModelWithEightSlots) {
 TEST(Capacity, TinyProfile) {
   auto server = start_server({"--profile", "tiny"});
   const auto c = find_and_check(server.base_url, {}, "ttft:500ms,tpot:50ms,p95",
-                                {"--capacity-min-window", "4s", "--capacity-window-e2e", "5", "--capacity-tolerance",
-                                 "0.1", "--trials-near-boundary", "1", "--max-points", "12"});
+                                {"--capacity-min-window", "3s", "--capacity-window-e2e", "5", "--capacity-tolerance",
+                                 "0.15", "--trials-near-boundary", "1", "--max-points", "12"});
   ASSERT_GT(c.capacity, 0) << c.sweep.dump(2);
   EXPECT_EQ(c.pass_80, "PASS (VALID)") << c.capacity;
   EXPECT_EQ(c.verdict_150.substr(0, 4), "FAIL") << c.capacity;

@@ -502,4 +502,28 @@ TEST(capacity, ProbeSizing) {
   EXPECT_THROW(size_probe(z, 1, 0), std::invalid_argument);
 }
 
+// One pass, one fail and one inconclusive trial: the inconclusive one could still make the
+// point pass, so it is resolved (re-probed), not counted as the deciding FAIL.
+TEST(capacity, AnInconclusiveTrialNeverDecidesAFail) {
+  CapacityOptions o;
+  o.start = 10;
+  o.max_extensions = 1;
+  CapacitySearch search(o);
+  search.report(10, PointOutcome{{outcome(Verdict::kPass, 1, 1, false), outcome(Verdict::kFail, 1, 1, false),
+                                  outcome(Verdict::kInconclusive, 1, 1, false)}});
+  EXPECT_EQ(search.result().points.front().verdict, Verdict::kInconclusive);
+  const auto p = search.next();
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->load, 10);
+  EXPECT_EQ(p->extension, 1u);
+  EXPECT_EQ(p->trials, 1u);
+  search.report(10, PointOutcome{{outcome(Verdict::kPass, 1, 1, false)}});
+  EXPECT_EQ(search.result().points.front().verdict, Verdict::kPass);  // 2 of 3 counted trials pass
+  // Two fails and an inconclusive: it cannot pass any more, a FAIL.
+  CapacitySearch two(o);
+  two.report(10, PointOutcome{{outcome(Verdict::kFail, 1, 1, false), outcome(Verdict::kFail, 1, 1, false),
+                               outcome(Verdict::kInconclusive, 1, 1, false)}});
+  EXPECT_EQ(two.result().points.front().verdict, Verdict::kFail);
+}
+
 }  // namespace

@@ -63,7 +63,8 @@ struct CapacityPoint {
   std::size_t inconclusive = 0;  // INCONCLUSIVE or invalid (not saturated, not FAIL)
   std::size_t extensions = 0;    // the largest extension probed at this load
   /// Over the trials not superseded: kPass iff passes > trials / 2 (strict majority); otherwise
-  /// kFail when fails >= inconclusive, else kInconclusive. A tie is not a pass.
+  /// kInconclusive when the inconclusive trials could still make it pass (passes + inconclusive >
+  /// trials / 2), else kFail. A tie is not a pass; an inconclusive trial never decides a FAIL.
   Verdict verdict = Verdict::kNone;
   double goodput = 0;     // median over the trials
   double throughput = 0;  // median over the trials
