@@ -379,7 +379,13 @@ void apply_size(ScenarioConfig& c, const analysis::ProbeSize& z, const UserBound
     c.min_requests = z.min_requests;
   }
   if (!u.max_duration) {
-    c.max_duration = c.warmup.duration + std::max<Nanos>(2 * window, std::chrono::minutes(5));
+    // A bound that still leaves room for the requests the verdict needs at this rate.
+    double need_s = window_s;
+    if (c.kind == ScenarioKind::kServer && c.request_rate > 0) {
+      need_s = std::max(need_s, static_cast<double>(z.min_requests) / c.request_rate);
+    }
+    const auto need = std::chrono::duration_cast<Nanos>(std::chrono::duration<double>(2 * need_s));
+    c.max_duration = c.warmup.duration + std::max<Nanos>(need, std::chrono::minutes(5));
   }
 }
 
