@@ -241,8 +241,15 @@ class Sweep {
     auto line = [&](const std::string& s) { out += s + "\n"; };
     line(fmt::format("============ llmload sweep over {} ({} points; medians across trials) ============",
                      concurrency_ ? "concurrency" : "request rate", points_.size()));
-    line(fmt::format("{:>10} {:>7} {:>10} {:>11} {:>12} {:>12} {:>10} {:>13} {:>8}", "offered", "trials", "req/s",
-                     "out tok/s", "p99 TTFT ms", "p99 TPOT ms", "goodput", "SLO", "valid"));
+    // With --find-capacity: how the search counted each load (over-load, invalid and
+    // superseded trials judged; see docs/statistics.md), beside the trials' own majority verdict.
+    std::map<double, std::string> counted;
+    if (capacity.is_object() && capacity.contains("points")) {
+      for (const auto& cp : capacity["points"]) counted[cp["load"].get<double>()] = cp["verdict"].get<std::string>();
+    }
+    line(fmt::format("{:>10} {:>7} {:>10} {:>11} {:>12} {:>12} {:>10} {:>13} {:>8}{}", "offered", "trials", "req/s",
+                     "out tok/s", "p99 TTFT ms", "p99 TPOT ms", "goodput", "SLO", "valid",
+                     counted.empty() ? "" : fmt::format(" {:>13}", "search")));
     auto num = [](const json& j, const char* k, int d) {
       return j.contains(k) && j[k].is_number() ? fmt::format("{:.{}f}", j[k].get<double>(), d) : std::string("-");
     };
@@ -255,11 +262,12 @@ class Sweep {
         overloaded = overloaded || e.value("overloaded", false);
       }
       const std::string verdict = a.contains("slo") && a["slo"].is_object() ? a["slo"].value("verdict", std::string("-")) : "-";
-      line(fmt::format("{:>10} {:>7} {:>10} {:>11} {:>12} {:>12} {:>10} {:>13} {:>8}", load_text(load), p.entries.size(),
+      const std::string search = counted.empty() ? "" : fmt::format(" {:>13}", counted.count(load) ? counted[load] : "-");
+      line(fmt::format("{:>10} {:>7} {:>10} {:>11} {:>12} {:>12} {:>10} {:>13} {:>8}{}", load_text(load), p.entries.size(),
                        num(a, "request_throughput", 2), num(a, "output_throughput", 1), num(a, "p99_ttft_ms", 1),
                        num(a, "p99_tpot_ms", 2), num(a, "request_goodput", 2),
                        verdict + (stopped ? "*" : "") + (overloaded && !stopped ? "!" : ""),
-                       a.contains("validity") && a["validity"].value("valid", false) ? "VALID" : "INVALID"));
+                       a.contains("validity") && a["validity"].value("valid", false) ? "VALID" : "INVALID", search));
     }
     if (std::any_of(points_.begin(), points_.end(), [](const auto& kv) {
           return std::any_of(kv.second.entries.begin(), kv.second.entries.end(),
