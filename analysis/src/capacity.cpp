@@ -355,6 +355,8 @@ ProbeSize size_probe(const ProbeSizing& z, double e2e_s, std::size_t extension) 
   ProbeSize p;
   p.min_requests = static_cast<std::int64_t>(
       std::ceil(static_cast<double>(early_stopping_min_requests(z.margin_exceedances, z.percentile / 100)) * scale));
+  // A run's validity also needs the samples of its headline p99 (run_metrics: samples_needed).
+  p.min_requests = std::max({p.min_requests, samples_needed(99.0), samples_needed(z.percentile)});
   p.min_window_s = std::max(z.min_window_s, z.window_e2e * e2e) * scale;
   p.warmup_s = std::max(z.min_warmup_s, z.warmup_e2e * e2e);
   return p;

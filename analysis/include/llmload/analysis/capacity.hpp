@@ -168,7 +168,8 @@ struct ProbeSizing {
 };
 
 struct ProbeSize {
-  std::int64_t min_requests = 0;  // measured requests (early stopping with the margin), x 2^extension
+  std::int64_t min_requests = 0;  // measured requests (early stopping with the margin, and at least the
+                                  // 100 a valid run's p99 needs), x 2^extension
   double min_window_s = 0;        // x 2^extension
   double warmup_s = 0;
 };
