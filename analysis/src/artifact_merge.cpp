@@ -95,7 +95,7 @@ ErrorClass error_class_from(std::string_view name) {
                                         ErrorClass::kStreamError, ErrorClass::kProtocol,         ErrorClass::kTimeout,
                                         ErrorClass::kIdleTimeout, ErrorClass::kIncomplete,       ErrorClass::kNoOutput,
                                         ErrorClass::kCanceled,    ErrorClass::kConnectTimeout,   ErrorClass::kFirstTokenTimeout,
-                                        ErrorClass::kInterTokenTimeout};
+                                        ErrorClass::kInterTokenTimeout, ErrorClass::kStoppedEarly};
   for (ErrorClass e : kAll) {
     if (to_string(e) == name) return e;
   }

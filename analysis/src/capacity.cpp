@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "llmload/analysis/stats.hpp"
+
 namespace llmload::analysis {
 namespace {
 
@@ -28,10 +30,13 @@ void recount(CapacityPoint& p) {
   p.passes = p.fails = p.inconclusive = 0;
   std::vector<double> goodput;
   std::vector<double> throughput;
+  std::size_t counted = 0;
   for (const auto& t : p.trials) {
+    if (t.superseded) continue;
+    ++counted;
     if (t.saturated || t.verdict == Verdict::kFail) {
       ++p.fails;
-    } else if (t.verdict == Verdict::kPass) {
+    } else if (t.verdict == Verdict::kPass && t.valid) {
       ++p.passes;
     } else {
       ++p.inconclusive;
@@ -39,10 +44,12 @@ void recount(CapacityPoint& p) {
     goodput.push_back(t.goodput);
     throughput.push_back(t.throughput);
   }
-  if (2 * p.passes > p.trials.size()) {
+  if (2 * p.passes > counted) {
     p.verdict = Verdict::kPass;
+  } else if (p.inconclusive > 0 && 2 * (p.passes + p.inconclusive) > counted) {
+    p.verdict = Verdict::kInconclusive;  // resolving the inconclusive trials could still make it pass
   } else {
-    p.verdict = p.fails >= p.inconclusive ? Verdict::kFail : Verdict::kInconclusive;
+    p.verdict = Verdict::kFail;
   }
   p.goodput = median(std::move(goodput));
   p.throughput = median(std::move(throughput));
@@ -58,7 +65,8 @@ std::string_view to_string(CapacityStop s) {
     case CapacityStop::kToleranceReached: return "tolerance_reached";
     case CapacityStop::kMaxPoints: return "max_points";
     case CapacityStop::kMaxLoadPasses: return "max_load_passes";
-    case CapacityStop::kStartFails: return "start_fails";
+    case CapacityStop::kMinLoadFails: return "min_load_fails";
+    case CapacityStop::kInconclusive: return "inconclusive";
   }
   return "unknown";
 }
@@ -73,9 +81,13 @@ CapacitySearch::CapacitySearch(CapacityOptions options) : opt_(options) {
   }
   if (opt_.max_points == 0 || opt_.trials == 0 || opt_.trials_near_boundary == 0)
     throw std::invalid_argument("capacity search: max_points, trials and trials_near_boundary must be >= 1");
+  if (!(std::isfinite(opt_.min_load) && opt_.min_load >= 0 && opt_.min_load <= opt_.start))
+    throw std::invalid_argument("capacity search: min_load must be in [0, start]");
+  if (opt_.min_load == 0) opt_.min_load = opt_.start / std::pow(opt_.growth, 6);
   if (opt_.integer_loads) {
     if (!is_integral(opt_.start)) throw std::invalid_argument("capacity search: integer loads need an integer start");
     opt_.max_load = std::floor(opt_.max_load);
+    opt_.min_load = std::max(1.0, std::ceil(opt_.min_load));
   }
   pending_ = decide();
 }
@@ -105,7 +117,26 @@ std::optional<Probe> CapacitySearch::decide() {
   const Bracket b = bracket();
   std::optional<Probe> probe;
   if (points_.empty()) {
-    probe = Probe{opt_.start, opt_.trials, false, "ramp"};
+    probe = Probe{opt_.start, opt_.trials, false, 0, "ramp"};
+  } else if (b.fail && b.fail->verdict == Verdict::kInconclusive) {
+    // Not a FAIL: probe it again bigger (its inconclusive trials are replaced), up to the bound.
+    if (b.fail->extensions >= opt_.max_extensions) {
+      stop_ = CapacityStop::kInconclusive;
+      const std::string& last = b.fail->trials.back().note;
+      explanation_ = fmt::format(
+          "load {} stayed INCONCLUSIVE after {} bigger probes (last: {}): {}", load_text(b.fail->load),
+          b.fail->extensions, last.empty() ? std::string("INCONCLUSIVE") : last,
+          b.pass ? fmt::format("the capacity is at least {}, its upper bound unknown", load_text(b.pass->load))
+                 : std::string("no load passed"));
+      if (last.find("schedule_lag") != std::string::npos) {
+        explanation_ += " (the client fell behind its schedule: run llmload on a less busy machine or shard the load)";
+      } else {
+        explanation_ += " (make the probes longer: --duration, --capacity-min-window)";
+      }
+      return std::nullopt;
+    }
+    probe = Probe{b.fail->load, std::max<std::size_t>(b.fail->inconclusive, 1),
+                  b.fail->trials.size() >= opt_.trials_near_boundary, b.fail->extensions + 1, "extend inconclusive"};
   } else if (!b.fail) {
     const double highest = b.pass->load;
     if (highest >= opt_.max_load) {
@@ -116,18 +147,25 @@ std::optional<Probe> CapacitySearch::decide() {
     }
     double next = round_load(highest * opt_.growth);
     if (opt_.integer_loads) next = std::max(next, highest + 1);
-    probe = Probe{std::min(next, opt_.max_load), opt_.trials, false, "ramp"};
+    probe = Probe{std::min(next, opt_.max_load), opt_.trials, false, 0, "ramp"};
   } else if (!b.pass) {
-    stop_ = CapacityStop::kStartFails;
-    explanation_ = fmt::format("even the lowest load {} does not pass ({}): the capacity is below it",
-                               load_text(b.fail->load), to_string(b.fail->verdict));
-    return std::nullopt;
+    const double lowest = b.fail->load;
+    if (lowest <= opt_.min_load) {
+      stop_ = CapacityStop::kMinLoadFails;
+      explanation_ = fmt::format("even the lowest load {} does not pass ({}): the capacity is below it",
+                                 load_text(lowest), to_string(b.fail->verdict));
+      return std::nullopt;
+    }
+    double next = std::max(round_load(lowest / opt_.growth), opt_.min_load);
+    if (opt_.integer_loads) next = std::min(next, lowest - 1);
+    probe = Probe{next, opt_.trials, false, 0, "ramp down"};
   } else if (within(b, 1.0)) {
     const std::size_t need = opt_.trials_near_boundary;
-    if (b.pass->trials.size() < need) {
-      probe = Probe{b.pass->load, need - b.pass->trials.size(), true, "confirm highest pass"};
-    } else if (b.fail->trials.size() < need) {
-      probe = Probe{b.fail->load, need - b.fail->trials.size(), true, "confirm lowest fail"};
+    const auto counted = [](const CapacityPoint* p) { return p->passes + p->fails + p->inconclusive; };
+    if (counted(b.pass) < need) {
+      probe = Probe{b.pass->load, need - counted(b.pass), true, 0, "confirm highest pass"};
+    } else if (counted(b.fail) < need) {
+      probe = Probe{b.fail->load, need - counted(b.fail), true, 0, "confirm lowest fail"};
     } else {
       stop_ = CapacityStop::kToleranceReached;
       explanation_ = fmt::format("bracket [{}, {}] is within the tolerance ({:.2f}% wide, tolerance {:.2f}%{})",
@@ -140,7 +178,7 @@ std::optional<Probe> CapacitySearch::decide() {
     const double mid = opt_.integer_loads ? std::floor((b.pass->load + b.fail->load) / 2)
                                           : b.pass->load + (b.fail->load - b.pass->load) / 2;
     const bool near = within(b, 2.0);
-    probe = Probe{mid, near ? std::max(opt_.trials, opt_.trials_near_boundary) : opt_.trials, near, "bisect"};
+    probe = Probe{mid, near ? std::max(opt_.trials, opt_.trials_near_boundary) : opt_.trials, near, 0, "bisect"};
   }
   if (history_.size() >= opt_.max_points) {
     stop_ = CapacityStop::kMaxPoints;
@@ -177,6 +215,14 @@ void CapacitySearch::report(double load, const PointOutcome& outcome) {
     fresh.load = load;
     it = points_.insert(it, std::move(fresh));
   }
+  if (pending_->extension > 0) {
+    for (auto& t : it->trials) {
+      if (!t.superseded && !t.saturated && !(t.verdict == Verdict::kFail) && !(t.verdict == Verdict::kPass && t.valid)) {
+        t.superseded = true;
+      }
+    }
+    it->extensions = std::max(it->extensions, pending_->extension);
+  }
   it->trials.insert(it->trials.end(), outcome.trials.begin(), outcome.trials.end());
   recount(*it);
   ProbeRecord rec;
@@ -205,7 +251,49 @@ CapacityResult CapacitySearch::result() const {
     r.lowest_fail = b.fail->load;
   }
   if (b.pass && b.fail) r.relative_width = (b.fail->load - b.pass->load) / b.pass->load;
+  describe_answer(r, b);
   return r;
+}
+
+void CapacitySearch::describe_answer(CapacityResult& r, const Bracket& b) const {
+  const auto counted = [](const CapacityPoint* p) { return p->passes + p->fails + p->inconclusive; };
+  if (b.pass && b.fail) {
+    r.bounded_by = fmt::format(
+        "bracket [{}, {}] ({:.1f}% wide; tolerance {:.1f}%{}): {} passed {} of {} trials, {} {} {} of {}",
+        load_text(b.pass->load), load_text(b.fail->load), 100 * r.relative_width, 100 * opt_.tolerance,
+        opt_.integer_loads ? " or adjacent integers" : "", load_text(b.pass->load), b.pass->passes, counted(b.pass),
+        load_text(b.fail->load), b.fail->verdict == Verdict::kFail ? "failed" : "was inconclusive in",
+        b.fail->verdict == Verdict::kFail ? b.fail->fails : b.fail->inconclusive, counted(b.fail));
+  } else if (b.pass) {
+    r.bounded_by = fmt::format("only from below: {} passed {} of {} trials, no load above it failed",
+                               load_text(b.pass->load), b.pass->passes, counted(b.pass));
+  } else if (b.fail) {
+    r.bounded_by = fmt::format("only from above: the lowest load probed, {}, did not pass", load_text(b.fail->load));
+  }
+  r.valid = false;
+  r.confidence = "none";
+  switch (stop_) {
+    case CapacityStop::kRunning: r.invalid_reasons.push_back("the search has not finished"); break;
+    case CapacityStop::kMaxLoadPasses:
+      r.invalid_reasons.push_back("no load failed up to the maximum: only a lower bound");
+      break;
+    case CapacityStop::kMinLoadFails: r.invalid_reasons.push_back("no load passed: only an upper bound"); break;
+    case CapacityStop::kInconclusive:
+      r.invalid_reasons.push_back("the lowest non-passing load stayed INCONCLUSIVE: the upper bound is unknown");
+      break;
+    case CapacityStop::kMaxPoints:
+    case CapacityStop::kToleranceReached:
+      if (!b.pass || !b.fail) {
+        r.invalid_reasons.push_back("the probe budget ran out before a bracket [pass, fail] was found");
+      } else if (b.fail->verdict != Verdict::kFail) {
+        r.invalid_reasons.push_back("the lowest non-passing load is INCONCLUSIVE, not a FAIL");
+      } else {
+        r.valid = true;
+        const bool unanimous = b.pass->passes == counted(b.pass) && b.fail->fails == counted(b.fail);
+        r.confidence = stop_ == CapacityStop::kMaxPoints ? "low" : (unanimous ? "high" : "medium");
+      }
+      break;
+  }
 }
 
 nlohmann::json to_json(const CapacityResult& r) {
@@ -216,13 +304,17 @@ nlohmann::json to_json(const CapacityResult& r) {
       trials.push_back({{"verdict", to_string(t.verdict)},
                         {"goodput", number_or_null(t.goodput)},
                         {"throughput", number_or_null(t.throughput)},
-                        {"saturated", t.saturated}});
+                        {"saturated", t.saturated},
+                        {"valid", t.valid},
+                        {"superseded", t.superseded},
+                        {"note", t.note}});
     }
     points.push_back({{"load", p.load},
                       {"verdict", to_string(p.verdict)},
                       {"passes", p.passes},
                       {"fails", p.fails},
                       {"inconclusive", p.inconclusive},
+                      {"extensions", p.extensions},
                       {"goodput", number_or_null(p.goodput)},
                       {"throughput", number_or_null(p.throughput)},
                       {"trials", std::move(trials)}});
@@ -235,6 +327,7 @@ nlohmann::json to_json(const CapacityResult& r) {
                        {"trials_requested", h.probe.trials},
                        {"trials_reported", h.trials_reported},
                        {"near_boundary", h.probe.near_boundary},
+                       {"extension", h.probe.extension},
                        {"point_verdict", to_string(h.point_verdict)}});
   }
   return {{"stop", to_string(r.stop)},
@@ -244,8 +337,59 @@ nlohmann::json to_json(const CapacityResult& r) {
           {"goodput_at_capacity", number_or_null(r.goodput_at_capacity)},
           {"throughput_at_capacity", number_or_null(r.throughput_at_capacity)},
           {"relative_width", number_or_null(r.relative_width)},
+          {"valid", r.valid},
+          {"invalid_reasons", r.invalid_reasons},
+          {"confidence", r.confidence},
+          {"bounded_by", r.bounded_by},
           {"points", std::move(points)},
           {"history", std::move(history)}};
+}
+
+ProbeSize size_probe(const ProbeSizing& z, double e2e_s, std::size_t extension) {
+  if (!(z.percentile > 0 && z.percentile < 100) || z.margin_exceedances < 0 || !(z.min_window_s >= 0) ||
+      !(z.window_e2e >= 0) || !(z.warmup_e2e >= 0) || !(z.min_warmup_s >= 0)) {
+    throw std::invalid_argument("probe sizing: percentile in (0, 100), the rest >= 0");
+  }
+  const double e2e = std::isfinite(e2e_s) && e2e_s > 0 ? e2e_s : 0.0;
+  const double scale = std::ldexp(1.0, static_cast<int>(std::min<std::size_t>(extension, 16)));
+  ProbeSize p;
+  p.min_requests = static_cast<std::int64_t>(
+      std::ceil(static_cast<double>(early_stopping_min_requests(z.margin_exceedances, z.percentile / 100)) * scale));
+  // A run's validity also needs the samples of its headline p99 (run_metrics: samples_needed).
+  p.min_requests = std::max({p.min_requests, samples_needed(99.0), samples_needed(z.percentile)});
+  p.min_window_s = std::max(z.min_window_s, z.window_e2e * e2e) * scale;
+  p.warmup_s = std::max(z.min_warmup_s, z.warmup_e2e * e2e);
+  return p;
+}
+
+TrialOutcome judge_trial(const TrialEvidence& e, const ProbeSizing& z) {
+  TrialOutcome o;
+  o.verdict = e.verdict;
+  o.goodput = e.goodput;
+  o.throughput = e.throughput;
+  o.valid = e.valid;
+  const auto has = [&](std::string_view code) {
+    return std::find(e.invalid_codes.begin(), e.invalid_codes.end(), code) != e.invalid_codes.end();
+  };
+  if (e.stopped_early || e.overloaded) {
+    o.saturated = true;
+    o.verdict = Verdict::kFail;
+    o.note = e.stopped_early ? "FAIL: stopped early, over-saturated" : "FAIL: " + e.overload_reason;
+  } else if (!e.valid && (has("server_errors") || has("error_rate"))) {
+    o.verdict = Verdict::kFail;
+    o.note = "FAIL: the server failed requests at this load (INVALID run)";
+  } else if (!e.valid && (has("schedule_lag") || e.verdict != Verdict::kFail)) {
+    o.verdict = Verdict::kInconclusive;
+    o.note = fmt::format("INCONCLUSIVE: INVALID run ({}) is never a PASS",
+                         e.invalid_codes.empty() ? std::string("invalid") : e.invalid_codes.front());
+  } else if (e.verdict == Verdict::kPass && std::isfinite(e.e2e_p99_s) && e.window_s < z.window_e2e * e.e2e_p99_s) {
+    o.verdict = Verdict::kInconclusive;
+    o.note = fmt::format("INCONCLUSIVE: the {:.1f} s window is shorter than {:g} x the p99 E2E ({:.2f} s) at this load",
+                         e.window_s, z.window_e2e, e.e2e_p99_s);
+  } else {
+    o.note = std::string(to_string(e.verdict));
+  }
+  return o;
 }
 
 }  // namespace llmload::analysis

@@ -92,7 +92,7 @@ json metrics_json(const RunMetrics& m) {
                  {"method", m.window.method}, {"warmup", warmup_json(m.window)}};
   j["requests"] = {{"issued", m.requests},       {"warmup", m.warmup},   {"in_window", m.in_window},
                    {"completed", m.completed},  {"failed", m.failed},  {"outside_window", m.outside_window},
-                   {"completing_in_window", m.completing_in_window}};
+                   {"completing_in_window", m.completing_in_window}, {"stopped_early", m.stopped_early_requests}};
   j["tokens"] = {{"total_input_tokens", m.total_input_tokens},
                  {"total_output_tokens", m.total_output_tokens},
                  {"output_tokens_arriving_in_window", m.output_tokens_in_window},
@@ -242,6 +242,9 @@ std::string console_report(const RunMetrics& m, const std::string& title, const 
   line(fmt::format("{:^78}", title));
   line(fmt::format("{}", rule));
   line(fmt::format("{:<40}{:>12}", "Requests in window (completed/failed):", fmt::format("{}/{}", m.completed, m.failed)));
+  if (m.stopped_early_requests > 0) {
+    line(fmt::format("{:<40}{:>12}", "Canceled by the early stop (not failed):", m.stopped_early_requests));
+  }
   line(fmt::format("{:<40}{:>12}", "Warmup requests (discarded):", m.warmup));
   line(fmt::format("{:<40}{:>12.3f}", "Measurement window (s):", secs(m.window.length())));
   line(fmt::format("{:<40}{:>12}", "Total input tokens:", m.total_input_tokens));

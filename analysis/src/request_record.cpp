@@ -17,6 +17,7 @@ std::string_view to_string(ErrorClass e) {
     case ErrorClass::kConnectTimeout: return "connect_timeout";
     case ErrorClass::kFirstTokenTimeout: return "first_token_timeout";
     case ErrorClass::kInterTokenTimeout: return "inter_token_timeout";
+    case ErrorClass::kStoppedEarly: return "stopped_early";
   }
   return "unknown";
 }

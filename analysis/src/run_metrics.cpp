@@ -239,6 +239,8 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
       m.total_input_tokens += r.input_tokens;
       m.total_output_tokens += r.output_tokens;
       if (!r.tokens_from_usage) m.tokens_estimated = true;
+    } else if (r.error == ErrorClass::kStoppedEarly) {
+      ++m.stopped_early_requests;  // the client's decision, not a failure (no error rate)
     } else {
       ++m.failed;
       auto& e = m.errors_by_class[std::string(to_string(r.error))];

@@ -251,6 +251,11 @@ WarmupDetection detect_warmup(std::span<const RequestRecord> records, Nanos span
   return d;
 }
 
+TrendResult detect_growth(std::span<const double> series, const SaturationOptions& options, bool is_queue,
+                          const char* name) {
+  return trend(series, options, is_queue, name);
+}
+
 SaturationResult detect_saturation(std::span<const double> in_flight_or_queue, std::span<const double> ttft,
                                    const SaturationOptions& options) {
   if (!(options.alpha > 0 && options.alpha < 1) || !(options.min_relative_rise >= 0) || !(options.min_queue_rise >= 0)) {

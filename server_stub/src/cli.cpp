@@ -125,7 +125,8 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
                  "required)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  app.add_option("--max-num-seqs", overrides.max_num_seqs, "Engine: most requests running at once [profile]")
+  app.add_option("--max-num-seqs", overrides.max_num_seqs, "Most requests generating at once [engine: profile; fixed: no limit]; with --latency-model fixed the others "
+                 "wait in arrival order")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
   app.add_option("--max-num-batched-tokens", overrides.max_num_batched_tokens,
                  "Engine: token budget of one step (chunked prefill) [profile]")
@@ -219,7 +220,8 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
       }
     }
   } else {
-    for (const char* engine_only : {"--profile", "--device", "--max-num-seqs", "--max-num-batched-tokens",
+    if (overrides.max_num_seqs) cfg.fixed_max_num_seqs = *overrides.max_num_seqs;  // slots, FIFO queue
+    for (const char* engine_only : {"--profile", "--device", "--max-num-batched-tokens",
                                     "--kv-cache-tokens", "--block-size", "--gpu-memory-utilization",
                                     "--max-waiting", "--enable-prefix-caching", "--no-enable-prefix-caching"}) {
       if (app.count(engine_only) > 0) {

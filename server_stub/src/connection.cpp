@@ -29,7 +29,9 @@
 #include <string>
 #include <variant>
 
+#include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -197,6 +199,7 @@ struct Generation {
       : job(job_in), t0(t0_in), arrival_unix_ns(arrival_unix_ns_in), fault(fault_in) {}
   ~Generation() {
     if (stream) stream->detach();  // also when an exception unwinds: the watcher must not outlive us
+    if (slot) slot->release();
   }
   Generation(const Generation&) = delete;
   Generation& operator=(const Generation&) = delete;
@@ -207,7 +210,8 @@ struct Generation {
   std::unique_ptr<TokenTimeline> timeline;  ///< fixed model
   std::shared_ptr<EngineStream> stream;     ///< engine model
   std::uint64_t engine_id = 0;
-  Clock::time_point scheduled{};
+  Clock::time_point scheduled{};  ///< fixed model: when it got its slot (its tokens are timed from it)
+  FixedSlots* slot = nullptr;     ///< fixed model: the slot it holds, released when it ends
   std::string failure;
   bool client_gone = false;  ///< the engine request ended because the client went away
   bool ttft_observed = false;  ///< vllm:time_to_first_token_seconds already has this request
@@ -637,6 +641,10 @@ net::awaitable<bool> Connection::answer(RequestParser& parser) {
     co_return keep;
   }
   Generation gen(job, t0, arrival_unix_ns, choice.fault);
+  if (!shared_.engine.runtime && shared_.fixed_slots.limited()) {
+    co_await shared_.fixed_slots.acquire();
+    gen.slot = &shared_.fixed_slots;
+  }
   if (!start_generation(gen, sequence)) {
     // Refused before the engine saw it: like a request a proxy turns away, it is not one of the
     // engine's requests and stays out of the vllm:* request metrics.
@@ -676,7 +684,7 @@ bool Connection::start_generation(Generation& gen, std::uint64_t sequence) {
   }
   gen.timeline = shared_.model->start(GenerationShape{job.request.prompt_tokens, job.request.max_tokens},
                                       Rng::for_stream(config_.latency.seed, sequence));
-  gen.scheduled = gen.t0;
+  gen.scheduled = gen.slot ? std::max(gen.t0, Clock::now()) : gen.t0;
   return true;
 }
 
@@ -693,7 +701,7 @@ net::awaitable<bool> Connection::wait_token(Generation& gen, std::int64_t k) {
   }
   net::steady_timer timer(socket_.get_executor());
   // Absolute due times from t0: a late wake-up does not delay the tokens after it.
-  timer.expires_at(gen.t0 + std::chrono::duration_cast<Clock::duration>(gen.timeline->next_due()));
+  timer.expires_at(gen.scheduled + std::chrono::duration_cast<Clock::duration>(gen.timeline->next_due()));
   error_code ec;
   co_await timer.async_wait(net::redirect_error(net::use_awaitable, ec));
   co_return !ec;
@@ -719,6 +727,8 @@ RequestOutcome Connection::outcome(const Generation& gen, Clock::time_point last
     o.cached_tokens = facts.cached_tokens;
     o.preemptions = facts.preemptions;
     o.timing.queue_s = facts.scheduled ? std::max(0.0, seconds_between(gen.t0, *facts.scheduled)) : 0.0;
+  } else {
+    o.timing.queue_s = std::max(0.0, seconds_between(gen.t0, gen.scheduled));
   }
   o.timing.first_token_s = seconds_between(gen.t0, gen.tokens_written > 0 ? gen.first_write : last);
   o.timing.last_token_s = seconds_between(gen.t0, last);
@@ -759,7 +769,7 @@ void Connection::finish_generation(Generation& gen) {
   f.max_tokens = gen.job.request.max_tokens;
   f.finished_reason = complete ? "length" : "abort";
   const Clock::time_point end = gen.tokens_written > 0 ? gen.last_write : Clock::now();
-  Clock::time_point scheduled = gen.t0;
+  Clock::time_point scheduled = gen.scheduled;
   if (gen.stream) {
     // Never scheduled (it left while queued): all of its time was queue time.
     const auto facts = gen.stream->facts();
@@ -932,6 +942,51 @@ ServerConfig resolved(ServerConfig config) {
 }
 }  // namespace
 
+net::awaitable<void> FixedSlots::acquire() {
+  std::shared_ptr<Waiter> w;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (running_ < limit_) {
+      ++running_;
+      publish();
+      co_return;
+    }
+    w = std::make_shared<Waiter>(co_await net::this_coro::executor);
+    w->timer.expires_at(net::steady_timer::time_point::max());
+    waiters_.push_back(w);
+    publish();
+  }
+  for (;;) {
+    error_code ec;
+    co_await w->timer.async_wait(net::redirect_error(net::use_awaitable, ec));
+    std::lock_guard<std::mutex> lock(mu_);
+    if (w->granted) co_return;
+    w->timer.expires_at(net::steady_timer::time_point::max());  // woken without the slot: wait again
+  }
+}
+
+void FixedSlots::release() {
+  std::shared_ptr<Waiter> w;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (waiters_.empty()) {
+      --running_;
+      publish();
+      return;
+    }
+    w = std::move(waiters_.front());
+    waiters_.pop_front();
+    w->granted = true;  // the slot passes to it: running_ unchanged
+    publish();
+  }
+  // On the waiter's own executor (its connection's strand): it is already waiting on the timer.
+  net::post(w->timer.get_executor(), [w] { w->timer.cancel(); });
+}
+
+void FixedSlots::publish() {
+  metrics_.set_scheduler_state(running_, static_cast<std::int64_t>(waiters_.size()), 0.0);
+}
+
 SharedState::SharedState(ServerConfig config_in, std::unique_ptr<LatencyModel> model_in, std::int64_t started_unix)
     : config(resolved(std::move(config_in))),
       model(std::move(model_in)),
@@ -939,7 +994,8 @@ SharedState::SharedState(ServerConfig config_in, std::unique_ptr<LatencyModel> m
       metrics(MetricsLabels{config.models.empty() ? std::string("llmload-mock") : config.models.front()},
               config.max_model_len, config.profile ? config.profile->engine.block_size : 16,
               config.profile ? config.profile->num_blocks() : 0),
-      faults(config.faults, config.latency.seed) {
+      faults(config.faults, config.latency.seed),
+      fixed_slots(config.latency.model == "fixed" ? config.fixed_max_num_seqs : 0, metrics) {
   if (!model) {
     if (config.latency.model != "engine") {
       throw std::invalid_argument("llmload-server: no latency model for '" + config.latency.model + "'");

@@ -7,11 +7,14 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "llmload/server/api_error.hpp"
 #include "llmload/server/engine/server_engine.hpp"
@@ -22,6 +25,32 @@
 #include "llmload/server/server_config.hpp"
 
 namespace llmload::server {
+
+/// --max-num-seqs with the fixed latency model: at most `limit` requests generate at once; the
+/// others wait for a slot in arrival order (FIFO), as a batch-limited engine queues them. Their
+/// time waiting is queue time (TTFT grows with the queue). Thread-safe; limit 0: no limit.
+class FixedSlots {
+ public:
+  FixedSlots(std::int64_t limit, ServerMetrics& metrics) : limit_(limit), metrics_(metrics) {}
+  bool limited() const { return limit_ > 0; }
+  /// Returns once the caller holds a slot (at once when one is free). Each acquire needs one release().
+  boost::asio::awaitable<void> acquire();
+  /// Hands the slot to the longest waiter, or frees it.
+  void release();
+
+ private:
+  struct Waiter {
+    explicit Waiter(const boost::asio::any_io_executor& ex) : timer(ex) {}
+    boost::asio::steady_timer timer;
+    bool granted = false;  // under mu_
+  };
+  void publish();  // the gauges (under mu_)
+  const std::int64_t limit_;
+  ServerMetrics& metrics_;
+  std::mutex mu_;
+  std::int64_t running_ = 0;
+  std::deque<std::shared_ptr<Waiter>> waiters_;
+};
 
 /// What every connection of one server shares. It outlives every coroutine frame (the io_context
 /// that owns the frames is destroyed first).
@@ -43,6 +72,7 @@ struct SharedState {
   /// Connections being served. Incremented only by the accept loop (before it spawns the
   /// connection), decremented by the connection when it ends, from any io thread.
   std::atomic<std::int64_t> open_connections{0};
+  FixedSlots fixed_slots;  ///< the fixed model's --max-num-seqs
 };
 
 /// A whole HTTP/1.1 error response with the OpenAI body and `Connection: close`, as bytes.

@@ -27,6 +27,7 @@
 #include "llmload/common/process_limits.hpp"
 #include "llmload/analysis/compare.hpp"
 #include "llmload/analysis/html_report.hpp"
+#include "llmload/analysis/overload.hpp"
 #include "llmload/common/version.hpp"
 #include "llmload/loadgen/calibration.hpp"
 #include "llmload/loadgen/config_error.hpp"
@@ -314,6 +315,25 @@ static json littles_law_check(const json& result, const analysis::RunMetrics& me
               {"explanation", c.explanation},
               {"caveat", "the server counts every client and its own queue; it is sampled every "
                          "--server-metrics-interval, so short runs give few samples"}};
+}
+
+// Over-load over the window (analysis/overload.hpp): the client's requests in flight, the
+// server's waiting queue (its /metrics series, when scraped) and completions against arrivals.
+static json overload_check(const json& result, const analysis::RunMetrics& metrics,
+                           std::span<const analysis::RequestRecord> records) {
+  std::vector<analysis::QueueSample> waiting;
+  const json& sm = result["server_metrics"];
+  if (sm.is_object() && sm.value("available", false) && sm.contains("series")) {
+    const json& series = sm["series"];
+    if (series.contains("t_s") && series.contains("waiting") && series["t_s"].size() == series["waiting"].size()) {
+      for (std::size_t i = 0; i < series["t_s"].size(); ++i) {
+        const json& t = series["t_s"][i];
+        const json& w = series["waiting"][i];
+        if (t.is_number() && w.is_number()) waiting.push_back({t.get<double>(), w.get<double>()});
+      }
+    }
+  }
+  return analysis::to_json(analysis::detect_overload(records, metrics.window.start, metrics.window.end, waiting));
 }
 
 int slo_gate(const ScenarioConfig& cfg, const json& result, int exit_code) {
@@ -755,6 +775,7 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
     } else {
       result["server_metrics"] = {{"available", false}, {"reason", "not scraped (--server-metrics-interval off)"}};
     }
+    result["overload"] = cfg.open_loop() ? overload_check(result, metrics, controller.records()) : json(nullptr);
     if (cfg.price_per_hour) {
       const double devices = cfg.devices.value_or(1.0);
       const double per_m = analysis::cost_per_million_tokens(*cfg.price_per_hour, devices, metrics.output_throughput);

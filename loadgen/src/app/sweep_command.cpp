@@ -10,6 +10,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 
 #include "llmload/analysis/capacity.hpp"
 #include "llmload/analysis/html_report.hpp"
+#include "llmload/common/duration.hpp"
 #include "llmload/loadgen/config_error.hpp"
 #include "run_command.hpp"
 #include "trials.hpp"
@@ -97,25 +99,45 @@ std::vector<double> parse_load_list(const std::string& text, bool integers, cons
 void add_sweep_options(CLI::App& sub, SweepOptions& o) {
   add_run_options(sub, o.run);
   sub.add_flag("--find-capacity", o.find_capacity,
-               "search the highest load whose p99 SLO verdict is PASS (needs --slo): exponential ramp, then bisection, "
-               "more trials near the boundary");
+               "search the highest load whose SLO verdict is PASS (needs --slo): a closed-loop calibration finds the "
+               "saturation throughput and starts at half of it, then an exponential ramp (down if the start fails), "
+               "bisection, more trials near the boundary; each probe is sized for its verdict");
   sub.add_option("--capacity-load", o.capacity_load, "what --find-capacity varies: rate (default) or concurrency")
       ->check(CLI::IsMember({"rate", "concurrency"}));
-  sub.add_option("--capacity-start", o.capacity_start, "first load probed (default 1)");
+  sub.add_option("--capacity-start", o.capacity_start,
+                 "first load probed (default: half the saturation throughput a short closed-loop calibration "
+                 "measures; for concurrency, half of it x the median E2E)");
   sub.add_option("--capacity-max", o.capacity_max, "highest load probed (default 10000 req/s, or concurrency 4096)");
+  sub.add_option("--capacity-min", o.capacity_min, "lowest load probed when the start fails (default start / 64)");
   sub.add_option("--capacity-tolerance", o.capacity_tolerance,
                  "stop when the bracket (lowest fail - highest pass) is within this fraction of the highest pass "
                  "(default 0.05)");
+  sub.add_option("--capacity-min-window", o.capacity_min_window,
+                 "each probe's measurement window lasts at least this (default 20s), --duration if longer, and at "
+                 "least --capacity-window-e2e x the p99 E2E measured at that load");
+  sub.add_option("--capacity-window-e2e", o.capacity_window_e2e,
+                 "a probe's window must be this many times its p99 E2E, or a PASS is INCONCLUSIVE (default 10)");
+  sub.add_option("--capacity-margin", o.capacity_margin,
+                 "probes have enough requests to PASS with this many exceedances of the SLO (default 2: 838 "
+                 "requests at p99)");
+  sub.add_option("--capacity-max-extensions", o.capacity_max_extensions,
+                 "an INCONCLUSIVE probe is run again twice as big at most this often (default 2)");
   sub.add_option("--max-points", o.max_points, "most probes of the capacity search (default 20)");
   sub.add_option("--trials-near-boundary", o.trials_near_boundary,
                  "trials per load once the bracket is within 2 x tolerance (default 3; --trials sets them elsewhere)");
   sub.footer(R"(Each point is a full run (with its --trials) written to DIR/<rate|concurrency>-<load>/; DIR/sweep.json
-lists the points (and the capacity bracket); DIR/report.html draws the latency-throughput curve,
+lists the points (and the capacity); DIR/report.html draws the latency-throughput curve,
 goodput and attainment against offered load. --concurrency or --request-rate takes a list or a
 range: 1,2,4,8 | 1..64 (doubling) | 10..50:10 (steps). Open-loop points stop early when the
-server is over-saturated (requests in flight and TTFT growing without bound): they count as FAIL.
+server is over-saturated (requests in flight and TTFT growing without bound): they count as FAIL,
+and the requests the stop cancels are not failures.
+--find-capacity: every probe has a warmup (3 x p99 E2E, at least 2 s), then a window of at least
+--capacity-min-window, --duration and 10 x p99 E2E, with the requests a PASS needs under early
+stopping (--capacity-margin). A probe that over-loads (in flight or the server's queue growing,
+completions behind arrivals) is a FAIL; an INVALID one is never a PASS; an INCONCLUSIVE one is
+run again bigger. The answer says whether it is VALID, its confidence and its bracket.
       llmload sweep --base-url http://127.0.0.1:8000 --concurrency 1..64 --num-requests 200 --output sweep
-      llmload sweep --find-capacity --slo ttft:500ms,tpot:50ms --duration 60s --trials 1 --output cap
+      llmload sweep --base-url http://127.0.0.1:8000 --find-capacity --slo ttft:500ms,tpot:50ms --duration 60s --output cap
 Exit codes: 0 done; 1 results could not be written; 2 bad flags or an unreachable endpoint;
 130 interrupted (the points measured so far are written). See docs/artifact.md.)");
 }
@@ -136,7 +158,8 @@ class Sweep {
       : base_(std::move(base)), concurrency_(concurrency), argv_(argv), env_(std::move(env)) {}
 
   // Runs `trials` more trials at `load`; returns the new trials' entries.
-  std::vector<json> run_point(double load, std::int64_t trials, int* exit_code) {
+  std::vector<json> run_point(double load, std::int64_t trials, int* exit_code,
+                              const std::function<void(ScenarioConfig&)>& adjust = {}) {
     Point& p = points_[load];
     p.load = load;
     p.dir = fmt::format("{}-{}", concurrency_ ? "concurrency" : "rate", load_text(load));
@@ -157,6 +180,7 @@ class Sweep {
     }
     cfg.trials = trials;
     cfg.output_dir = (std::filesystem::path(base_.output_dir) / p.dir).string();
+    if (adjust) adjust(cfg);
     RunHooks hooks;
     hooks.print_report = false;
     hooks.watch_saturation = !concurrency_;
@@ -177,9 +201,13 @@ class Sweep {
       const json& slo = p.aggregate.contains("slo") ? p.aggregate["slo"] : json();
       // The first trial's reason when any trial of the point stopped early, else null.
       json stopped = nullptr;
+      json overloaded = nullptr;  // the first over-loaded trial's reason, else null
       for (const auto& e : p.entries) {
         if (stopped.is_null() && e["stopped_early"].is_string()) {
           stopped = fmt::format("trial {}: {}", e["trial"].dump(), e["stopped_early"].get<std::string>());
+        }
+        if (overloaded.is_null() && e.value("overloaded", false) && e["overload_reason"].is_string()) {
+          overloaded = fmt::format("trial {}: {}", e["trial"].dump(), e["overload_reason"].get<std::string>());
         }
       }
       points.push_back({{"dir", p.dir},
@@ -188,6 +216,7 @@ class Sweep {
                         {"verdict", slo.is_object() ? slo["verdict"] : json(nullptr)},
                         {"valid", p.aggregate.contains("validity") ? p.aggregate["validity"]["valid"] : json(nullptr)},
                         {"stopped_early", stopped},
+                        {"overloaded", overloaded},
                         {"request_throughput", p.aggregate.value("request_throughput", json(nullptr))},
                         {"request_goodput", p.aggregate.value("request_goodput", json(nullptr))},
                         {"p99_ttft_ms", p.aggregate.value("p99_ttft_ms", json(nullptr))}});
@@ -212,43 +241,81 @@ class Sweep {
     auto line = [&](const std::string& s) { out += s + "\n"; };
     line(fmt::format("============ llmload sweep over {} ({} points; medians across trials) ============",
                      concurrency_ ? "concurrency" : "request rate", points_.size()));
-    line(fmt::format("{:>10} {:>7} {:>10} {:>11} {:>12} {:>12} {:>10} {:>13} {:>8}", "offered", "trials", "req/s",
-                     "out tok/s", "p99 TTFT ms", "p99 TPOT ms", "goodput", "SLO", "valid"));
+    // With --find-capacity: how the search counted each load (over-load, invalid and
+    // superseded trials judged; see docs/statistics.md), beside the trials' own majority verdict.
+    std::map<double, std::string> counted;
+    if (capacity.is_object() && capacity.contains("points")) {
+      for (const auto& cp : capacity["points"]) counted[cp["load"].get<double>()] = cp["verdict"].get<std::string>();
+    }
+    line(fmt::format("{:>10} {:>7} {:>10} {:>11} {:>12} {:>12} {:>10} {:>13} {:>8}{}", "offered", "trials", "req/s",
+                     "out tok/s", "p99 TTFT ms", "p99 TPOT ms", "goodput", "SLO", "valid",
+                     counted.empty() ? "" : fmt::format(" {:>13}", "search")));
     auto num = [](const json& j, const char* k, int d) {
       return j.contains(k) && j[k].is_number() ? fmt::format("{:.{}f}", j[k].get<double>(), d) : std::string("-");
     };
     for (const auto& [load, p] : points_) {
       const json& a = p.aggregate;
       bool stopped = false;
-      for (const auto& e : p.entries) stopped = stopped || e["stopped_early"].is_string();
+      bool overloaded = false;
+      for (const auto& e : p.entries) {
+        stopped = stopped || e["stopped_early"].is_string();
+        overloaded = overloaded || e.value("overloaded", false);
+      }
       const std::string verdict = a.contains("slo") && a["slo"].is_object() ? a["slo"].value("verdict", std::string("-")) : "-";
-      line(fmt::format("{:>10} {:>7} {:>10} {:>11} {:>12} {:>12} {:>10} {:>13} {:>8}", load_text(load), p.entries.size(),
+      const std::string search = counted.empty() ? "" : fmt::format(" {:>13}", counted.count(load) ? counted[load] : "-");
+      line(fmt::format("{:>10} {:>7} {:>10} {:>11} {:>12} {:>12} {:>10} {:>13} {:>8}{}", load_text(load), p.entries.size(),
                        num(a, "request_throughput", 2), num(a, "output_throughput", 1), num(a, "p99_ttft_ms", 1),
-                       num(a, "p99_tpot_ms", 2), num(a, "request_goodput", 2), verdict + (stopped ? "*" : ""),
-                       a.contains("validity") && a["validity"].value("valid", false) ? "VALID" : "INVALID"));
+                       num(a, "p99_tpot_ms", 2), num(a, "request_goodput", 2),
+                       verdict + (stopped ? "*" : "") + (overloaded && !stopped ? "!" : ""),
+                       a.contains("validity") && a["validity"].value("valid", false) ? "VALID" : "INVALID", search));
     }
     if (std::any_of(points_.begin(), points_.end(), [](const auto& kv) {
           return std::any_of(kv.second.entries.begin(), kv.second.entries.end(),
                              [](const json& e) { return e["stopped_early"].is_string(); });
         })) {
-      line("* stopped early: over-saturated (in flight and TTFT grew without bound); counts as FAIL");
+      line("* stopped early: over-saturated (in flight and TTFT grew without bound); counts as FAIL (its canceled "
+           "requests are not failures)");
     }
-    if (capacity.is_object()) {
-      const auto hp = capacity.value("highest_pass", json(nullptr));
-      const auto lf = capacity.value("lowest_fail", json(nullptr));
-      line(fmt::format("Capacity at the SLO {}: {} (highest passing load); lowest failing {}; {}",
-                       base_.slo ? base_.slo->to_string() : "?", hp.is_number() ? load_text(hp.get<double>()) : "none",
-                       lf.is_number() ? load_text(lf.get<double>()) : "none", capacity.value("explanation", std::string())));
-      if (hp.is_number() && capacity.contains("goodput_at_capacity") && capacity["goodput_at_capacity"].is_number()) {
-        line(fmt::format("Goodput there: {:.2f} req/s (median of its trials)", capacity["goodput_at_capacity"].get<double>()));
-      }
+    if (std::any_of(points_.begin(), points_.end(), [](const auto& kv) {
+          return std::any_of(kv.second.entries.begin(), kv.second.entries.end(),
+                             [](const json& e) { return e.value("overloaded", false); });
+        })) {
+      line("! over-loaded over the window (in flight or the server's queue grew, or completions fell behind "
+           "arrivals): counts as FAIL");
     }
+    if (capacity.is_object()) print_capacity(capacity, line);
     line(std::string(98, '='));
     fmt::print("{}", out);
     std::fflush(stdout);
   }
 
  private:
+  template <typename Line>
+  void print_capacity(const json& c, Line& line) const {
+    const auto hp = c.value("highest_pass", json(nullptr));
+    const auto lf = c.value("lowest_fail", json(nullptr));
+    const std::string unit = concurrency_ ? "concurrency" : "req/s";
+    const std::string slo = base_.slo ? base_.slo->to_string() : "?";
+    if (c.value("valid", false) && hp.is_number()) {
+      line(fmt::format("Capacity at the SLO {}: {} {} (VALID, confidence {}); lowest failing {}", slo,
+                       load_text(hp.get<double>()), unit, c.value("confidence", std::string("?")),
+                       lf.is_number() ? load_text(lf.get<double>()) : "none"));
+    } else {
+      std::string why;
+      for (const auto& r : c.value("invalid_reasons", json::array())) why += (why.empty() ? "" : "; ") + r.get<std::string>();
+      line(fmt::format("Capacity at the SLO {}: NOT FOUND (INVALID: {}); highest passing {}, lowest not passing {}", slo,
+                       why, hp.is_number() ? load_text(hp.get<double>()) : "none",
+                       lf.is_number() ? load_text(lf.get<double>()) : "none"));
+    }
+    line(fmt::format("  bounded by: {}", c.value("bounded_by", std::string("-"))));
+    line(fmt::format("  search stopped: {}", c.value("explanation", std::string())));
+    if (hp.is_number() && c.contains("goodput_at_capacity") && c["goodput_at_capacity"].is_number()) {
+      line(fmt::format("  goodput there: {:.2f} req/s, throughput {:.2f} req/s (medians of its trials)",
+                       c["goodput_at_capacity"].get<double>(),
+                       c["throughput_at_capacity"].is_number() ? c["throughput_at_capacity"].get<double>() : 0.0));
+    }
+  }
+
   void print_point(const Point& p) const {
     const json& a = p.aggregate;
     auto num = [&](const char* k, int d) {
@@ -268,15 +335,297 @@ class Sweep {
   std::map<double, Point> points_;
 };
 
-analysis::TrialOutcome outcome_of(const json& e) {
-  analysis::TrialOutcome o;
-  const std::string v = e["slo_verdict"].is_string() ? e["slo_verdict"].get<std::string>() : "INCONCLUSIVE";
-  o.verdict = v == "PASS" ? analysis::Verdict::kPass : v == "FAIL" ? analysis::Verdict::kFail : analysis::Verdict::kInconclusive;
-  o.goodput = e["request_goodput"].is_number() ? e["request_goodput"].get<double>() : 0.0;
-  o.throughput = e["request_throughput"].is_number() ? e["request_throughput"].get<double>() : 0.0;
-  o.saturated = e["stopped_early"].is_string();
-  return o;
+double num(const json& j, const char* key, double fallback = std::nan("")) {
+  return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : fallback;
 }
+
+// What a trial entry (trials.cpp trial_entry) shows, for analysis::judge_trial.
+analysis::TrialEvidence evidence_of(const json& e) {
+  analysis::TrialEvidence v;
+  const std::string verdict = e["slo_verdict"].is_string() ? e["slo_verdict"].get<std::string>() : "INCONCLUSIVE";
+  v.verdict = verdict == "PASS" ? analysis::Verdict::kPass
+              : verdict == "FAIL" ? analysis::Verdict::kFail
+                                  : analysis::Verdict::kInconclusive;
+  v.valid = e.value("valid", true);
+  if (e.contains("validity_reasons") && e["validity_reasons"].is_array()) {
+    for (const auto& r : e["validity_reasons"]) v.invalid_codes.push_back(r.value("code", std::string("invalid")));
+  }
+  v.stopped_early = e["stopped_early"].is_string();
+  v.overloaded = e.value("overloaded", false);
+  v.overload_reason = e.contains("overload_reason") && e["overload_reason"].is_string() ? e["overload_reason"].get<std::string>() : "";
+  v.window_s = num(e, "window_s", 0);
+  v.e2e_p99_s = num(e, "p99_e2el_ms") / 1e3;
+  v.goodput = num(e, "request_goodput", 0);
+  v.throughput = num(e, "request_throughput", 0);
+  return v;
+}
+
+// What the user bounded each run with; the probes are sized around it.
+struct UserBounds {
+  std::optional<Nanos> duration;
+  std::optional<std::int64_t> requests;
+  bool warmup = false;
+  bool max_duration = false;
+};
+
+// A probe's size applied to its run (docs/statistics.md "Capacity search", probe sizing).
+void apply_size(ScenarioConfig& c, const analysis::ProbeSize& z, const UserBounds& u, std::size_t extension) {
+  const double scale = std::ldexp(1.0, static_cast<int>(extension));
+  const double window_s = std::max(z.min_window_s, u.duration ? to_seconds(*u.duration) * scale : 0.0);
+  const auto window = std::chrono::duration_cast<Nanos>(std::chrono::duration<double>(window_s));
+  if (!u.warmup) {
+    c.warmup = WarmupSpec{};
+    c.warmup.duration = std::chrono::duration_cast<Nanos>(std::chrono::duration<double>(z.warmup_s));
+  }
+  if (u.requests && !u.duration) {
+    c.num_requests = std::max(static_cast<std::int64_t>(static_cast<double>(*u.requests) * scale), z.min_requests);
+    c.duration.reset();
+    c.min_duration = window;
+  } else {
+    c.duration = window;
+    c.num_requests.reset();
+    c.min_requests = z.min_requests;
+  }
+  if (!u.max_duration) {
+    // A bound that still leaves room for the requests the verdict needs at this rate.
+    double need_s = window_s;
+    if (c.kind == ScenarioKind::kServer && c.request_rate > 0) {
+      need_s = std::max(need_s, static_cast<double>(z.min_requests) / c.request_rate);
+    }
+    const auto need = std::chrono::duration_cast<Nanos>(std::chrono::duration<double>(2 * need_s));
+    c.max_duration = c.warmup.duration + std::max<Nanos>(need, std::chrono::minutes(5));
+  }
+}
+
+// The saturation throughput of a short closed-loop ramp (concurrency 4, 16, 64, 256, 1024 until
+// the throughput grows by less than 10%), for the search's start when --capacity-start is not given.
+struct Calibration {
+  double throughput = 0;        // the highest request throughput seen
+  std::int64_t concurrency = 0;  // where
+  double e2e_low_s = 0;          // median E2E at concurrency 4 (about unloaded)
+  json steps = json::array();
+  // p99 E2E of the lowest-concurrency step reaching `rate` req/s (or the last): a probe's first E2E basis.
+  double e2e_at(double rate) const {
+    for (const auto& s : steps) {
+      if (s["request_throughput"].get<double>() >= rate) return s["p99_e2e_s"].get<double>();
+    }
+    return steps.empty() ? 0.0 : steps.back()["p99_e2e_s"].get<double>();
+  }
+};
+
+Calibration calibrate(const ScenarioConfig& base, const std::vector<std::string>& argv, const json& env) {
+  Calibration cal;
+  for (std::int64_t c = 4; c <= 1024; c *= 4) {
+    ScenarioConfig cfg = base;
+    cfg.kind = ScenarioKind::kConcurrency;
+    cfg.concurrency = c;
+    cfg.num_requests = 3 * c + 20;
+    cfg.duration.reset();
+    cfg.min_duration.reset();
+    cfg.min_requests.reset();
+    cfg.max_duration = std::chrono::minutes(2);
+    cfg.warmup = WarmupSpec{};
+    cfg.warmup.requests = c;
+    cfg.trials = 1;
+    cfg.output_dir = (std::filesystem::path(base.output_dir) / fmt::format("calibrate-concurrency-{}", c)).string();
+    std::filesystem::create_directories(cfg.output_dir);
+    RunHooks hooks;
+    hooks.print_report = false;
+    hooks.label = fmt::format("calibration: concurrency {}", c);
+    const RunOutcome r = run_once(cfg, argv, env, hooks);
+    if (r.exit_code != kExitOk) throw ConfigError("the capacity search's calibration run was interrupted or not written");
+    const double x = num(r.result, "request_throughput", 0);
+    const double e2e99 = num(r.result, "p99_e2el_ms", 0) / 1e3;
+    cal.steps.push_back({{"concurrency", c}, {"request_throughput", x}, {"p99_e2e_s", e2e99},
+                         {"median_e2e_s", num(r.result, "median_e2el_ms", 0) / 1e3}, {"dir", cfg.output_dir}});
+    if (!base.quiet) {
+      fmt::print(stderr, "llmload: capacity search: calibration at concurrency {}: {:.2f} req/s, p99 E2E {:.3f} s\n", c,
+                 x, e2e99);
+    }
+    if (c == 4) cal.e2e_low_s = num(r.result, "median_e2el_ms", 0) / 1e3;
+    const bool grew = x > 1.1 * cal.throughput;
+    if (x > cal.throughput) {
+      cal.throughput = x;
+      cal.concurrency = c;
+    }
+    if (!grew) break;
+  }
+  if (!(cal.throughput > 0)) {
+    throw ConfigError("the capacity search's calibration measured no throughput (every request failed?): check the "
+                      "server, or give --capacity-start");
+  }
+  return cal;
+}
+
+// Rounds a load to 3 significant digits (a readable probe: 52.3 req/s, not 52.2861).
+double round3(double v) { return std::stod(fmt::format("{:.3g}", v)); }
+
+struct CapacityRun {
+  json capacity;
+  int exit_code = kExitOk;
+};
+
+analysis::ProbeSizing probe_sizing(const SweepOptions& o, const ScenarioConfig& cfg) {
+  analysis::ProbeSizing sizing;
+  sizing.percentile = cfg.slo->percentile;
+  sizing.margin_exceedances = o.capacity_margin;
+  try {
+    sizing.min_window_s = to_seconds(parse_duration(o.capacity_min_window));
+  } catch (const std::exception& e) {
+    throw ConfigError(fmt::format("bad --capacity-min-window '{}': {} (e.g. 20s)", o.capacity_min_window, e.what()));
+  }
+  sizing.window_e2e = o.capacity_window_e2e;
+  return sizing;
+}
+
+// --find-capacity: the search (analysis::CapacitySearch) over sized probes.
+class CapacityDriver {
+ public:
+  CapacityDriver(const SweepOptions& o, const ScenarioConfig& cfg, bool conc, const UserBounds& user,
+                 const std::vector<std::string>& argv, const json& env)
+      : o_(o), cfg_(cfg), conc_(conc), user_(user), argv_(argv), env_(env), sizing_(probe_sizing(o, cfg)),
+        sweep_(cfg, conc, argv, env) {}
+
+  CapacityRun run(const std::string& given) {
+    setup(given);
+    while (auto probe = search_->next()) {
+      const analysis::PointOutcome outcome = run_probe(*probe);
+      if (outcome.trials.empty()) break;
+      search_->report(probe->load, outcome);
+      if (!sweep_.write(answer())) out_.exit_code = kExitFailure;
+      if (out_.exit_code != kExitOk) break;
+    }
+    out_.capacity = answer();
+    if (!sweep_.write(out_.capacity) && out_.exit_code == kExitOk) out_.exit_code = kExitFailure;
+    sweep_.print_table(out_.capacity);
+    return out_;
+  }
+
+ private:
+  const char* kind() const { return conc_ ? "concurrency" : "rate"; }
+
+  // The search's options; its start from the calibration unless given.
+  void setup(const std::string& given) {
+    analysis::CapacityOptions copt;
+    copt.max_load = o_.capacity_max > 0 ? o_.capacity_max : (conc_ ? 4096 : 10000);
+    copt.min_load = o_.capacity_min;
+    std::optional<double> start = o_.capacity_start > 0 ? std::optional<double>(o_.capacity_start) : std::nullopt;
+    if (!given.empty()) {
+      // --concurrency 4..256 / --request-rate 1..100: the search's start and maximum.
+      const auto loads = parse_load_list(given, conc_, conc_ ? "--concurrency" : "--request-rate");
+      start = loads.front();
+      if (loads.size() > 1) copt.max_load = loads.back();
+    }
+    if (!start) {
+      const Calibration cal = calibrate(cfg_, argv_, env_);
+      start = conc_ ? std::max(1.0, std::floor(0.5 * cal.throughput * cal.e2e_low_s)) : round3(0.5 * cal.throughput);
+      e2e_basis_ = conc_ ? cal.e2e_low_s : cal.e2e_at(*start);
+      calibration_ = {{"saturation_throughput", cal.throughput}, {"at_concurrency", cal.concurrency},
+                      {"median_e2e_s_at_concurrency_4", cal.e2e_low_s}, {"steps", cal.steps}, {"start", *start},
+                      {"rule", conc_ ? "start = half of saturation throughput x median E2E (Little's law)"
+                                     : "start = half of the saturation throughput"}};
+      if (!cfg_.quiet) fmt::print(stderr, "llmload: capacity search: saturation {:.2f} req/s; starting at {} {}\n",
+                                  cal.throughput, kind(), load_text(*start));
+    }
+    copt.start = *start;
+    if (copt.max_load < copt.start) {
+      throw ConfigError(fmt::format("--capacity-max {} is below the start {}", copt.max_load, copt.start));
+    }
+    copt.tolerance = o_.capacity_tolerance;
+    copt.max_points = static_cast<std::size_t>(std::max(1, o_.max_points));
+    copt.integer_loads = conc_;
+    copt.trials = static_cast<std::size_t>(cfg_.trials);
+    copt.trials_near_boundary = static_cast<std::size_t>(std::max<std::int64_t>(o_.trials_near_boundary, cfg_.trials));
+    copt.max_extensions = static_cast<std::size_t>(std::max(0, o_.capacity_max_extensions));
+    try {
+      search_.emplace(copt);
+      (void)analysis::size_probe(sizing_, 0, 0);
+    } catch (const std::invalid_argument& e) {
+      throw ConfigError(fmt::format("bad capacity search settings: {}", e.what()));
+    }
+    copt_ = copt;
+  }
+
+  // Sizes and runs one probe; returns its trials as the search counts them.
+  analysis::PointOutcome run_probe(const analysis::Probe& probe) {
+    // The E2E basis: measured at the highest load probed at or below this one, else the calibration's.
+    double basis = e2e_basis_;
+    for (const auto& [load, e2e] : e2e_at_) {
+      if (load <= probe.load) basis = e2e;
+    }
+    // A load re-probed only because the client lagged is run again at the same size, not bigger.
+    const std::size_t grow = probe.extension - std::min(probe.extension, lag_retries_[probe.load]);
+    const analysis::ProbeSize size = analysis::size_probe(sizing_, basis, grow);
+    const auto adjust = [&](ScenarioConfig& c) { apply_size(c, size, user_, grow); };
+    probes_.push_back({{"load", probe.load}, {"why", probe.why}, {"extension", probe.extension},
+                       {"e2e_basis_s", std::isfinite(basis) ? json(basis) : json(nullptr)}, {"warmup_s", size.warmup_s},
+                       {"min_window_s", size.min_window_s}, {"min_requests", size.min_requests}});
+    if (!cfg_.quiet) print_probe(probe, adjust);
+    const auto entries = sweep_.run_point(probe.load, static_cast<std::int64_t>(probe.trials), &out_.exit_code, adjust);
+    analysis::PointOutcome outcome;
+    bool lagged = false;
+    bool lag_only = true;  // every inconclusive trial of this probe is so for schedule lag
+    for (const auto& e : entries) {
+      const analysis::TrialEvidence ev = evidence_of(e);
+      outcome.trials.push_back(analysis::judge_trial(ev, sizing_));
+      if (!cfg_.quiet) {
+        fmt::print(stderr, "llmload: capacity search: {} {}: {}\n", kind(), load_text(probe.load),
+                   outcome.trials.back().note);
+      }
+      if (!ev.overloaded && !ev.stopped_early && std::isfinite(ev.e2e_p99_s) && ev.e2e_p99_s > 0) {
+        e2e_at_[probe.load] = ev.e2e_p99_s;
+      }
+      const bool lag = std::count(ev.invalid_codes.begin(), ev.invalid_codes.end(), "schedule_lag") > 0;
+      lagged = lagged || lag;
+      if (outcome.trials.back().verdict == analysis::Verdict::kInconclusive && !lag) lag_only = false;
+    }
+    // Lag comes from the machine running llmload (the operating system waking it late), not the
+    // server: the probe is INCONCLUSIVE and re-run at the same size, not a bigger one.
+    if (lagged && lag_only) ++lag_retries_[probe.load];
+    return outcome;
+  }
+
+  template <typename Adjust>
+  void print_probe(const analysis::Probe& probe, const Adjust& adjust) const {
+    ScenarioConfig shown = cfg_;
+    adjust(shown);
+    fmt::print(stderr, "llmload: capacity search: {} {} ({}, {} trials): {} after a {} warmup\n", kind(),
+               load_text(probe.load), probe.why, probe.trials,
+               shown.duration ? fmt::format("{} window, >= {} requests", format_duration(*shown.duration),
+                                            shown.min_requests.value_or(0))
+                              : fmt::format("{} requests, window >= {}", shown.num_requests.value_or(0),
+                                            format_duration(shown.min_duration.value_or(Nanos(0)))),
+               shown.warmup.by_time() ? format_duration(shown.warmup.duration) : std::string("given"));
+  }
+
+  json answer() const {
+    json c = analysis::to_json(search_->result());
+    c["tolerance"] = copt_.tolerance;
+    c["calibration"] = calibration_;
+    c["probe_sizing"] = {{"percentile", sizing_.percentile}, {"margin_exceedances", sizing_.margin_exceedances},
+                         {"min_window_s", sizing_.min_window_s}, {"window_e2e", sizing_.window_e2e},
+                         {"warmup_e2e", sizing_.warmup_e2e}, {"min_warmup_s", sizing_.min_warmup_s},
+                         {"max_extensions", copt_.max_extensions}, {"probes", probes_}};
+    return c;
+  }
+
+  const SweepOptions& o_;
+  const ScenarioConfig& cfg_;
+  const bool conc_;
+  const UserBounds user_;
+  const std::vector<std::string>& argv_;
+  const json& env_;
+  const analysis::ProbeSizing sizing_;
+  Sweep sweep_;
+  analysis::CapacityOptions copt_;
+  std::optional<analysis::CapacitySearch> search_;
+  json calibration_ = nullptr;
+  double e2e_basis_ = std::nan("");
+  std::map<double, double> e2e_at_;           // p99 E2E (s) of the loads probed, not over-loaded
+  std::map<double, std::size_t> lag_retries_;  // re-probes of a load that were for schedule lag only
+  json probes_ = json::array();
+  CapacityRun out_;
+};
 
 }  // namespace
 
@@ -316,49 +665,16 @@ int sweep_command(const SweepOptions& o, int argc, char** argv) {
     }
     bool conc = o.capacity_load == "concurrency" || !conc_text.empty();
     if (!rate_text.empty()) conc = false;
-    const std::string given = conc ? conc_text : rate_text;
-    analysis::CapacityOptions copt;
-    copt.start = o.capacity_start > 0 ? o.capacity_start : 1;
-    copt.max_load = o.capacity_max > 0 ? o.capacity_max : (conc ? 4096 : 10000);
-    if (!given.empty()) {
-      // --concurrency 4..256 / --request-rate 1..100: the search's start and maximum.
-      const auto loads = parse_load_list(given, conc, conc ? "--concurrency" : "--request-rate");
-      copt.start = loads.front();
-      if (loads.size() > 1) copt.max_load = loads.back();
+    UserBounds user;
+    user.duration = cfg.duration;
+    if (cfg.num_requests && !(raw("num-requests").empty() && !cfg.duration && *cfg.num_requests == 100)) {
+      user.requests = cfg.num_requests;  // given (the default 100 is not a request to size by)
     }
-    if (copt.max_load < copt.start) {
-      throw ConfigError(fmt::format("--capacity-max {} is below the start {}", copt.max_load, copt.start));
-    }
-    copt.tolerance = o.capacity_tolerance;
-    copt.max_points = static_cast<std::size_t>(std::max(1, o.max_points));
-    copt.integer_loads = conc;
-    copt.trials = static_cast<std::size_t>(cfg.trials);
-    copt.trials_near_boundary = static_cast<std::size_t>(std::max<std::int64_t>(o.trials_near_boundary, cfg.trials));
-    std::optional<analysis::CapacitySearch> search;
-    try {
-      search.emplace(copt);
-    } catch (const std::invalid_argument& e) {
-      throw ConfigError(fmt::format("bad capacity search settings: {}", e.what()));
-    }
-    Sweep sweep(cfg, conc, run_argv, env);
-    while (auto probe = search->next()) {
-      if (!cfg.quiet) {
-        fmt::print(stderr, "llmload: capacity search: {} {} ({}, {} trials)\n", conc ? "concurrency" : "rate",
-                   load_text(probe->load), probe->why, probe->trials);
-      }
-      const auto entries = sweep.run_point(probe->load, static_cast<std::int64_t>(probe->trials), &exit_code);
-      analysis::PointOutcome outcome;
-      for (const auto& e : entries) outcome.trials.push_back(outcome_of(e));
-      if (outcome.trials.empty()) break;
-      search->report(probe->load, outcome);
-      capacity = analysis::to_json(search->result());
-      if (!sweep.write(capacity)) exit_code = kExitFailure;
-      if (exit_code != kExitOk) break;
-    }
-    capacity = analysis::to_json(search->result());
-    capacity["tolerance"] = copt.tolerance;
-    if (!sweep.write(capacity) && exit_code == kExitOk) exit_code = kExitFailure;
-    sweep.print_table(capacity);
+    user.warmup = !cfg.warmup.none();
+    user.max_duration = cfg.max_duration.has_value();
+    CapacityRun run = CapacityDriver(o, cfg, conc, user, run_argv, env).run(conc ? conc_text : rate_text);
+    capacity = std::move(run.capacity);
+    exit_code = run.exit_code;
   } else {
     if (conc_text.empty() && rate_text.empty()) {
       throw ConfigError("a sweep needs the loads: --concurrency 1,2,4,8 (or 1..64) or --request-rate 1,2,5 (or "

@@ -23,6 +23,11 @@ struct SweepOptions {
   double capacity_tolerance = 0.05;
   int max_points = 20;
   int trials_near_boundary = 3;
+  double capacity_min = 0;                    // 0: start / 64 (the downward ramp's floor)
+  std::string capacity_min_window = "20s";    // each probe's measured window: at least this ...
+  double capacity_window_e2e = 10;            // ... and this many times the p99 E2E at the load
+  int capacity_margin = 2;                    // probes big enough to PASS with this many exceedances
+  int capacity_max_extensions = 2;            // re-probes of an INCONCLUSIVE load, each twice as big
 };
 
 /// "1,2,4,8" (a list), "1..64" (doubling from 1 up to 64) or "10..50:10" (10 to 50 in steps of

@@ -89,6 +89,12 @@ json trial_entry(const json& result, std::int64_t trial, const std::string& dir,
   const std::string stopped = stopped_reason(result);
   e["stopped_early"] = stopped.empty() ? json(nullptr) : json(stopped);
   e["interrupted"] = result.value("interrupted", false);
+  // What a capacity probe judges besides the verdict (analysis::judge_trial).
+  e["window_s"] = result.contains("window") && result["window"].is_object() ? number_or_null(result["window"], "length_s")
+                                                                           : json(nullptr);
+  const json& ov = result.contains("overload") ? result["overload"] : json();
+  e["overloaded"] = ov.is_object() ? ov.value("overloaded", false) : false;
+  e["overload_reason"] = ov.is_object() && ov.value("overloaded", false) ? ov["reason"] : json(nullptr);
   return e;
 }
 

@@ -122,6 +122,11 @@ void RunController::complete(std::uint64_t index, TimePoint t) {
   if (it == trackers_.end()) return;
   const auto& tracker = it->second->tracker();
   analysis::RequestRecord rec = tracker.record();
+  // Canceled because the run was stopped early: the client's decision, its own outcome.
+  if (stopped_early_ && rec.error == analysis::ErrorClass::kCanceled) {
+    rec.error = analysis::ErrorClass::kStoppedEarly;
+    rec.error_message = fmt::format("canceled by the early stop ({})", *stopped_early_);
+  }
   // A server may echo the API key back in an error: it never reaches any output.
   rec.error_message = redact(std::move(rec.error_message), cfg_.api_key);
   acc_.add(rec, tracker.chunks());

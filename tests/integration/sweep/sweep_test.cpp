@@ -241,11 +241,13 @@ TEST(Capacity, FindsTheHighestConcurrencyMeetingTheSlo) {
   TempDir dir;
   auto r = run({binary_path("llmload"), "sweep", "--find-capacity", "--capacity-load", "concurrency", "--base-url",
                 server.base_url, "--slo", "ttft:35ms,p90", "--num-requests", "100", "--input-tokens", "16",
-                "--output-tokens", "8", "--capacity-max", "16", "--trials-near-boundary", "1", "--output", dir.path()},
+                "--output-tokens", "8", "--capacity-max", "16", "--trials-near-boundary", "1", "--capacity-start", "1",
+                "--capacity-min-window", "1s", "--warmup", "10", "--output", dir.path()},
                240s);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json s = read_json(dir.file("sweep.json"));
   ASSERT_TRUE(s["capacity"].is_object()) << s.dump(2);
+  EXPECT_TRUE(s["capacity"]["valid"].get<bool>()) << s.dump(2);
   EXPECT_EQ(s["capacity"]["highest_pass"], 2) << s.dump(2);
   EXPECT_EQ(s["capacity"]["lowest_fail"], 3) << s.dump(2);
   EXPECT_NE(r.out.find("Capacity at the SLO"), std::string::npos) << r.out;
@@ -272,6 +274,75 @@ TEST(Capacity, AnOverSaturatedPointStopsEarly) {
   EXPECT_NE(t["stopped_early"]["reason"].get<std::string>().find("over-saturated"), std::string::npos);
   // It stopped issuing well before the 60 s it was given (relative to the run's own bound).
   EXPECT_LT(t["window"]["length_s"].get<double>(), 45.0);
+  // The requests the stop canceled are their own outcome, not failures of the server.
+  EXPECT_GT(t["requests"]["stopped_early"].get<int>(), 0) << t["requests"].dump();
+  EXPECT_EQ(t["failed"], 0) << t["errors"].dump();
+  for (const auto& reason : t["validity"]["reasons"]) EXPECT_NE(reason["code"], "error_rate") << reason.dump();
+}
+
+// --find-capacity with no start given (calibrated), then the answer checked the way a user
+// would: a run at 80% of it meets the SLO, a run at 150% does not. Durations are shortened with
+// the sweep's own options; the decisions are the same as with the defaults.
+struct CapacityCheck {
+  double capacity = 0;
+  std::string pass_80;
+  std::string verdict_150;
+  json sweep;
+};
+
+CapacityCheck find_and_check(const std::string& base_url, const std::vector<std::string>& workload,
+                             const std::string& slo, const std::vector<std::string>& search_options) {
+  CapacityCheck c;
+  TempDir dir;
+  std::vector<std::string> args = {binary_path("llmload"), "sweep", "--find-capacity", "--base-url", base_url, "--slo",
+                                   slo, "--quiet", "--output", dir.path()};
+  args.insert(args.end(), workload.begin(), workload.end());
+  args.insert(args.end(), search_options.begin(), search_options.end());
+  auto r = run(args, 240s);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  c.sweep = read_json(dir.file("sweep.json"));
+  const json& cap = c.sweep["capacity"];
+  if (!cap.is_object() || !cap["valid"].get<bool>() || !cap["highest_pass"].is_number()) return c;
+  EXPECT_TRUE(cap["calibration"].is_object());  // the start was found, not given
+  c.capacity = cap["highest_pass"].get<double>();
+  auto verdict_at = [&](double rate) {
+    TempDir rd;
+    std::vector<std::string> a = {"--scenario", "server", "--request-rate", std::to_string(rate), "--duration",
+                                  "6s", "--warmup", "1s", "--slo", slo, "--quiet", "--schedule-spin", "2ms"};
+    a.insert(a.begin(), workload.begin(), workload.end());
+    a.insert(a.begin(), {"--base-url", base_url});
+    auto run80 = run_llmload(rd, a);
+    EXPECT_EQ(run80.proc.exit_code, 0) << run80.proc.err;
+    return run80.result.is_object() ? run80.result["slo"]["verdict"].get<std::string>() + " (" +
+                                          run80.result["validity"]["verdict"].get<std::string>() + ")"
+                                    : std::string("no result");
+  };
+  c.pass_80 = verdict_at(0.8 * c.capacity);
+  c.verdict_150 = verdict_at(1.5 * c.capacity);
+  return c;
+}
+
+// 8 slots of 20 ms + 15 x 2 ms: 160 requests/s at most; the queue for a slot is TTFT.
+TEST(Capacity, FixedModelWithEightSlots) {
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "20ms", "--itl", "2ms", "--max-num-seqs", "8"});
+  const auto c = find_and_check(server.base_url, {"--input-tokens", "16", "--output-tokens", "16"}, "ttft:100ms,p95",
+                                {"--capacity-min-window", "3s", "--capacity-tolerance", "0.15", "--trials-near-boundary",
+                                 "1", "--max-points", "12"});
+  ASSERT_GT(c.capacity, 0) << c.sweep.dump(2);
+  EXPECT_LT(c.capacity, 160 * 1.05) << c.sweep["capacity"]["bounded_by"];  // never above what 8 slots serve
+  EXPECT_EQ(c.pass_80, "PASS (VALID)") << c.capacity;
+  EXPECT_EQ(c.verdict_150.substr(0, 4), "FAIL") << c.capacity;
+}
+
+// The engine model with the tiny profile (16 sequences, a 4096-token KV cache).
+TEST(Capacity, TinyProfile) {
+  auto server = start_server({"--profile", "tiny"});
+  const auto c = find_and_check(server.base_url, {}, "ttft:500ms,tpot:50ms,p95",
+                                {"--capacity-min-window", "3s", "--capacity-window-e2e", "5", "--capacity-tolerance",
+                                 "0.15", "--trials-near-boundary", "1", "--max-points", "12"});
+  ASSERT_GT(c.capacity, 0) << c.sweep.dump(2);
+  EXPECT_EQ(c.pass_80, "PASS (VALID)") << c.capacity;
+  EXPECT_EQ(c.verdict_150.substr(0, 4), "FAIL") << c.capacity;
 }
 
 // The live line: on a terminal it is drawn (and redrawn in place); --quiet draws nothing.

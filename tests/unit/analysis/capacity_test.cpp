@@ -2,6 +2,7 @@
 // integer concurrencies), a noisy one, scripted outliers, and every stopping reason.
 
 #include "llmload/analysis/capacity.hpp"
+#include "llmload/analysis/stats.hpp"
 
 #include <gtest/gtest.h>
 
@@ -18,6 +19,15 @@
 namespace {
 
 using namespace llmload::analysis;
+
+TrialOutcome outcome(Verdict v, double goodput, double throughput, bool saturated) {
+  TrialOutcome t;
+  t.verdict = v;
+  t.goodput = goodput;
+  t.throughput = throughput;
+  t.saturated = saturated;
+  return t;
+}
 
 // Runs the search to the end; `system(load, trial_index_at_that_load)` gives each trial.
 using System = std::function<TrialOutcome(double load, std::size_t trial)>;
@@ -39,7 +49,7 @@ CapacityResult drive(CapacitySearch& search, const System& system) {
 System threshold(double capacity) {
   return [capacity](double load, std::size_t) {
     const bool pass = load <= capacity;
-    return TrialOutcome{pass ? Verdict::kPass : Verdict::kFail, pass ? load : load / 2, std::min(load, capacity), false};
+    return outcome(pass ? Verdict::kPass : Verdict::kFail, pass ? load : load / 2, std::min(load, capacity), false);
   };
 }
 
@@ -132,7 +142,7 @@ CapacityResult noisy_search(std::uint64_t seed, double sigma) {
   CapacitySearch search(o);
   return drive(search, [&](double load, std::size_t) {
     const double cap = 37.3 * (1 + sigma * rng.normal());
-    return TrialOutcome{load <= cap ? Verdict::kPass : Verdict::kFail, std::min(load, cap), std::min(load, cap), false};
+    return outcome(load <= cap ? Verdict::kPass : Verdict::kFail, std::min(load, cap), std::min(load, cap), false);
   });
 }
 
@@ -203,9 +213,13 @@ TEST(capacity, StoppingReasons) {
   EXPECT_EQ(*r.highest_pass, 100);
   EXPECT_FALSE(r.lowest_fail);
 
-  CapacitySearch fails(o);
+  CapacityOptions floor1 = o;
+  floor1.min_load = 1;  // no room to ramp down
+  CapacitySearch fails(floor1);
   const CapacityResult f = drive(fails, threshold(0.5));
-  EXPECT_EQ(f.stop, CapacityStop::kStartFails);
+  EXPECT_EQ(f.stop, CapacityStop::kMinLoadFails);
+  EXPECT_FALSE(f.valid);
+  EXPECT_EQ(f.confidence, "none");
   EXPECT_FALSE(f.highest_pass);
   EXPECT_EQ(*f.lowest_fail, 1);
   EXPECT_TRUE(std::isnan(f.goodput_at_capacity));
@@ -233,18 +247,24 @@ TEST(capacity, InconclusiveSaturatedAndTiesAreNotPasses) {
   CapacityOptions o;
   o.start = 1;
   o.max_load = 1000;
-  // Too few samples above 37.3: INCONCLUSIVE counts as not passing, so the bracket is the same.
+  // Always INCONCLUSIVE above 37.3 (e.g. exceedances a bigger probe cannot resolve): never taken
+  // as a FAIL; re-probed max_extensions times, then the search stops there without an answer.
   CapacitySearch inc(o);
   const CapacityResult i = drive(inc, [](double load, std::size_t) {
-    return TrialOutcome{load <= 37.3 ? Verdict::kPass : Verdict::kInconclusive, load, load, false};
+    return outcome(load <= 37.3 ? Verdict::kPass : Verdict::kInconclusive, load, load, false);
   });
-  EXPECT_EQ(*i.highest_pass, 37);
-  EXPECT_EQ(*i.lowest_fail, 38);
-  EXPECT_EQ(point_at(i, 38).verdict, Verdict::kInconclusive);
+  EXPECT_EQ(i.stop, CapacityStop::kInconclusive);
+  EXPECT_EQ(*i.highest_pass, 32);
+  EXPECT_EQ(*i.lowest_fail, 64);  // the lowest non-passing load, INCONCLUSIVE
+  EXPECT_EQ(point_at(i, 64).verdict, Verdict::kInconclusive);
+  EXPECT_EQ(point_at(i, 64).extensions, 2u);
+  EXPECT_EQ(probed_loads(i), (std::vector<double>{1, 2, 4, 8, 16, 32, 64, 64, 64}));
+  EXPECT_FALSE(i.valid);
+  EXPECT_EQ(i.confidence, "none");
   // A saturated run is a FAIL even when its window's verdict passed.
   CapacitySearch sat(o);
   const CapacityResult s = drive(sat, [](double load, std::size_t) {
-    return TrialOutcome{Verdict::kPass, load, load, load > 37.3};
+    return outcome(Verdict::kPass, load, load, load > 37.3);
   });
   EXPECT_EQ(*s.highest_pass, 37);
   EXPECT_EQ(point_at(s, 38).verdict, Verdict::kFail);
@@ -254,7 +274,7 @@ TEST(capacity, InconclusiveSaturatedAndTiesAreNotPasses) {
   CapacitySearch tie(two);
   const CapacityResult t = drive(tie, [](double load, std::size_t trial) {
     const bool pass = load == 37 ? trial == 0 : load <= 37.3;
-    return TrialOutcome{pass ? Verdict::kPass : Verdict::kFail, load, load, false};
+    return outcome(pass ? Verdict::kPass : Verdict::kFail, load, load, false);
   });
   const CapacityPoint& p37 = point_at(t, 37);
   EXPECT_EQ(p37.passes, 1u);
@@ -274,7 +294,7 @@ TEST(capacity, ALuckyBoundaryTrialIsOutvoted) {
   CapacitySearch search(o);
   const CapacityResult r = drive(search, [](double load, std::size_t trial) {
     const bool pass = load <= 35 || (load == 36 && trial == 0);
-    return TrialOutcome{pass ? Verdict::kPass : Verdict::kFail, load, load, false};
+    return outcome(pass ? Verdict::kPass : Verdict::kFail, load, load, false);
   });
   EXPECT_EQ(probed_loads(r), (std::vector<double>{1, 2, 4, 8, 16, 32, 64, 48, 40, 36, 38, 37, 36, 34, 35}));
   EXPECT_EQ(r.history[12].probe.why, "confirm highest pass");
@@ -294,15 +314,15 @@ TEST(capacity, DriverContract) {
   EXPECT_EQ(first->load, 2);
   EXPECT_EQ(first->why, "ramp");
   EXPECT_EQ(search.next()->load, 2);  // asking again does not advance
-  EXPECT_THROW(search.report(3, PointOutcome{{TrialOutcome{Verdict::kPass, 1, 1, false}}}), std::logic_error);
+  EXPECT_THROW(search.report(3, PointOutcome{{outcome(Verdict::kPass, 1, 1, false)}}), std::logic_error);
   EXPECT_THROW(search.report(2, PointOutcome{}), std::invalid_argument);
-  EXPECT_THROW(search.report(2, PointOutcome{{TrialOutcome{Verdict::kNone, 1, 1, false}}}), std::invalid_argument);
-  search.report(2, PointOutcome{{TrialOutcome{Verdict::kPass, 1.5, 2, false}, TrialOutcome{Verdict::kPass, 2.5, 2, false}}});
+  EXPECT_THROW(search.report(2, PointOutcome{{outcome(Verdict::kNone, 1, 1, false)}}), std::invalid_argument);
+  search.report(2, PointOutcome{{outcome(Verdict::kPass, 1.5, 2, false), outcome(Verdict::kPass, 2.5, 2, false)}});
   EXPECT_EQ(search.next()->load, 4);
   const CapacityResult mid = search.result();
   EXPECT_EQ(mid.stop, CapacityStop::kRunning);
   EXPECT_DOUBLE_EQ(mid.goodput_at_capacity, 2);  // median of 1.5 and 2.5
-  search.report(4, PointOutcome{{TrialOutcome{Verdict::kFail, 1, 1, false}}});
+  search.report(4, PointOutcome{{outcome(Verdict::kFail, 1, 1, false)}});
   // [2, 4] is 100% wide: bisect at 3.
   EXPECT_EQ(search.next()->load, 3);
   EXPECT_EQ(search.next()->why, "bisect");
@@ -332,9 +352,178 @@ TEST(capacity, DriverContract) {
   CapacityOptions tiny = o;
   tiny.max_points = 1;
   CapacitySearch one(tiny);
-  one.report(2, PointOutcome{{TrialOutcome{Verdict::kPass, 1, 1, false}}});
+  one.report(2, PointOutcome{{outcome(Verdict::kPass, 1, 1, false)}});
   EXPECT_TRUE(one.done());
-  EXPECT_THROW(one.report(2, PointOutcome{{TrialOutcome{Verdict::kPass, 1, 1, false}}}), std::logic_error);
+  EXPECT_THROW(one.report(2, PointOutcome{{outcome(Verdict::kPass, 1, 1, false)}}), std::logic_error);
+}
+
+// An INCONCLUSIVE first probe (too small) that a bigger probe resolves: the bigger probe's
+// verdict replaces it, and the search finds the same bracket as a deterministic system.
+TEST(capacity, InconclusiveIsExtendedNotFailed) {
+  CapacityOptions o;
+  o.start = 1;
+  o.max_load = 1000;
+  o.max_points = 40;  // every load above 16 takes two probes
+  CapacitySearch search(o);
+  std::vector<std::size_t> extensions;
+  std::map<double, std::size_t> trials_run;
+  for (int guard = 0; guard < 200 && search.next(); ++guard) {
+    const Probe p = *search.next();
+    extensions.push_back(p.extension);
+    PointOutcome out;
+    for (std::size_t k = 0; k < p.trials; ++k) {
+      ++trials_run[p.load];
+      // Loads above 16 need one extension to be conclusive.
+      const Verdict v = p.load > 16 && p.extension == 0 ? Verdict::kInconclusive
+                        : p.load <= 37.3                 ? Verdict::kPass
+                                                         : Verdict::kFail;
+      out.trials.push_back(outcome(v, p.load, p.load, false));
+    }
+    search.report(p.load, out);
+  }
+  const CapacityResult r = search.result();
+  EXPECT_EQ(r.stop, CapacityStop::kToleranceReached);
+  EXPECT_EQ(*r.highest_pass, 37);
+  EXPECT_EQ(*r.lowest_fail, 38);
+  EXPECT_TRUE(r.valid);
+  EXPECT_EQ(r.confidence, "high");
+  EXPECT_GT(std::count(extensions.begin(), extensions.end(), 1u), 0);
+  // 32 was INCONCLUSIVE first, then PASS: its superseded trial is kept but not counted.
+  const CapacityPoint& p32 = point_at(r, 32);
+  EXPECT_EQ(p32.verdict, Verdict::kPass);
+  EXPECT_EQ(p32.inconclusive, 0u);
+  EXPECT_TRUE(p32.trials.front().superseded);
+  const auto j = to_json(r);
+  EXPECT_TRUE(j["valid"].get<bool>());
+  EXPECT_EQ(j["confidence"], "high");
+  EXPECT_NE(j["bounded_by"].get<std::string>().find("[37, 38]"), std::string::npos);
+}
+
+// A start above the capacity ramps down (start / growth, ...) until a load passes.
+TEST(capacity, RampsDownWhenTheStartFails) {
+  CapacityOptions o;
+  o.start = 100;
+  o.max_load = 1000;
+  CapacitySearch search(o);
+  const CapacityResult r = drive(search, threshold(20));
+  const auto loads = probed_loads(r);
+  ASSERT_GE(loads.size(), 4u);
+  EXPECT_EQ(std::vector<double>(loads.begin(), loads.begin() + 4), (std::vector<double>{100, 50, 25, 12.5}));
+  EXPECT_EQ(r.history[1].probe.why, "ramp down");
+  EXPECT_EQ(r.stop, CapacityStop::kToleranceReached);
+  EXPECT_LE(*r.highest_pass, 20);
+  EXPECT_GT(*r.lowest_fail, 20);
+  EXPECT_TRUE(r.valid);
+  // Integer loads ramp down to 1 at most.
+  CapacityOptions c = o;
+  c.integer_loads = true;
+  c.start = 8;
+  CapacitySearch conc(c);
+  const CapacityResult rc = drive(conc, threshold(0.5));
+  EXPECT_EQ(rc.stop, CapacityStop::kMinLoadFails);
+  EXPECT_EQ(probed_loads(rc), (std::vector<double>{8, 4, 2, 1}));
+}
+
+// An INVALID trial is never a PASS (it counts as inconclusive); a PASS whose window was too
+// short for its latency is INCONCLUSIVE; over-load and server errors are FAILs.
+TEST(capacity, JudgeTrial) {
+  ProbeSizing z;
+  TrialEvidence pass;
+  pass.verdict = Verdict::kPass;
+  pass.window_s = 60;
+  pass.e2e_p99_s = 1;
+  EXPECT_EQ(judge_trial(pass, z).verdict, Verdict::kPass);
+
+  TrialEvidence lag = pass;
+  lag.valid = false;
+  lag.invalid_codes = {"schedule_lag"};
+  EXPECT_EQ(judge_trial(lag, z).verdict, Verdict::kInconclusive);
+  TrialEvidence few = pass;
+  few.valid = false;
+  few.invalid_codes = {"too_few_samples"};
+  EXPECT_EQ(judge_trial(few, z).verdict, Verdict::kInconclusive);
+  few.verdict = Verdict::kFail;  // a FAIL with few samples is still a FAIL
+  EXPECT_EQ(judge_trial(few, z).verdict, Verdict::kFail);
+  TrialEvidence errors = pass;
+  errors.valid = false;
+  errors.invalid_codes = {"server_errors"};
+  EXPECT_EQ(judge_trial(errors, z).verdict, Verdict::kFail);
+
+  TrialEvidence over = pass;
+  over.overloaded = true;
+  over.overload_reason = "over-loaded: in flight grew";
+  const TrialOutcome o = judge_trial(over, z);
+  EXPECT_EQ(o.verdict, Verdict::kFail);
+  EXPECT_TRUE(o.saturated);
+  EXPECT_NE(o.note.find("in flight grew"), std::string::npos);
+  TrialEvidence stopped = pass;
+  stopped.stopped_early = true;
+  EXPECT_TRUE(judge_trial(stopped, z).saturated);
+
+  TrialEvidence short_window = pass;
+  short_window.e2e_p99_s = 7;  // 60 s < 10 x 7 s
+  EXPECT_EQ(judge_trial(short_window, z).verdict, Verdict::kInconclusive);
+  short_window.verdict = Verdict::kFail;
+  EXPECT_EQ(judge_trial(short_window, z).verdict, Verdict::kFail);
+
+  // An invalid trial that reported PASS does not make its point pass.
+  CapacityOptions opt;
+  opt.start = 10;
+  opt.max_extensions = 0;
+  CapacitySearch search(opt);
+  search.report(10, PointOutcome{{judge_trial(lag, z)}});
+  EXPECT_EQ(search.result().points.front().verdict, Verdict::kInconclusive);
+  EXPECT_EQ(search.result().stop, CapacityStop::kInconclusive);
+}
+
+// Probes are sized for the verdict: early stopping's requests with the margin, a window that
+// grows with the E2E measured at the load, twice as big per extension.
+TEST(capacity, ProbeSizing) {
+  ProbeSizing z;
+  z.margin_exceedances = 0;
+  EXPECT_EQ(size_probe(z, 0.5, 0).min_requests, 459);
+  z.margin_exceedances = 2;
+  const ProbeSize s = size_probe(z, 0.5, 0);
+  EXPECT_GT(s.min_requests, 459);
+  EXPECT_EQ(s.min_requests, llmload::analysis::early_stopping_min_requests(2, 0.99, 0.99));
+  EXPECT_DOUBLE_EQ(s.min_window_s, 20);  // the floor: 10 x 0.5 s = 5 s is less
+  EXPECT_DOUBLE_EQ(s.warmup_s, 2);
+  const ProbeSize slow = size_probe(z, 3, 0);
+  EXPECT_DOUBLE_EQ(slow.min_window_s, 30);
+  EXPECT_DOUBLE_EQ(slow.warmup_s, 9);
+  const ProbeSize ext = size_probe(z, 3, 2);
+  EXPECT_EQ(ext.min_requests, 4 * s.min_requests);
+  EXPECT_DOUBLE_EQ(ext.min_window_s, 120);
+  EXPECT_DOUBLE_EQ(size_probe(z, std::nan(""), 0).min_window_s, 20);
+  z.percentile = 95;
+  z.margin_exceedances = 0;
+  EXPECT_EQ(size_probe(z, 1, 0).min_requests, 100);  // early stopping needs 90; a valid run's p99 needs 100
+  z.percentile = 100;
+  EXPECT_THROW(size_probe(z, 1, 0), std::invalid_argument);
+}
+
+// One pass, one fail and one inconclusive trial: the inconclusive one could still make the
+// point pass, so it is resolved (re-probed), not counted as the deciding FAIL.
+TEST(capacity, AnInconclusiveTrialNeverDecidesAFail) {
+  CapacityOptions o;
+  o.start = 10;
+  o.max_extensions = 1;
+  CapacitySearch search(o);
+  search.report(10, PointOutcome{{outcome(Verdict::kPass, 1, 1, false), outcome(Verdict::kFail, 1, 1, false),
+                                  outcome(Verdict::kInconclusive, 1, 1, false)}});
+  EXPECT_EQ(search.result().points.front().verdict, Verdict::kInconclusive);
+  const auto p = search.next();
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->load, 10);
+  EXPECT_EQ(p->extension, 1u);
+  EXPECT_EQ(p->trials, 1u);
+  search.report(10, PointOutcome{{outcome(Verdict::kPass, 1, 1, false)}});
+  EXPECT_EQ(search.result().points.front().verdict, Verdict::kPass);  // 2 of 3 counted trials pass
+  // Two fails and an inconclusive: it cannot pass any more, a FAIL.
+  CapacitySearch two(o);
+  two.report(10, PointOutcome{{outcome(Verdict::kFail, 1, 1, false), outcome(Verdict::kFail, 1, 1, false),
+                               outcome(Verdict::kInconclusive, 1, 1, false)}});
+  EXPECT_EQ(two.result().points.front().verdict, Verdict::kFail);
 }
 
 }  // namespace

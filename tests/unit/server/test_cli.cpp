@@ -124,6 +124,17 @@ TEST(ServerCli, EngineFlagsOverrideTheProfile) {
   EXPECT_EQ(d.config->max_model_len, 2048);
 }
 
+// The fixed model takes --max-num-seqs as a number of slots (requests beyond it queue, FIFO).
+TEST(ServerCli, FixedModelTakesMaxNumSeqsAsSlots) {
+  const CliOutcome o = parse_command_line({"--latency-model", "fixed", "--max-num-seqs", "8"});
+  ASSERT_TRUE(o.config) << o.err;
+  EXPECT_EQ(o.config->fixed_max_num_seqs, 8);
+  EXPECT_FALSE(o.config->profile);
+  const CliOutcome d = parse_command_line({"--latency-model", "fixed"});
+  ASSERT_TRUE(d.config) << d.err;
+  EXPECT_EQ(d.config->fixed_max_num_seqs, 0);  // no limit
+}
+
 TEST(ServerCli, ModelSpecificFlagsAreRejectedWithTheOtherModel) {
   expect_rejected({"--ttft", "10ms"}, "--latency-model fixed");
   expect_rejected({"--latency-model", "fixed", "--profile", "tiny"}, "--profile");

@@ -5,6 +5,7 @@
 // outcome. No I/O, no clock. Algorithm and limits in docs/statistics.md.
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,12 +20,14 @@ namespace llmload::analysis {
 struct CapacityOptions {
   double start = 1;          // first load probed (> 0)
   double max_load = 1e6;     // never probe above (>= start)
+  double min_load = 0;       // never probe below (0: start / growth^6; with integer loads at least 1)
   double growth = 2.0;       // ramp factor until the first non-passing point (> 1)
   double tolerance = 0.05;   // stop when (lowest_fail - highest_pass) <= tolerance x highest_pass
   std::size_t max_points = 20;  // most probes (runs of next()/report(); a re-probe of a load counts)
   bool integer_loads = false;   // loads are integers (concurrency): also stop when lowest_fail - highest_pass <= 1
   std::size_t trials = 1;       // trials per probe far from the boundary
   std::size_t trials_near_boundary = 3;  // trials a point needs once the bracket is within 2 x tolerance
+  std::size_t max_extensions = 2;  // an INCONCLUSIVE point is probed again bigger at most this often
 };
 
 /// One trial of a run at some load.
@@ -32,7 +35,10 @@ struct TrialOutcome {
   Verdict verdict = Verdict::kInconclusive;  // the run's SLO verdict (kPass, kFail, kInconclusive)
   double goodput = 0;                        // e.g. good requests/s (the caller's unit, kept as is)
   double throughput = 0;
-  bool saturated = false;                    // detect_saturation fired: counts as a FAIL
+  bool saturated = false;                    // over-loaded (stopped early, queue growing): counts as a FAIL
+  bool valid = true;                         // the run's validity: an invalid trial never counts as a PASS
+  bool superseded = false;                   // INCONCLUSIVE, replaced by a bigger probe: not counted
+  std::string note;                          // how the trial was judged (judge_trial), for the record
 };
 
 struct PointOutcome {
@@ -43,7 +49,9 @@ struct Probe {
   double load = 0;
   std::size_t trials = 1;
   bool near_boundary = false;  // the trials are the boundary count (more than the ramp's)
-  std::string why;             // "ramp", "bisect", "confirm highest pass", "confirm lowest fail"
+  std::size_t extension = 0;   // 0: the normal size; k: re-probing an INCONCLUSIVE load, 2^k times bigger
+  std::string why;             // "ramp", "ramp down", "bisect", "confirm highest pass", "confirm lowest fail",
+                               // "extend inconclusive"
 };
 
 /// Everything known about one load (all its trials, over every probe of it).
@@ -52,9 +60,11 @@ struct CapacityPoint {
   std::vector<TrialOutcome> trials;
   std::size_t passes = 0;        // PASS and not saturated
   std::size_t fails = 0;         // FAIL, or saturated
-  std::size_t inconclusive = 0;  // INCONCLUSIVE (not saturated)
-  /// kPass iff passes > trials / 2 (strict majority); otherwise kFail when fails >= inconclusive,
-  /// else kInconclusive. A tie is not a pass.
+  std::size_t inconclusive = 0;  // INCONCLUSIVE or invalid (not saturated, not FAIL)
+  std::size_t extensions = 0;    // the largest extension probed at this load
+  /// Over the trials not superseded: kPass iff passes > trials / 2 (strict majority); otherwise
+  /// kInconclusive when the inconclusive trials could still make it pass (passes + inconclusive >
+  /// trials / 2), else kFail. A tie is not a pass; an inconclusive trial never decides a FAIL.
   Verdict verdict = Verdict::kNone;
   double goodput = 0;     // median over the trials
   double throughput = 0;  // median over the trials
@@ -65,9 +75,11 @@ enum class CapacityStop {
   kToleranceReached,   // the bracket is within tolerance
   kMaxPoints,          // max_points probes were run
   kMaxLoadPasses,      // max_load itself passes: the capacity is at least max_load
-  kStartFails          // even the start load does not pass: the capacity is below start
+  kMinLoadFails,       // even min_load fails: the capacity is below it
+  kInconclusive        // the lowest non-passing load stayed INCONCLUSIVE after max_extensions bigger probes
 };
-std::string_view to_string(CapacityStop s);  // "running", "tolerance_reached", "max_points", "max_load_passes", "start_fails"
+/// "running", "tolerance_reached", "max_points", "max_load_passes", "min_load_fails", "inconclusive"
+std::string_view to_string(CapacityStop s);
 
 struct ProbeRecord {
   std::size_t index = 0;  // 0-based order of the probe
@@ -84,12 +96,23 @@ struct CapacityResult {
   double goodput_at_capacity = 0;      // at highest_pass (median of its trials); NaN without one
   double throughput_at_capacity = 0;
   double relative_width = 0;           // (lowest_fail - highest_pass) / highest_pass; NaN unless both exist
+  /// The answer's own validity: valid when a bracket [highest_pass, lowest_fail] was found
+  /// (tolerance reached, or the probe budget spent with a bracket); otherwise the reasons.
+  bool valid = false;
+  std::vector<std::string> invalid_reasons;
+  /// "high": tolerance reached, both ends confirmed unanimously; "medium": tolerance reached by
+  /// majority; "low": the bracket is wider than the tolerance; "none": no capacity found.
+  std::string confidence = "none";
+  std::string bounded_by;              // the bracket, its width against the tolerance, the ends' trials
   std::vector<CapacityPoint> points;   // by load, ascending
   std::vector<ProbeRecord> history;    // every probe, in order
 };
 
 /// Exponential ramp (start, start x growth, ..., capped at max_load) until the first point that
-/// does not pass, then bisection between the highest passing and the lowest non-passing load.
+/// does not pass (or, when start itself fails, down: start / growth, ... until one passes or
+/// min_load fails), then bisection between the highest passing and the lowest non-passing load.
+/// An INCONCLUSIVE point is never taken as a FAIL: it is probed again bigger (extension 1, 2, ...,
+/// its inconclusive trials superseded) up to max_extensions, then the search stops there.
 /// Once the bracket is within 2 x tolerance every new point gets trials_near_boundary trials, and
 /// before stopping on tolerance both bracket ends are topped up to trials_near_boundary trials;
 /// if the majority flips, the bracket moves and the search goes on.
@@ -121,6 +144,7 @@ class CapacitySearch {
   bool within(const Bracket& b, double factor) const;  // width <= factor x tolerance (or integer rule)
   std::optional<Probe> decide();  // sets stop_ when finished
   double round_load(double v) const;
+  void describe_answer(CapacityResult& r, const Bracket& b) const;  // validity, confidence, bounded_by
 
   CapacityOptions opt_;
   std::vector<CapacityPoint> points_;  // sorted by load
@@ -131,5 +155,48 @@ class CapacitySearch {
 };
 
 nlohmann::json to_json(const CapacityResult& r);
+
+/// How big a capacity probe must be to give the verdict it is asked for (docs/statistics.md
+/// "Capacity search", probe sizing).
+struct ProbeSizing {
+  double percentile = 99;               // the SLO's percentile
+  std::int64_t margin_exceedances = 2;  // enough requests to PASS with this many over the bound
+  double min_window_s = 20;             // the measured window: at least this long ...
+  double window_e2e = 10;               // ... and this many times the p99 E2E measured at the load
+  double warmup_e2e = 3;                // warmup before the window: this many p99 E2Es ...
+  double min_warmup_s = 2;              // ... and at least this
+};
+
+struct ProbeSize {
+  std::int64_t min_requests = 0;  // measured requests (early stopping with the margin, and at least the
+                                  // 100 a valid run's p99 needs), x 2^extension
+  double min_window_s = 0;        // x 2^extension
+  double warmup_s = 0;
+};
+
+/// The size of a probe at a load whose p99 E2E is about `e2e_s` (measured there or at the
+/// nearest load below; NaN or <= 0: unknown, the floors apply), re-probed `extension` times.
+ProbeSize size_probe(const ProbeSizing& sizing, double e2e_s, std::size_t extension);
+
+/// What one finished trial showed (from its result.json).
+struct TrialEvidence {
+  Verdict verdict = Verdict::kInconclusive;  // the run's SLO verdict
+  bool valid = true;
+  std::vector<std::string> invalid_codes;    // validity reason codes (run_metrics: schedule_lag, error_rate, ...)
+  bool stopped_early = false;                // the over-saturation watch stopped it
+  bool overloaded = false;                   // detect_overload over the window
+  std::string overload_reason;
+  double window_s = 0;                       // the measurement window's length
+  double e2e_p99_s = 0;                      // NaN when unknown
+  double goodput = 0;
+  double throughput = 0;
+};
+
+/// The trial as the search counts it: stopped early or over-loaded is a FAIL whatever the
+/// percentiles say; invalid for server errors or the error rate is a FAIL; invalid for another
+/// reason (the client's schedule lag, too few samples, minimums) is never a PASS (INCONCLUSIVE,
+/// a FAIL stays a FAIL except under schedule lag); a PASS whose window is shorter than
+/// sizing.window_e2e x its own p99 E2E is INCONCLUSIVE (too short for a backlog to show).
+TrialOutcome judge_trial(const TrialEvidence& evidence, const ProbeSizing& sizing);
 
 }  // namespace llmload::analysis

@@ -26,7 +26,10 @@ enum class ErrorClass {
   kCanceled,     // canceled by the client (interrupted run)
   kConnectTimeout,     // connecting (TCP and TLS) took longer than --connect-timeout
   kFirstTokenTimeout,  // no generated token within --first-token-timeout of the send
-  kInterTokenTimeout   // a gap between generated tokens longer than --inter-token-timeout
+  kInterTokenTimeout,  // a gap between generated tokens longer than --inter-token-timeout
+  kStoppedEarly        // canceled because the run was stopped early (RunController::stop_early, e.g. a
+                       // sweep point found over-loaded): not a failure of the server; not in `failed`
+                       // nor in the error rate, counted as `stopped_early_requests`
 };
 std::string_view to_string(ErrorClass e);
 

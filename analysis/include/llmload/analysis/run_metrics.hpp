@@ -147,6 +147,7 @@ struct RunMetrics {
   std::int64_t in_window = 0;      // requests whose t_intended is in the window
   std::int64_t completed = 0;      // successful, in the window
   std::int64_t failed = 0;         // failed, in the window
+  std::int64_t stopped_early_requests = 0;  // in the window, canceled by an early stop: not failed
   std::int64_t outside_window = 0; // measured-phase requests that fell outside the window
   std::map<std::string, ErrorSummary> errors_by_class;  // in the window
   std::map<int, ErrorSummary> errors_by_status;         // in the window, HTTP status errors

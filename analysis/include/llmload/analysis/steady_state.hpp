@@ -117,6 +117,11 @@ struct SaturationResult {
 SaturationResult detect_saturation(std::span<const double> in_flight_or_queue, std::span<const double> ttft,
                                    const SaturationOptions& options = {});
 
+/// The growth test of one series (the test detect_saturation applies to each of its two):
+/// `is_queue` adds the absolute floor min_queue_rise; `name` labels the reason.
+TrendResult detect_growth(std::span<const double> series, const SaturationOptions& options, bool is_queue,
+                          const char* name);
+
 nlohmann::json to_json(const SteadyStateResult& r);
 nlohmann::json to_json(const SteadyStateSummary& s);
 nlohmann::json to_json(const SaturationResult& r);

@@ -40,6 +40,9 @@ struct ServerConfig {
   std::string device = "auto";
   /// New requests waiting for the engine beyond this get 429; 0: no limit (vLLM's behaviour).
   std::int64_t max_waiting = 0;
+  /// The fixed model (latency.model == "fixed") with --max-num-seqs: at most this many requests
+  /// generate at once, the others wait in arrival order; 0: no limit.
+  std::int64_t fixed_max_num_seqs = 0;
 
   /// Faults injected at these rates (and per request by the X-Llmload-Fault header).
   std::vector<FaultRule> faults;

@@ -1,0 +1,77 @@
+// Over-load over a run's window (analysis/overload.hpp) on synthetic request records: a stable
+// open-loop run, one whose server serves slower than the arrivals, and the server's own queue.
+
+#include "llmload/analysis/overload.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+namespace {
+
+using namespace llmload::analysis;
+using std::chrono::milliseconds;
+
+// Arrivals every `gap_ms` for `seconds`; each served FIFO by `servers` parallel servers in
+// `service_ms` (a server too slow for the arrivals builds a queue).
+std::vector<RequestRecord> run(double gap_ms, double seconds, double service_ms, int servers) {
+  std::vector<RequestRecord> out;
+  std::vector<double> free_at(static_cast<std::size_t>(servers), 0.0);
+  for (int i = 0; i * gap_ms < seconds * 1e3; ++i) {
+    const double t = i * gap_ms;
+    auto it = std::min_element(free_at.begin(), free_at.end());
+    const double start = std::max(t, *it);
+    const double done = start + service_ms;
+    *it = done;
+    RequestRecord r;
+    r.index = static_cast<std::uint64_t>(i);
+    r.in_window = true;
+    r.t_intended = r.t_send.emplace(Nanos(static_cast<std::int64_t>(t * 1e6)));
+    r.t_first = Nanos(static_cast<std::int64_t>((start + 1) * 1e6));
+    r.t_last = r.t_done = Nanos(static_cast<std::int64_t>(done * 1e6));
+    out.push_back(r);
+  }
+  return out;
+}
+
+TEST(overload, StableRunIsNotOverloaded) {
+  const auto records = run(100, 60, 1000, 20);  // 10 req/s, 20 servers of 1 req/s: rho = 0.5
+  const OverloadCheck c = detect_overload(records, Nanos(0), std::chrono::seconds(60), {});
+  EXPECT_TRUE(c.checked);
+  EXPECT_FALSE(c.overloaded) << c.reason;
+  EXPECT_TRUE(c.completion_ratio_checked);
+  EXPECT_GT(c.completion_ratio, 0.95);
+}
+
+TEST(overload, ServerSlowerThanArrivalsIsOverloaded) {
+  const auto records = run(100, 60, 1000, 8);  // 10 req/s against 8 req/s
+  const OverloadCheck c = detect_overload(records, Nanos(0), std::chrono::seconds(60), {});
+  EXPECT_TRUE(c.overloaded);
+  EXPECT_TRUE(c.in_flight.growing) << c.in_flight.reason;
+  EXPECT_NE(c.reason.find("in flight"), std::string::npos) << c.reason;
+  EXPECT_LT(c.completion_ratio, 0.9);
+}
+
+TEST(overload, GrowingServerQueueIsOverloaded) {
+  const auto records = run(100, 60, 1000, 20);
+  std::vector<QueueSample> waiting;
+  for (int s = 0; s <= 60; ++s) waiting.push_back({static_cast<double>(s), static_cast<double>(s)});  // +1 per second
+  const OverloadCheck c = detect_overload(records, Nanos(0), std::chrono::seconds(60), waiting);
+  EXPECT_TRUE(c.server_waiting_checked);
+  EXPECT_TRUE(c.overloaded);
+  EXPECT_NE(c.reason.find("server waiting queue"), std::string::npos) << c.reason;
+  // A flat queue does not.
+  for (auto& w : waiting) w.waiting = 3;
+  EXPECT_FALSE(detect_overload(records, Nanos(0), std::chrono::seconds(60), waiting).overloaded);
+}
+
+TEST(overload, TooShortWindowIsNotJudged) {
+  const auto records = run(100, 1, 1000, 8);
+  const OverloadCheck c = detect_overload(records, Nanos(0), milliseconds(500), {});
+  EXPECT_FALSE(c.checked);
+  EXPECT_FALSE(c.overloaded);
+}
+
+}  // namespace
