@@ -1,6 +1,7 @@
 // Every `llmload run` example in README.md, docs/*.md and `llmload run --help`, run as written
 // against llmload-server, must give a VALID, conclusive answer of its documented kind: exit 0, a
-// result.json, validity VALID, and with an SLO a PASS or FAIL (never INCONCLUSIVE). The test
+// result.json, validity VALID (schedule lag excepted: that is the machine's timing, recorded by
+// bench/open_loop_validity.sh, not asserted), and with an SLO a PASS or FAIL (never INCONCLUSIVE). The test
 // fails when an example stops working or changes its kind of answer (docs/testing.md, "Examples").
 //
 // As written, except for what points it at the test's server and keeps CI short:
@@ -272,8 +273,18 @@ void run_examples(const std::vector<Example>& examples) {
     EXPECT_EQ(p.exit_code, 0) << p.err;
     const json res = written_result(out);
     ASSERT_TRUE(res.is_object()) << "no result.json in " << out << "\n" << p.err;
-    // A run's or a trials artifact's verdict (all trials VALID).
-    EXPECT_TRUE(res["validity"].is_object() && res["validity"].value("valid", false)) << res["validity"].dump(2);
+    // A run's or a trials artifact's verdict (all trials VALID). Schedule lag alone is allowed:
+    // whether the operating system wakes the client on time is the machine's timing, which tests
+    // may not assert (bench/open_loop_validity.sh records it); every other reason fails.
+    ASSERT_TRUE(res["validity"].is_object()) << res.dump().substr(0, 300);
+    for (const auto& reason : res["validity"].value("reasons", json::array())) {
+      if (reason.value("code", std::string()) == "schedule_lag") {
+        std::printf("[   NOTE   ] %s: INVALID for schedule lag on this machine (allowed): %s\n", ex.where.c_str(),
+                    reason.value("message", std::string()).c_str());
+        continue;
+      }
+      ADD_FAILURE() << "INVALID: " << reason.dump();
+    }
     if (res.contains("slo") && res["slo"].is_object()) {
       EXPECT_NE(res["slo"].value("verdict", std::string()), "INCONCLUSIVE") << res["slo"].dump(2);
     }
