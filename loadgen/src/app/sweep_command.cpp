@@ -20,6 +20,7 @@
 #include "llmload/analysis/html_report.hpp"
 #include "llmload/common/duration.hpp"
 #include "llmload/loadgen/config_error.hpp"
+#include "output_dir.hpp"
 #include "run_command.hpp"
 #include "trials.hpp"
 
@@ -649,6 +650,7 @@ int sweep_command(const SweepOptions& o, int argc, char** argv) {
     throw ConfigError("give either --concurrency or --request-rate as the swept load, not both");
   }
   if (cfg.output_dir.empty()) cfg.output_dir = "sweep-" + now_stamp();
+  check_output_dir_unused(cfg.output_dir, cfg.overwrite);  // a sweep never overwrites another's points
   std::error_code ec;
   std::filesystem::create_directories(cfg.output_dir, ec);
   if (ec) throw ConfigError(fmt::format("cannot create --output directory '{}': {}", cfg.output_dir, ec.message()));
