@@ -513,6 +513,44 @@ bool write_artifact(const ScenarioConfig& cfg, const ScenarioConfig& local, cons
   return true;
 }
 
+// The client's own CPU while the load ran (getrusage deltas over the load's wall time).
+json client_cpu_json(double user, double system, double wall_s, std::int64_t requests) {
+  return {{"user_s", user},
+          {"system_s", system},
+          {"wall_s", wall_s},
+          {"core_share", wall_s > 0 ? json((user + system) / wall_s) : json(nullptr)},
+          {"per_request_us", requests > 0 ? json((user + system) / static_cast<double>(requests) * 1e6) : json(nullptr)},
+          {"covers", "llmload's process CPU (getrusage) from the first release to the last response: not start-up, "
+                     "not the result files and the report written after"}};
+}
+
+// Cost per 1M output tokens at the run's output throughput, or null without --price-per-hour.
+json cost_json(const ScenarioConfig& cfg, const analysis::RunMetrics& metrics) {
+  if (!cfg.price_per_hour) return nullptr;
+  const double devices = cfg.devices.value_or(1.0);
+  const double per_m = analysis::cost_per_million_tokens(*cfg.price_per_hour, devices, metrics.output_throughput);
+  return {{"price_per_hour", *cfg.price_per_hour},
+          {"devices", devices},
+          {"output_throughput", metrics.output_throughput},
+          {"per_million_output_tokens", std::isfinite(per_m) ? json(per_m) : json(nullptr)},
+          {"formula", "price_per_hour x devices / (3600 x output tokens/s) x 1e6"}};
+}
+
+// The server's own metrics and the cross-checks against them (TTFT, Little's law), or why absent.
+void add_server_metrics(json& result, const net::MetricsScraper* scraper, const analysis::RunMetrics& metrics) {
+  if (scraper == nullptr) {
+    result["server_metrics"] = {{"available", false}, {"reason", "not scraped (--server-metrics-interval off)"}};
+    return;
+  }
+  result["server_metrics"] = scraper->to_json();
+  const auto& ttft = metrics.latency.at(analysis::Metric::kTtft);
+  if (ttft.count > 0) {
+    result["ttft_cross_check"] =
+        net::cross_check_ttft(ttft.mean_us / 1e3, ttft.percentile(50) / 1e3, result["server_metrics"], ttft.count);
+  }
+  result["littles_law"] = littles_law_check(result, metrics);
+}
+
 }  // namespace
 
 RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>& argv, const json& env_settings,
@@ -749,44 +787,13 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
     result["interrupted"] = controller.interrupted();
     result["stages"] = stages.empty() ? json(nullptr) : analysis::stages_json(stages);
     result["max_in_flight"] = controller.max_in_flight();
-    {
-      const double user = cpu_after.first - cpu_before.first;
-      const double system = cpu_after.second - cpu_before.second;
-      result["client_cpu"] = {
-          {"user_s", user},
-          {"system_s", system},
-          {"wall_s", load_wall_s},
-          {"core_share", load_wall_s > 0 ? json((user + system) / load_wall_s) : json(nullptr)},
-          {"per_request_us", metrics.requests > 0 ? json((user + system) / static_cast<double>(metrics.requests) * 1e6)
-                                                  : json(nullptr)},
-          {"covers", "llmload's process CPU (getrusage) from the first release to the last response: not start-up, "
-                     "not the result files and the report written after"}};
-    }
+    result["client_cpu"] = client_cpu_json(cpu_after.first - cpu_before.first, cpu_after.second - cpu_before.second,
+                                           load_wall_s, metrics.requests);
     result["connections_opened"] = transport.connections_opened();
     result["non_streaming_note"] = cfg.stream ? json(nullptr) : json("non-streaming: TTFT equals E2E");
-    if (scraper) {
-      result["server_metrics"] = scraper->to_json();
-      const auto& ttft = metrics.latency.at(analysis::Metric::kTtft);
-      if (ttft.count > 0) {
-        result["ttft_cross_check"] = net::cross_check_ttft(ttft.mean_us / 1e3, ttft.percentile(50) / 1e3,
-                                                           result["server_metrics"], ttft.count);
-      }
-      result["littles_law"] = littles_law_check(result, metrics);
-    } else {
-      result["server_metrics"] = {{"available", false}, {"reason", "not scraped (--server-metrics-interval off)"}};
-    }
+    add_server_metrics(result, scraper ? &*scraper : nullptr, metrics);
     result["overload"] = cfg.open_loop() ? overload_check(result, metrics, controller.records()) : json(nullptr);
-    if (cfg.price_per_hour) {
-      const double devices = cfg.devices.value_or(1.0);
-      const double per_m = analysis::cost_per_million_tokens(*cfg.price_per_hour, devices, metrics.output_throughput);
-      result["cost"] = {{"price_per_hour", *cfg.price_per_hour},
-                        {"devices", devices},
-                        {"output_throughput", metrics.output_throughput},
-                        {"per_million_output_tokens", std::isfinite(per_m) ? json(per_m) : json(nullptr)},
-                        {"formula", "price_per_hour x devices / (3600 x output tokens/s) x 1e6"}};
-    } else {
-      result["cost"] = nullptr;
-    }
+    result["cost"] = cost_json(cfg, metrics);
     if (cfg.verbose && !cfg.quiet) print_cross_checks(result);
   }
   if (!write_artifact(cfg, local, plan, controller.records(), metrics, result, wall_start, hooks)) {
