@@ -314,4 +314,16 @@ std::string console_report(const RunMetrics& m, const std::string& title, const 
   return o;
 }
 
+nlohmann::json sequential_json(const SequentialSlo& s) {
+  nlohmann::json looks = nlohmann::json::array();
+  for (const auto& l : s.looks()) {
+    looks.push_back({{"n", l.n}, {"confidence", l.confidence}, {"decision", l.decision}, {"detail", l.detail}});
+  }
+  return {{"rule", "looks at the first n_k = n_0 * 2^k measured requests (release order); look k judged at "
+                   "confidence 1 - 0.01 * 2^-(k+1); stops at a PASS of every bound or a clear FAIL of one"},
+          {"conclusive", s.conclusive()},
+          {"summary", s.summary()},
+          {"looks", std::move(looks)}};
+}
+
 }  // namespace llmload::analysis

@@ -112,8 +112,8 @@ LatencyStats summarize_latency(const HdrHistogram& h, double mean_us, double std
   s.min_us = h.min();
   s.max_us = h.max();
   for (double p : {50.0, 90.0, 95.0, 99.0, 99.9}) s.percentiles.emplace_back(p, h.value_at_percentile(p));
-  s.p99_low_confidence = s.count < 1000;
-  s.p999_low_confidence = s.count < 10000;
+  s.p99_low_confidence = s.count < kConfidentP99Samples;
+  s.p999_low_confidence = s.count < kConfidentP999Samples;
   if (s.count > 0) {
     auto q = estimate_quantile(h, 99.0);
     if (q.ci_valid) s.p99_ci_us = std::make_pair(q.ci_low, q.ci_high);
@@ -181,9 +181,10 @@ std::vector<MetricVerdict> judge_slo_metrics(const SloSpec& slo, LatencyView vie
       if (tpot) tpot_h.record(to_us(*tpot));
       if (e2e) e2e_h.record(to_us(*e2e));
     }
-    if (slo.ttft && (!r.ok() || !ttft || *ttft > *slo.ttft)) ++ex_ttft;
-    if (slo.tpot && (!r.ok() || (tpot && *tpot > *slo.tpot))) ++ex_tpot;
-    if (slo.e2e && (!r.ok() || !e2e || *e2e > *slo.e2e)) ++ex_e2e;
+    const SloExceedance x = slo_exceedance(r, slo, view);
+    ex_ttft += x.ttft ? 1 : 0;
+    ex_tpot += x.tpot ? 1 : 0;
+    ex_e2e += x.e2e ? 1 : 0;
   }
   std::vector<MetricVerdict> out;
   if (slo.ttft) out.push_back(judge("ttft", *slo.ttft, n, ex_ttft, ttft_h, slo.percentile));

@@ -76,22 +76,27 @@ SloSpec parse_slo(std::string_view text) {
   return slo;
 }
 
-bool meets_slo(const RequestRecord& r, const SloSpec& slo, LatencyView view) {
-  if (!r.ok()) return false;
+SloExceedance slo_exceedance(const RequestRecord& r, const SloSpec& slo, LatencyView view) {
   const bool rt = view == LatencyView::kResponse;
+  const bool ok = r.ok();
+  SloExceedance x;
   if (slo.ttft) {
-    auto v = rt ? r.ttft_rt() : r.ttft();
-    if (!v || *v > *slo.ttft) return false;
+    const auto v = rt ? r.ttft_rt() : r.ttft();
+    x.ttft = !ok || !v || *v > *slo.ttft;
   }
   if (slo.tpot) {
-    auto v = r.tpot();
-    if (v && *v > *slo.tpot) return false;
+    const auto v = r.tpot();
+    x.tpot = !ok || (v && *v > *slo.tpot);
   }
   if (slo.e2e) {
-    auto v = rt ? r.e2e_rt() : r.e2e();
-    if (!v || *v > *slo.e2e) return false;
+    const auto v = rt ? r.e2e_rt() : r.e2e();
+    x.e2e = !ok || !v || *v > *slo.e2e;
   }
-  return true;
+  return x;
+}
+
+bool meets_slo(const RequestRecord& r, const SloSpec& slo, LatencyView view) {
+  return r.ok() && !slo_exceedance(r, slo, view).any();
 }
 
 }  // namespace llmload::analysis

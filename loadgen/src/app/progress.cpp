@@ -101,14 +101,20 @@ std::string RunMonitor::line() const {
     const auto& b = rate_samples_.back();
     if (b.first > a.first) rate = static_cast<double>(b.second - a.second) / (b.first - a.first);
   }
+  // An SLO-sized run counts to its next look (it may stop there, or double).
+  std::optional<std::int64_t> planned = options_.planned_requests;
+  const char* what = "";
+  if (const auto* seq = controller_.sequential(); seq != nullptr && !seq->conclusive()) {
+    planned = seq->next_look() + options_.warmup_requests;
+    what = " to the next SLO look";
+  }
   double eta = std::nan("");
-  if (options_.planned_requests && rate > 0) {
-    eta = static_cast<double>(std::max<std::int64_t>(*options_.planned_requests - done_, 0)) / rate;
+  if (planned && rate > 0) {
+    eta = static_cast<double>(std::max<std::int64_t>(*planned - done_, 0)) / rate;
   } else if (options_.planned_duration) {
     eta = std::max(0.0, std::chrono::duration<double>(*options_.planned_duration).count() - elapsed);
   }
-  std::string done = options_.planned_requests ? fmt::format("{}/{}", done_, *options_.planned_requests)
-                                               : fmt::format("{}", done_);
+  std::string done = planned ? fmt::format("{}/{}{}", done_, *planned, what) : fmt::format("{}", done_);
   std::string ttft = ttft_.total_count() > 0
                          ? fmt::format("TTFT p50 {} p99 {} ms", ms_text(ttft_.value_at_percentile(50)),
                                        ms_text(ttft_.value_at_percentile(99)))

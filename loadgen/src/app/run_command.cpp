@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -428,7 +429,8 @@ namespace {
 // have limited the run.
 void print_console_report(const ScenarioConfig& cfg, const analysis::RunMetrics& metrics, const json& tokens,
                           const std::vector<analysis::StageMetrics>& stages, const std::string& shard_label,
-                          double cpu_busy_s, double load_wall_s, bool interrupted) {
+                          double cpu_busy_s, double load_wall_s, bool interrupted,
+                          const analysis::SequentialSlo* sequential) {
   const std::string title = fmt::format("llmload {} | {}{}", to_string(cfg.kind), cfg.model, shard_label);
   analysis::ConsoleOptions copts{cfg.metric_percentiles, cfg.percentile_metrics};
   std::string report = analysis::console_report(metrics, title, copts);
@@ -443,6 +445,21 @@ void print_console_report(const ScenarioConfig& cfg, const analysis::RunMetrics&
                           "thread): it may have limited the load; see client_cpu in result.json, or split the "
                           "load over shards (docs/distributed.md)\n",
                           100.0 * cpu_busy_s / load_wall_s);
+  }
+  if (sequential && sequential->conclusive()) {
+    report += fmt::format("SLO-sized run: {}; issuing stopped there\n", sequential->summary());
+  } else if (sequential) {
+    const std::string bound = fmt::format("--max-duration {} or {} measured requests",
+                                          format_duration(cfg.max_duration.value_or(Nanos(0))), cfg.sequential_cap);
+    report += sequential->looks().empty()
+                  ? fmt::format("NOTE: the SLO verdict is not conclusive: the run ended ({}) before its first look "
+                                "({} measured requests): raise --max-duration or the load, or give "
+                                "--num-requests/--duration\n",
+                                bound, sequential->next_look())
+                  : fmt::format("NOTE: the SLO verdict is not conclusive: {}. The run ended at {}: the percentile is "
+                                "too close to its bound to tell in that many; raise --max-duration, or give "
+                                "--num-requests/--duration\n",
+                                sequential->summary(), bound);
   }
   if (interrupted) report += "RUN INTERRUPTED: results cover only what was measured before the signal\n";
   fmt::print("{}", report);
@@ -610,7 +627,7 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   }
   const std::optional<std::uint64_t> max_items =
       cfg.num_requests ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(
-                             std::max(*cfg.num_requests, cfg.min_requests.value_or(0)) + cfg.warmup.requests))
+                             std::max({*cfg.num_requests, cfg.min_requests.value_or(0), cfg.sequential_cap}) + cfg.warmup.requests))
                        : std::nullopt;
   workload = make_workload(cfg.workload, cfg.input_tokens, cfg.output_tokens, max_items, data_seed(cfg.seed),
                            calibration.model);
@@ -711,6 +728,7 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   if (!cfg.quiet && !mopts.progress_line) mopts.log_interval = kProgressLogInterval;
   mopts.watch_saturation = hooks.watch_saturation;
   if (local.num_requests) mopts.planned_requests = *local.num_requests + local.warmup.requests;
+  mopts.warmup_requests = local.warmup.requests;
   if (local.duration) mopts.planned_duration = *local.duration + local.warmup.duration;
   if (!cfg.quiet) {
     mopts.warn = [](const std::string& what) { fmt::print(stderr, "llmload: warning: {}\n", what); };
@@ -757,7 +775,8 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
                                                                       : analysis::LatencyView::kService));
   }
   if (hooks.print_report) {
-    print_console_report(cfg, metrics, tokens, stages, shard_label, cpu_busy_s, load_wall_s, controller.interrupted());
+    print_console_report(cfg, metrics, tokens, stages, shard_label, cpu_busy_s, load_wall_s, controller.interrupted(),
+                         controller.sequential());
   }
 
   RunOutcome outcome;
@@ -785,6 +804,7 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
             ? json(cfg.kind == ScenarioKind::kSingleStream ? 1 : cfg.concurrency)
             : json(nullptr);
     result["interrupted"] = controller.interrupted();
+    result["sequential"] = controller.sequential() ? analysis::sequential_json(*controller.sequential()) : json(nullptr);
     result["stages"] = stages.empty() ? json(nullptr) : analysis::stages_json(stages);
     result["max_in_flight"] = controller.max_in_flight();
     result["client_cpu"] = client_cpu_json(cpu_after.first - cpu_before.first, cpu_after.second - cpu_before.second,

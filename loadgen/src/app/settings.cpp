@@ -263,8 +263,8 @@ const std::vector<SettingInfo>& settings() {
       {"input-tokens", "prompt length in tokens (synthesized prompts)"},
       {"output-tokens", "output length in tokens (max_tokens, with ignore_eos and min_tokens)"},
       {"seed", "base seed; arrival and data seeds are derived from it"},
-      {"num-requests", "measured requests (warmup not included); default (no --duration): 1000, or with --slo enough "
-                       "for a conclusive p99 verdict (about 1,900)"},
+      {"num-requests", "measured requests (warmup not included); default (no --duration): 1000, or with --slo until "
+                       "the SLO verdict is conclusive (sequential stopping, bounded by --max-duration, 10m by default)"},
       {"duration", "length of the measurement window, e.g. 60s"},
       {"warmup", "discarded warmup: a number of requests (e.g. 20), a time (e.g. 5s), or auto (the start of steady "
                  "state detected from the run's interval series, MSER-5)"},

@@ -634,6 +634,8 @@ RunLimits run_limits(const ScenarioConfig& cfg) {
   // A stage plan, a trace and a shard's part of a run have their own length.
   if (cfg.kind == ScenarioKind::kStages || cfg.timed_arrivals || cfg.shard.sharded()) return l;
   l.min_requests = cfg.min_requests;
+  // A sequential run keeps issuing past its first look until the controller stops it (conclusive).
+  if (cfg.sequential) l.min_requests = std::max(cfg.min_requests.value_or(0), cfg.sequential_cap);
   // Offline releases everything at the start: its length follows from the request count.
   if (cfg.kind != ScenarioKind::kOffline) l.min_duration = cfg.min_duration;
   return l;

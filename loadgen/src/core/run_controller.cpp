@@ -33,6 +33,8 @@ class RunController::Slot final : public ResponseObserver {
   }
   std::string& prompt() { return prompt_; }
   std::int64_t prompt_tokens() const { return prompt_tokens_; }
+  /// 0-based among the run's measured requests in release order; -1 for warmup.
+  std::int64_t ordinal = -1;
 
  private:
   std::string prompt_;
@@ -49,6 +51,9 @@ RunController::RunController(const ScenarioConfig& cfg, const Clock& clock, Pace
 RunController::~RunController() = default;
 
 void RunController::begin() {
+  if (cfg_.sequential && cfg_.slo && !cfg_.slo->empty()) {
+    sequential_ = std::make_unique<analysis::SequentialSlo>(*cfg_.slo, verdict_view());
+  }
   start_ = clock_.now();
   pacer_.begin(start_);
 }
@@ -90,6 +95,7 @@ bool RunController::poll(std::size_t max_starts) {
     HttpRequest http = builder_.build(item, *history);
     auto slot = std::make_unique<Slot>(*this, rel->index, RequestTracker(std::move(rec), start_, topts));
     if (rel->session >= 0) slot->set_prompt(std::move(item.prompt), item.input_tokens);
+    if (!rel->warmup) slot->ordinal = measured_released_++;
     Slot& ref = *slot;
     trackers_.emplace(rel->index, std::move(slot));
     max_in_flight_ = std::max(max_in_flight_, trackers_.size());
@@ -130,6 +136,11 @@ void RunController::complete(std::uint64_t index, TimePoint t) {
   // A server may echo the API key back in an error: it never reaches any output.
   rec.error_message = redact(std::move(rec.error_message), cfg_.api_key);
   acc_.add(rec, tracker.chunks());
+  if (sequential_ && sequential_->on_complete(it->second->ordinal, rec)) {
+    // Conclusive: stop issuing; what is in flight completes and is measured, as after the last
+    // request of a --num-requests run.
+    pacer_.stop();
+  }
   if (cfg_.warmup.automatic) {
     const auto& c = tracker.chunks();
     chunks_.emplace_back(c.begin(), c.end());
@@ -260,11 +271,16 @@ analysis::ValidityOptions RunController::validity_options() const {
   return o;
 }
 
-analysis::RunMetrics RunController::metrics(std::optional<double> client_core_share) const {
+analysis::LatencyView RunController::verdict_view() const {
   // Open-loop load (server, or a plan with rate stages) is judged in the response-time view.
   bool server = cfg_.kind == ScenarioKind::kServer;
   for (const auto& st : cfg_.arrivals.stages) server = server || (cfg_.kind == ScenarioKind::kStages && !st.concurrency);
-  const auto view = server ? analysis::LatencyView::kResponse : analysis::LatencyView::kService;
+  return server ? analysis::LatencyView::kResponse : analysis::LatencyView::kService;
+}
+
+analysis::RunMetrics RunController::metrics(std::optional<double> client_core_share) const {
+  const auto view = verdict_view();
+  const bool server = view == analysis::LatencyView::kResponse;
   settle();
   const analysis::MetricsAccumulator& acc = auto_acc_ ? *auto_acc_ : acc_;
   analysis::ValidityOptions vo = validity_options();

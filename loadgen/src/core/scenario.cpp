@@ -1,5 +1,7 @@
 #include "llmload/loadgen/scenario.hpp"
 
+#include "llmload/analysis/sequential_slo.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -143,7 +145,7 @@ void validate_phases(const ScenarioConfig& c, std::int64_t max_requests) {
 }  // namespace
 
 std::int64_t default_num_requests(const std::optional<analysis::SloSpec>& slo) {
-  constexpr std::int64_t kBase = 1000;  // p99 from >= 1,000 samples: not low-confidence (vLLM: 1,000 prompts)
+  constexpr std::int64_t kBase = analysis::kConfidentP99Samples;  // a p99 that is not low-confidence
   if (!slo || slo->empty()) return kBase;
   // Enough for the SLO's early-stopping PASS even when half the allowed share of requests
   // exceed a bound (at p99: 0.5% of them), so a passing server gets a conclusive PASS.
@@ -294,9 +296,20 @@ void ScenarioConfig::validate() {
   }
   // Stages set the run's length themselves; a trace's length is its own.
   if (!num_requests && !duration && kind != ScenarioKind::kStages && !timed_arrivals) {
-    num_requests = default_num_requests(slo);
+    // --slo and no size: run until the verdict is conclusive, unless the run's length is fixed
+    // otherwise (offline releases everything at once; shards and minimums set their own).
+    sequential = slo && !slo->empty() && kind != ScenarioKind::kOffline && !shard.sharded() && !shard.count_given &&
+                 !min_requests && !min_duration;
+    if (sequential) {
+      num_requests = analysis::SequentialSlo::first_look_size(*slo);
+      sequential_cap = *num_requests << (kSequentialMaxLooks - 1);
+      if (!max_duration) max_duration = (warmup.by_time() ? warmup.duration : Nanos(0)) + kSequentialMaxDuration;
+    } else {
+      num_requests = default_num_requests(slo);
+    }
   }
-  if (warmup.requests > kMaxRequests || (num_requests && *num_requests > kMaxRequests - warmup.requests)) {
+  if (warmup.requests > kMaxRequests || (num_requests && *num_requests > kMaxRequests - warmup.requests) ||
+      sequential_cap > kMaxRequests - warmup.requests) {
     throw ConfigError(fmt::format("--num-requests plus --warmup requests must stay below {}: split the run",
                                   kMaxRequests));
   }

@@ -1,7 +1,8 @@
 // Phases, minimums and validity with the real binaries over loopback: `--warmup auto` cuts the
 // ramp-up of a run and says how in result.json and requests.jsonl; --min-requests and
 // --min-duration keep a run issuing past its count; --max-duration stops it first; a server that
-// answers with errors makes the run INVALID with the reasons named.
+// answers with errors makes the run INVALID with the reasons named; a run sized by its SLO stops
+// when its verdict is conclusive.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -113,6 +114,73 @@ TEST(Phases, MinimumRequestsContinueAnOpenLoopSchedule) {
   EXPECT_TRUE(out.result["minimums"]["met"].get<bool>());
   EXPECT_FALSE(has(codes(out.result), "requests_below_minimum"));
   EXPECT_FALSE(has(codes(out.result), "too_few_samples"));
+}
+
+// --slo with no size: the run issues until the verdict is conclusive (docs/statistics.md,
+// "Sequential stopping"). A server far within its bound PASSes at the first look; one far over
+// it FAILs there; a run bounded before its first look says it is not conclusive.
+TEST(Phases, AnSloSizedRunStopsWhenItsVerdictIsConclusive) {
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "5ms", "--itl", "1ms"});
+  TempDir dir;
+  auto out = run_llmload(dir, {"--base-url", server.base_url, "--scenario", "server", "--request-rate", "300",
+                               "--slo", "ttft:2s", "--fail-on-slo", "--input-tokens", "8", "--output-tokens", "4"},
+                         {}, 120s);
+  ASSERT_EQ(out.proc.exit_code, 0) << out.proc.err;
+  const json& r = out.result;
+  ASSERT_TRUE(r["sequential"].is_object()) << r.dump(2).substr(0, 2000);
+  EXPECT_TRUE(r["sequential"]["conclusive"].get<bool>());
+  ASSERT_EQ(r["sequential"]["looks"].size(), 1u) << r["sequential"].dump(2);
+  const auto n0 = r["sequential"]["looks"][0]["n"].get<std::int64_t>();
+  EXPECT_EQ(r["sequential"]["looks"][0]["decision"], "PASS");
+  // Issuing stopped at the look; what was in flight then is measured too.
+  EXPECT_GE(r["requests"]["in_window"].get<std::int64_t>(), n0);
+  EXPECT_LT(r["requests"]["in_window"].get<std::int64_t>(), n0 + 100);
+  EXPECT_EQ(r["slo"]["verdict"], "PASS");
+  EXPECT_NE(out.proc.out.find("SLO-sized run: conclusive (PASS)"), std::string::npos) << out.proc.out;
+}
+
+TEST(Phases, AnSloSizedRunFailsAClearlySlowServerAtTheFirstLook) {
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "30ms", "--itl", "1ms"});
+  TempDir dir;
+  auto out = run_llmload(dir, {"--base-url", server.base_url, "--scenario", "concurrency", "--concurrency", "16",
+                               "--slo", "ttft:10ms", "--fail-on-slo", "--input-tokens", "8", "--output-tokens", "4"},
+                         {}, 120s);
+  EXPECT_EQ(out.proc.exit_code, 3) << out.proc.err;
+  const json& r = out.result;
+  ASSERT_TRUE(r["sequential"].is_object());
+  EXPECT_TRUE(r["sequential"]["conclusive"].get<bool>());
+  ASSERT_EQ(r["sequential"]["looks"].size(), 1u);
+  EXPECT_EQ(r["sequential"]["looks"][0]["decision"], "FAIL");
+  EXPECT_LE(r["requests"]["in_window"].get<std::int64_t>(), r["sequential"]["looks"][0]["n"].get<std::int64_t>() + 16);
+  EXPECT_EQ(r["slo"]["verdict"], "FAIL");
+}
+
+TEST(Phases, AnSloSizedRunCutByMaxDurationSaysItIsNotConclusive) {
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "5ms", "--itl", "1ms"});
+  TempDir dir;
+  auto out = run_llmload(dir, {"--base-url", server.base_url, "--scenario", "server", "--request-rate", "100",
+                               "--max-duration", "2s", "--slo", "ttft:2s", "--fail-on-slo", "--input-tokens", "8",
+                               "--output-tokens", "4"},
+                         {}, 60s);
+  EXPECT_EQ(out.proc.exit_code, 4) << out.proc.err;  // INCONCLUSIVE
+  const json& r = out.result;
+  ASSERT_TRUE(r["sequential"].is_object());
+  EXPECT_FALSE(r["sequential"]["conclusive"].get<bool>());
+  EXPECT_TRUE(r["sequential"]["looks"].empty());
+  EXPECT_TRUE(r["minimums"]["max_duration_reached"].get<bool>());
+  EXPECT_NE(out.proc.out.find("the SLO verdict is not conclusive"), std::string::npos) << out.proc.out;
+}
+
+// A size given, or no SLO: a fixed-size run, no sequential stopping.
+TEST(Phases, AGivenSizeIsNotSequential) {
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "5ms", "--itl", "1ms"});
+  TempDir dir;
+  auto out = run_llmload(dir, {"--base-url", server.base_url, "--scenario", "concurrency", "--concurrency", "8",
+                               "--num-requests", "120", "--slo", "ttft:2s", "--input-tokens", "8",
+                               "--output-tokens", "4"});
+  ASSERT_EQ(out.proc.exit_code, 0) << out.proc.err;
+  EXPECT_TRUE(out.result["sequential"].is_null());
+  EXPECT_EQ(out.result["requests"]["in_window"], 120);
 }
 
 // Scheduled sends spin the last --schedule-spin to their due time (default 100 us) or rely on the

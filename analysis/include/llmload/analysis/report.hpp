@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "llmload/analysis/sequential_slo.hpp"
+
 #include "llmload/analysis/request_record.hpp"
 #include "llmload/analysis/run_metrics.hpp"
 
@@ -19,6 +21,10 @@ namespace llmload::analysis {
 /// `slo`, `window` (with `warmup`: how its start was chosen), `errors`, `validity` (verdict and
 /// every reason), `minimums` and `stopped_early`; see docs/statistics.md section 2a.
 nlohmann::json metrics_json(const RunMetrics& m);
+
+/// A sequential (SLO-sized) run's stopping record, result.json `sequential`: conclusive, the
+/// verdict's view, the summary and every look (n, confidence, decision, detail).
+nlohmann::json sequential_json(const SequentialSlo& s);
 
 /// One line of requests.jsonl (times in ms from run start; null when missing).
 nlohmann::json record_json(const RequestRecord& r);

@@ -38,6 +38,17 @@ struct SloSpec {
 /// (alias e2el); optional percentile item "p99", "p99.9" or "p:99"). Throws SloParseError.
 SloSpec parse_slo(std::string_view text);
 
+/// Which bounds of an SLO a request exceeds in `view`: the one rule behind attainment, the
+/// verdicts and sequential stopping. A failed request exceeds every bound; a request without a
+/// first token exceeds TTFT and E2E bounds; one with fewer than 2 output tokens meets a TPOT bound.
+struct SloExceedance {
+  bool ttft = false;
+  bool tpot = false;
+  bool e2e = false;
+  bool any() const { return ttft || tpot || e2e; }
+};
+SloExceedance slo_exceedance(const RequestRecord& r, const SloSpec& slo, LatencyView view);
+
 /// Per-request attainment: true iff the request succeeded and each bounded metric is within its
 /// bound in the given view. A request with fewer than 2 output tokens passes a TPOT bound.
 bool meets_slo(const RequestRecord& r, const SloSpec& slo, LatencyView view);

@@ -10,6 +10,11 @@
 
 namespace llmload::analysis {
 
+/// Samples from which a reported p99 (p99.9) is not marked low-confidence: ten expected samples
+/// above it. Also the default size of a run (vLLM's benchmark: 1,000 prompts).
+inline constexpr std::int64_t kConfidentP99Samples = 1000;
+inline constexpr std::int64_t kConfidentP999Samples = 10000;
+
 /// P[X <= k] for X ~ Binomial(n, p): 0 for k < 0, 1 for k >= n. Sums the smaller tail of
 /// probability masses computed by Loader's saddle-point method (relative error ~1e-14, no
 /// underflow trouble in log space); cost O(sqrt(n p (1-p))) terms. Requires n >= 0, p in [0, 1].

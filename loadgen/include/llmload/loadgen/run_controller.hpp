@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "llmload/analysis/run_metrics.hpp"
+#include "llmload/analysis/sequential_slo.hpp"
 #include "llmload/loadgen/pacer.hpp"
 #include "llmload/loadgen/request_builder.hpp"
 #include "llmload/loadgen/request_tracker.hpp"
@@ -46,6 +47,9 @@ class RunController {
   /// kept; the metrics carry it (`stopped_early`).
   void stop_early(std::string reason);
   const std::optional<std::string>& stopped_early() const { return stopped_early_; }
+  /// An SLO-sized run (cfg.sequential): its looks and whether its verdict became conclusive (the
+  /// run then stopped issuing and drained, like a run that reached its --num-requests); else null.
+  const analysis::SequentialSlo* sequential() const { return sequential_.get(); }
 
   /// Called after every completion (the driver re-polls and re-arms its timer).
   std::function<void()> on_progress;
@@ -66,6 +70,8 @@ class RunController {
   // The window as the pacer and the run's bounds give it, before any auto warmup.
   analysis::Window planned_window() const;
   analysis::ValidityOptions validity_options() const;
+  // The view the run's SLO verdict is judged in: response for open-loop load, else service.
+  analysis::LatencyView verdict_view() const;
   // --warmup auto, once finished(): detects the steady state, relabels the records before it and
   // recomputes the latency histograms (done once; the results are cached).
   void settle() const;
@@ -79,6 +85,8 @@ class RunController {
   bool interrupted_ = false;
   std::optional<std::string> stopped_early_;
   std::optional<TimePoint> stopped_at_;  // when stop_early() stopped the releases
+  std::unique_ptr<analysis::SequentialSlo> sequential_;
+  std::int64_t measured_released_ = 0;  // measured requests released so far (their ordinals)
   std::size_t max_in_flight_ = 0;
   std::map<std::uint64_t, std::unique_ptr<Slot>> trackers_;
   std::vector<std::unique_ptr<Slot>> graveyard_;  // completed slots, destroyed at the next poll

@@ -81,6 +81,12 @@ struct ScenarioConfig {
   std::optional<Nanos> min_duration;
   std::optional<std::int64_t> min_requests;
   std::optional<Nanos> max_duration;  // hard bound on the whole run (warmup included)
+  /// Sequential stopping, set by validate() for --slo with no size given (server, concurrency and
+  /// single-stream runs): the run issues until its SLO verdict is conclusive
+  /// (analysis/sequential_slo.hpp), at most `sequential_cap` measured requests and max_duration
+  /// (kSequentialMaxDuration unless given); num_requests holds the first look's size.
+  bool sequential = false;
+  std::int64_t sequential_cap = 0;
   /// Validity: a run whose failed fraction of measured requests is above this is INVALID.
   double max_error_rate = 0.05;
   /// Trials: independent repetitions of the whole run (new connections; seeds derived from
@@ -163,6 +169,11 @@ struct ScenarioConfig {
 /// from which a server exceeding a bound in half the allowed share of requests (0.5% at p99)
 /// still gets a conclusive early-stopping PASS.
 std::int64_t default_num_requests(const std::optional<analysis::SloSpec>& slo);
+
+/// The bound on a sequential run when --max-duration is not given (its warmup comes on top).
+inline constexpr Nanos kSequentialMaxDuration = std::chrono::minutes(10);
+/// A sequential run looks at most this many times (the sample doubles each look).
+inline constexpr int kSequentialMaxLooks = 7;
 
 /// Seeds derived from the base seed, separate for arrivals and for data (prompts).
 std::uint64_t arrival_seed(std::uint64_t base);
