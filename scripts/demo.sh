@@ -6,7 +6,8 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # Only what the two programs need: the test command (scripts/test.sh) installs and builds the rest.
 "$here/scripts/setup.sh" --demo
-LLMLOAD_BUILD_TARGETS="llmload llmload-server" "$here/scripts/build.sh" -DLLMLOAD_BUILD_TESTS=OFF -DLLMLOAD_BUILD_BENCH=OFF
+LLMLOAD_BUILD_TARGETS="llmload llmload-server" "$here/scripts/build.sh" -DLLMLOAD_BUILD_TESTS=OFF -DLLMLOAD_BUILD_BENCH=OFF \
+  -DLLMLOAD_UNITY_BUILD=ON
 bin="${LLMLOAD_BUILD_DIR:-$here/build}/bin"
 
 log="$(mktemp)"

@@ -1,4 +1,6 @@
 #include "llmload/analysis/artifact_merge.hpp"
+#include "numeric.hpp"
+#include "llmload/common/duration.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -17,7 +19,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::int64_t kHighestUs = 3'600'000'000;  // as MetricsAccumulator's histograms
 
 // Conditions every shard of one run shares: a difference is an error.
 constexpr const char* kMustMatch[] = {
@@ -88,7 +89,6 @@ double number_or(const json& j, double fallback) { return j.is_number() ? j.get<
 
 Nanos from_ms(double ms) { return Nanos(static_cast<std::int64_t>(std::llround(ms * 1e6))); }
 Nanos from_s(double s) { return Nanos(static_cast<std::int64_t>(std::llround(s * 1e9))); }
-double secs(Nanos d) { return static_cast<double>(d.count()) / 1e9; }
 
 ErrorClass error_class_from(std::string_view name) {
   static constexpr ErrorClass kAll[] = {ErrorClass::kNone,        ErrorClass::kConnect,          ErrorClass::kHttpStatus,
@@ -391,7 +391,7 @@ MergedArtifact merge_artifacts(const std::vector<ShardArtifact>& artifacts) {
   for (const auto& s : shards) {
     m.output_tokens_in_window += number_or(at_path(s.artifact->result, "tokens.output_tokens_arriving_in_window"), 0);
   }
-  const double len = secs(window.length());
+  const double len = to_seconds(window.length());
   if (len > 0) {
     m.output_throughput = m.output_tokens_in_window / len;
     m.total_token_throughput += m.output_tokens_in_window / len;  // finalize() counted the input tokens only
@@ -428,8 +428,8 @@ MergedArtifact merge_artifacts(const std::vector<ShardArtifact>& artifacts) {
       if (r.t_done && (!last || *r.t_done > *last)) last = r.t_done;
       if (!last_intended || r.t_intended > *last_intended) last_intended = r.t_intended;
     }
-    last_done[i] = last ? secs(*last) : 0;
-    drain[i] = last && last_intended ? secs(*last - *last_intended) : 0;
+    last_done[i] = last ? to_seconds(*last) : 0;
+    drain[i] = last && last_intended ? to_seconds(*last - *last_intended) : 0;
     if (shards[i].measured) measured_drains.push_back(drain[i]);
   }
   std::sort(measured_drains.begin(), measured_drains.end());

@@ -1,4 +1,5 @@
 #include "llmload/analysis/capacity.hpp"
+#include "numeric.hpp"
 
 #include <fmt/format.h>
 
@@ -13,9 +14,7 @@
 namespace llmload::analysis {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 double median(std::vector<double> v) {
   if (v.empty()) return kNaN;

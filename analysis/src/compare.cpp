@@ -1,4 +1,5 @@
 #include "llmload/analysis/compare.hpp"
+#include "numeric.hpp"
 
 #include <fmt/format.h>
 
@@ -15,10 +16,8 @@
 namespace llmload::analysis {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 struct Moments {
   double mean = kNaN;

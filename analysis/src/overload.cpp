@@ -1,4 +1,6 @@
 #include "llmload/analysis/overload.hpp"
+#include "numeric.hpp"
+#include "llmload/common/duration.hpp"
 
 #include <fmt/format.h>
 
@@ -10,11 +12,8 @@
 namespace llmload::analysis {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-double secs(Nanos d) { return static_cast<double>(d.count()) / 1e9; }
 
-nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 // Time-averaged requests in flight (t_send to t_done) per interval of [w0, w0 + n x dt).
 std::vector<double> in_flight_series(std::span<const RequestRecord> records, Nanos w0, Nanos w1, Nanos dt, std::size_t n) {
@@ -41,11 +40,11 @@ std::vector<double> in_flight_series(std::span<const RequestRecord> records, Nan
 OverloadCheck detect_overload(std::span<const RequestRecord> records, Nanos w0, Nanos w1,
                               std::span<const QueueSample> server_waiting, const OverloadOptions& o) {
   OverloadCheck c;
-  c.window_s = secs(w1 - w0);
+  c.window_s = to_seconds(w1 - w0);
   c.completion_ratio = c.mean_e2e_s = kNaN;
   const Nanos dt = std::max(o.min_interval, (w1 - w0) / static_cast<std::int64_t>(std::max<std::size_t>(o.intervals, 1)));
   const auto n = dt.count() > 0 ? static_cast<std::size_t>((w1 - w0) / dt) : 0;
-  c.interval_s = secs(dt);
+  c.interval_s = to_seconds(dt);
   SaturationOptions g;
   g.alpha = o.alpha;
   g.min_relative_rise = o.min_relative_rise;
@@ -63,7 +62,7 @@ OverloadCheck detect_overload(std::span<const RequestRecord> records, Nanos w0, 
     if (r.t_done && *r.t_done >= w0 && *r.t_done <= w1) ++c.completions;
     if (!r.warmup && r.in_window && r.ok()) {
       if (auto e = r.e2e()) {
-        e2e_sum += secs(*e);
+        e2e_sum += to_seconds(*e);
         ++e2e_n;
       }
     }
@@ -77,7 +76,7 @@ OverloadCheck detect_overload(std::span<const RequestRecord> records, Nanos w0, 
   if (!server_waiting.empty()) {
     std::vector<double> q;
     for (const auto& s : server_waiting) {
-      if (s.t_s >= secs(w0) && s.t_s <= secs(w1)) q.push_back(s.waiting);
+      if (s.t_s >= to_seconds(w0) && s.t_s <= to_seconds(w1)) q.push_back(s.waiting);
     }
     if (q.size() >= g.min_points) {
       c.server_waiting_checked = true;

@@ -1,4 +1,5 @@
 #include "llmload/analysis/prometheus.hpp"
+#include "numeric.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -15,7 +16,6 @@ namespace llmload::analysis::prom {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 bool is_blank(char c) { return c == ' ' || c == '\t'; }
 bool is_name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':'; }

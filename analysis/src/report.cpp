@@ -1,4 +1,6 @@
 #include "llmload/analysis/report.hpp"
+#include "numeric.hpp"
+#include "llmload/common/duration.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,7 +16,6 @@ using nlohmann::json;
 
 double ms(std::int64_t us) { return static_cast<double>(us) / 1e3; }
 double ms(Nanos d) { return static_cast<double>(d.count()) / 1e6; }
-double secs(Nanos d) { return static_cast<double>(d.count()) / 1e9; }
 
 json stats_json(const LatencyStats& s) {
   json j;
@@ -40,18 +41,18 @@ json opt_ms(const std::optional<Nanos>& v) { return v ? json(ms(*v)) : json(null
 json warmup_json(const Window& w) {
   json j = {{"method", w.warmup_method}};
   if (w.warmup_method == "requests") j["requests"] = w.warmup_requests;
-  if (w.warmup_method == "time") j["duration_s"] = secs(w.warmup_duration);
+  if (w.warmup_method == "time") j["duration_s"] = to_seconds(w.warmup_duration);
   if (w.detection) {
     json d = to_json(*w.detection);
     d["applied"] = w.detection->found;
     d["note"] = w.detection->found
                     ? "requests intended before start_s are warmup (requests.jsonl: warmup true, in_window false)"
                     : "no steady state found: the whole run is kept as the window";
-    const double last = w.drain_end ? secs(*w.drain_end) : secs(w.end);
+    const double last = w.drain_end ? to_seconds(*w.drain_end) : to_seconds(w.end);
     d["cooldown"] = {{"method", "end of issuing"},
-                     {"end_s", secs(w.end)},
+                     {"end_s", to_seconds(w.end)},
                      {"last_completion_s", w.drain_end ? json(last) : json(nullptr)},
-                     {"discarded_s", std::max(0.0, last - secs(w.end))},
+                     {"discarded_s", std::max(0.0, last - to_seconds(w.end))},
                      {"rule", "the window ends where issuing ended (the last measured request's intended time, or "
                               "the duration's end): the drain, while in-flight requests finish, is not in the "
                               "throughput; those requests' latencies are, by their intended times"}};
@@ -64,7 +65,7 @@ json warmup_json(const Window& w) {
 
 json metrics_json(const RunMetrics& m) {
   json j;
-  const double duration = secs(m.window.length());
+  const double duration = to_seconds(m.window.length());
   // vLLM `bench serve` compatible headline keys.
   j["completed"] = m.completed;
   j["failed"] = m.failed;
@@ -88,7 +89,7 @@ json metrics_json(const RunMetrics& m) {
   }
 
   // Richer nested data.
-  j["window"] = {{"start_s", secs(m.window.start)}, {"end_s", secs(m.window.end)}, {"length_s", duration},
+  j["window"] = {{"start_s", to_seconds(m.window.start)}, {"end_s", to_seconds(m.window.end)}, {"length_s", duration},
                  {"method", m.window.method}, {"warmup", warmup_json(m.window)}};
   j["requests"] = {{"issued", m.requests},       {"warmup", m.warmup},   {"in_window", m.in_window},
                    {"completed", m.completed},  {"failed", m.failed},  {"outside_window", m.outside_window},
@@ -130,9 +131,9 @@ json metrics_json(const RunMetrics& m) {
   }
   {
     const auto& mn = m.minimums;
-    j["minimums"] = {{"min_duration_s", mn.min_duration ? json(secs(*mn.min_duration)) : json(nullptr)},
+    j["minimums"] = {{"min_duration_s", mn.min_duration ? json(to_seconds(*mn.min_duration)) : json(nullptr)},
                      {"min_requests", mn.min_requests ? json(*mn.min_requests) : json(nullptr)},
-                     {"max_duration_s", mn.max_duration ? json(secs(*mn.max_duration)) : json(nullptr)},
+                     {"max_duration_s", mn.max_duration ? json(to_seconds(*mn.max_duration)) : json(nullptr)},
                      {"max_duration_reached", mn.max_duration_reached},
                      {"percentiles", mn.percentiles},
                      {"required_samples", mn.required_samples},
@@ -227,7 +228,7 @@ void write_latency_hlog(std::ostream& out, const RunMetrics& m, double start_epo
   w.write_legend();
   for (Metric metric : kAllMetrics) {
     auto h = m.histograms.at(metric);
-    w.write_interval(h, secs(m.window.start), secs(m.window.length()), metric_name(metric));
+    w.write_interval(h, to_seconds(m.window.start), to_seconds(m.window.length()), metric_name(metric));
   }
 }
 
@@ -246,7 +247,7 @@ std::string console_report(const RunMetrics& m, const std::string& title, const 
     line(fmt::format("{:<40}{:>12}", "Canceled by the early stop (not failed):", m.stopped_early_requests));
   }
   line(fmt::format("{:<40}{:>12}", "Warmup requests (discarded):", m.warmup));
-  line(fmt::format("{:<40}{:>12.3f}", "Measurement window (s):", secs(m.window.length())));
+  line(fmt::format("{:<40}{:>12.3f}", "Measurement window (s):", to_seconds(m.window.length())));
   line(fmt::format("{:<40}{:>12}", "Total input tokens:", m.total_input_tokens));
   line(fmt::format("{:<40}{:>12}", "Total output tokens:", m.total_output_tokens));
   line(fmt::format("{:<40}{:>12.2f}", "Request throughput (req/s):", m.request_throughput));
@@ -268,7 +269,7 @@ std::string console_report(const RunMetrics& m, const std::string& title, const 
     const auto& d = *m.window.detection;
     if (d.found) {
       line(fmt::format("Warmup auto (MSER-5, {:g} ms intervals): steady state from {:.3f} s, decided by '{}'",
-                       ms(d.interval), secs(d.start), d.summary.deciding_series));
+                       ms(d.interval), to_seconds(d.start), d.summary.deciding_series));
     } else {
       line(fmt::format("Warmup auto (MSER-5, {:g} ms intervals): no steady state found, the whole run is kept ({})",
                        ms(d.interval), d.summary.reason));

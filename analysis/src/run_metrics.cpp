@@ -1,4 +1,6 @@
 #include "llmload/analysis/run_metrics.hpp"
+#include "numeric.hpp"
+#include "llmload/common/duration.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,14 +13,8 @@
 namespace llmload::analysis {
 namespace {
 
-constexpr std::int64_t kHighestUs = 3'600'000'000;  // 1 hour: larger values are clamped
 
-std::int64_t to_us(Nanos v) {
-  const std::int64_t us = (v.count() + 500) / 1000;
-  return std::clamp<std::int64_t>(us, 0, kHighestUs);
-}
 
-double seconds(Nanos d) { return static_cast<double>(d.count()) / 1e9; }
 
 }  // namespace
 
@@ -211,7 +207,7 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
   RunMetrics m;
   m.window = window;
   m.open_loop = open_loop;
-  const double secs = seconds(window.length());
+  const double secs = to_seconds(window.length());
 
   // The throughput population (docs/metrics.md): successful requests completing in the window,
   // whenever they started (warmup included), as the token arrivals in the window count every
@@ -270,7 +266,7 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
     std::sort(intended.begin(), intended.end());
     auto rate = [](const std::vector<Nanos>& t) {
       if (t.size() < 2 || t.back() <= t.front()) return 0.0;
-      return static_cast<double>(t.size() - 1) / seconds(t.back() - t.front());
+      return static_cast<double>(t.size() - 1) / to_seconds(t.back() - t.front());
     };
     m.achieved_send_rate = rate(sends);
     m.intended_send_rate = rate(intended);

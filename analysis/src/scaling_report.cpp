@@ -1,4 +1,5 @@
 #include "llmload/analysis/scaling_report.hpp"
+#include "numeric.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,7 +15,6 @@ using nlohmann::json;
 namespace {
 
 
-json number_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 json opt_json(const std::optional<double>& v) { return v ? number_or_null(*v) : json(nullptr); }
 
 const json& at(const json& j, std::initializer_list<const char*> path) {

@@ -1,4 +1,5 @@
 #include "llmload/analysis/stage_metrics.hpp"
+#include "numeric.hpp"
 
 #include <algorithm>
 
@@ -9,7 +10,6 @@
 namespace llmload::analysis {
 namespace {
 
-constexpr std::int64_t kHighestUs = 3'600'000'000;  // as MetricsAccumulator's histograms
 
 struct Dist {
   HdrHistogram h{1, kHighestUs, 3};
@@ -72,8 +72,9 @@ std::vector<StageMetrics> stage_metrics(std::span<const RequestRecord> records, 
   return out;
 }
 
-nlohmann::json stages_json(const std::vector<StageMetrics>& stages) {
-  using json = nlohmann::json;
+using json = nlohmann::json;
+
+json stages_json(const std::vector<StageMetrics>& stages) {
   auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
   json out = json::array();
   for (const auto& s : stages) {

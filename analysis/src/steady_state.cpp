@@ -1,4 +1,5 @@
 #include "llmload/analysis/steady_state.hpp"
+#include "numeric.hpp"
 
 #include <fmt/format.h>
 
@@ -14,11 +15,9 @@
 namespace llmload::analysis {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr std::size_t kMinBatches = 10;
 
-nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 struct Batch {
   std::size_t start;  // first interval of the batch

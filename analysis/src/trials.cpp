@@ -1,4 +1,5 @@
 #include "llmload/analysis/trials.hpp"
+#include "numeric.hpp"
 
 #include <fmt/format.h>
 
@@ -13,10 +14,8 @@
 namespace llmload::analysis {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kLevel = 0.95;
 
-nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 }  // namespace
 

@@ -1,4 +1,6 @@
 #include "llmload/analysis/validity.hpp"
+#include "numeric.hpp"
+#include "llmload/common/duration.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -12,12 +14,9 @@
 namespace llmload::analysis {
 namespace {
 
-constexpr std::int64_t kHighestUs = 3'600'000'000;  // as MetricsAccumulator's histograms
 
-std::int64_t to_us(Nanos v) { return std::clamp<std::int64_t>((v.count() + 500) / 1000, 0, kHighestUs); }
-double seconds(Nanos d) { return static_cast<double>(d.count()) / 1e9; }
 
-std::string seconds_text(Nanos d) { return fmt::format("{:.3f} s", seconds(d)); }
+std::string seconds_text(Nanos d) { return fmt::format("{:.3f} s", to_seconds(d)); }
 
 // The schedule lag of the window's successful requests, as the accumulator records it: the
 // message reads it from the records, so a merge of shards (whose accumulator has no samples)

@@ -10,9 +10,6 @@
 namespace llmload::server {
 namespace {
 
-using ojson = nlohmann::ordered_json;
-
-std::string dump(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
 
 /// A generated token as a JSON string literal (tokens never need escaping; see mock_tokenizer).
 void append_quoted_token(std::string& out, std::int64_t k) {

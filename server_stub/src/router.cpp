@@ -12,7 +12,6 @@ namespace llmload::server {
 namespace {
 
 using nlohmann::json;
-using ojson = nlohmann::ordered_json;
 
 constexpr std::string_view kJson = "application/json";
 
@@ -76,8 +75,6 @@ void check_optional_model(const json& body, const ServerConfig& config) {
     check_model_served(it->get_ref<const std::string&>(), config);
   }
 }
-
-std::string dump(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
 
 json parse_body(std::string_view body) {
   try {

@@ -36,15 +36,15 @@
 #include <nlohmann/json.hpp>
 
 #include "llmload/analysis/html_report.hpp"
+#include "../numeric.hpp"
+#include "llmload/common/duration.hpp"
 
 namespace llmload::analysis::report_html {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-inline double secs(Nanos d) { return static_cast<double>(d.count()) / 1e9; }
 inline double ms_of(Nanos d) { return static_cast<double>(d.count()) / 1e6; }
 
 // ---------------------------------------------------------------------------------------------

@@ -107,7 +107,7 @@ std::vector<Chart> time_series_charts(const RunArtifact& a, double interval_s, c
   const bool discarded_start =
       ts.window_start_s && *ts.window_start_s > 0 &&
       std::any_of(a.records.begin(), a.records.end(),
-                  [&](const RequestRecord& r) { return r.warmup || secs(r.t_intended) < *ts.window_start_s - 1e-9; });
+                  [&](const RequestRecord& r) { return r.warmup || to_seconds(r.t_intended) < *ts.window_start_s - 1e-9; });
   const bool auto_warmup = str_at(a.result, {"window", "warmup", "method"}) == "auto";
   if (discarded_start) {
     bands.push_back({0, *ts.window_start_s, auto_warmup ? "auto warmup (discarded)" : "warmup (discarded)", false});
@@ -346,9 +346,9 @@ TimeSeries compute_time_series(const std::vector<RequestRecord>& records, const 
   TimeSeries ts;
   double end = 0;
   for (const auto& r : records) {
-    end = std::max(end, secs(r.t_intended));
+    end = std::max(end, to_seconds(r.t_intended));
     for (const auto* t : {&r.t_send, &r.t_first, &r.t_last, &r.t_done}) {
-      if (*t) end = std::max(end, secs(**t));
+      if (*t) end = std::max(end, to_seconds(**t));
     }
   }
   ts.end_s = end;
@@ -358,9 +358,9 @@ TimeSeries compute_time_series(const std::vector<RequestRecord>& records, const 
     std::optional<double> w0, w1;
     for (const auto& r : records) {
       if (r.warmup) continue;
-      const double ti = secs(r.t_intended);
+      const double ti = to_seconds(r.t_intended);
       if (!w0 || ti < *w0) w0 = ti;
-      if (r.t_done && (!w1 || secs(*r.t_done) > *w1)) w1 = secs(*r.t_done);
+      if (r.t_done && (!w1 || to_seconds(*r.t_done) > *w1)) w1 = to_seconds(*r.t_done);
     }
     if (!ts.window_start_s) ts.window_start_s = w0;
     if (!ts.window_end_s) ts.window_end_s = w1;
@@ -390,22 +390,22 @@ TimeSeries compute_time_series(const std::vector<RequestRecord>& records, const 
   std::vector<double> sends(n, 0), done(n, 0), errs(n, 0), tokens(n, 0), busy(n, 0);
   std::vector<std::vector<double>> ttft(n);
   for (const auto& r : records) {
-    if (r.t_send) ++sends[bin(secs(*r.t_send))];
-    if (r.t_done) ++(r.ok() ? done : errs)[bin(secs(*r.t_done))];
+    if (r.t_send) ++sends[bin(to_seconds(*r.t_send))];
+    if (r.t_done) ++(r.ok() ? done : errs)[bin(to_seconds(*r.t_done))];
     if (r.t_first) {
       const std::int64_t n_tok = r.output_tokens > 0 ? r.output_tokens : r.output_events;
-      const double first = secs(*r.t_first);
+      const double first = to_seconds(*r.t_first);
       if (n_tok > 0) {
         tokens[bin(first)] += 1;
-        if (n_tok > 1) spread(tokens, static_cast<double>(n_tok - 1), first, r.t_last ? secs(*r.t_last) : first);
+        if (n_tok > 1) spread(tokens, static_cast<double>(n_tok - 1), first, r.t_last ? to_seconds(*r.t_last) : first);
       }
       if (r.ok()) {
         if (auto t = r.ttft()) ttft[bin(first)].push_back(ms_of(*t));
       }
     }
     if (r.t_send) {
-      const double a = secs(*r.t_send);
-      const double b = r.t_done ? secs(*r.t_done) : (r.t_last ? secs(*r.t_last) : end);
+      const double a = to_seconds(*r.t_send);
+      const double b = r.t_done ? to_seconds(*r.t_done) : (r.t_last ? to_seconds(*r.t_last) : end);
       if (b > a) spread(busy, b - a, a, b);
     }
   }

@@ -1,6 +1,7 @@
 #include <utility>  // before Asio (Boost 1.74 + C++20)
 
 #include "llmload/loadgen/net/driver.hpp"
+#include "response_collector.hpp"
 
 #include <csignal>
 #include <functional>
@@ -129,29 +130,6 @@ void drive(asio::io_context& ioc, RunController& controller, const DriveOptions&
   controller.on_progress = nullptr;
 }
 
-namespace {
-
-// Collects a whole (small) response.
-class Collector final : public ResponseObserver {
- public:
-  void on_sent(TimePoint) override {}
-  void on_headers(TimePoint, int s, std::string_view) override { status = s; }
-  bool on_body(TimePoint, std::string_view bytes) override {
-    if (body.size() < (4u << 20)) body.append(bytes);
-    return true;
-  }
-  void on_complete(TimePoint, const TransportError& e) override {
-    error = e;
-    done = true;
-  }
-  int status = 0;
-  std::string body;
-  TransportError error;
-  bool done = false;
-};
-
-}  // namespace
-
 ModelsInfo probe_models(asio::io_context& ioc, Transport& transport, const std::string& base_url,
                         const std::string& base_path, const std::string& host_header, const std::string& api_key,
                         const std::vector<std::pair<std::string, std::string>>& headers) {
@@ -162,13 +140,13 @@ ModelsInfo probe_models(asio::io_context& ioc, Transport& transport, const std::
   req.headers.emplace_back("Accept", "application/json");
   if (!api_key.empty()) req.headers.emplace_back("Authorization", "Bearer " + api_key);
   for (const auto& h : headers) req.headers.push_back(h);
-  Collector c;
+  ResponseCollector c;
   transport.start(req, c);
   ioc.restart();
   ioc.run();
   const std::string tried = fmt::format("GET {}{}", base_url, "/v1/models");
-  if (!c.done || !c.error.ok()) {
-    const std::string why = c.done ? c.error.message : "no answer";
+  if (!c.complete || !c.error.ok()) {
+    const std::string why = c.complete ? c.error.message : "no answer";
     // TLS failures already say how to fix them.
     const bool tls_advice = why.find("--ca-cert") != std::string::npos || why.find("--insecure") != std::string::npos;
     throw ConfigError(fmt::format("cannot reach the endpoint ({}): {}{}", tried, why,
@@ -215,13 +193,13 @@ std::optional<std::int64_t> tokenize_count(asio::io_context& ioc, Transport& tra
   if (!target.api_key.empty()) req.headers.emplace_back("Authorization", "Bearer " + target.api_key);
   for (const auto& h : target.headers) req.headers.push_back(h);
   req.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  Collector c;
+  ResponseCollector c;
   transport.start(req, c);
   ioc.restart();
   ioc.run();
-  if (!c.done || !c.error.ok()) {
+  if (!c.complete || !c.error.ok()) {
     throw ConfigError(fmt::format("POST {}/tokenize failed: {}", target.base_path,
-                                  c.done ? c.error.message : "no answer"));
+                                  c.complete ? c.error.message : "no answer"));
   }
   if (c.status != 200) return std::nullopt;
   auto j = nlohmann::json::parse(c.body, nullptr, false);

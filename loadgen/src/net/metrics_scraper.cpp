@@ -1,6 +1,7 @@
 #include <utility>  // before Asio (Boost 1.74 + C++20)
 
 #include "llmload/loadgen/net/metrics_scraper.hpp"
+#include "response_collector.hpp"
 
 #include <atomic>
 #include <exception>
@@ -25,50 +26,6 @@ namespace {
 
 double seconds_of(TimePoint t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
 
-// Collects one (small) response; reports the end to `done` when set.
-class Collector final : public ResponseObserver {
- public:
-  explicit Collector(std::size_t max_body) : max_body_(max_body) {}
-  void reset() {
-    status = 0;
-    body.clear();
-    error = {};
-    complete = false;
-    overflow = false;
-    t_sent.reset();
-    t_headers.reset();
-  }
-  void on_sent(TimePoint t) override { t_sent = t; }
-  void on_headers(TimePoint t, int s, std::string_view) override {
-    t_headers = t;
-    status = s;
-  }
-  bool on_body(TimePoint, std::string_view bytes) override {
-    if (body.size() + bytes.size() > max_body_) {
-      overflow = true;
-      return false;
-    }
-    body.append(bytes);
-    return true;
-  }
-  void on_complete(TimePoint, const TransportError& e) override {
-    error = e;
-    complete = true;
-    if (done) done();
-  }
-
-  std::function<void()> done;
-  int status = 0;
-  std::string body;
-  TransportError error;
-  bool complete = false;
-  bool overflow = false;
-  std::optional<TimePoint> t_sent;
-  std::optional<TimePoint> t_headers;
-
- private:
-  std::size_t max_body_;
-};
 
 struct Fetched {
   std::optional<prom::Exposition> exposition;  // set on success
@@ -111,7 +68,7 @@ struct MetricsScraper::Impl {
   bool stopped = false;
 
   // Loop-thread state.
-  Collector collector;
+  ResponseCollector collector;
   TimePoint scrape_start{};
   TimePoint next_due{};
 
@@ -127,7 +84,7 @@ struct MetricsScraper::Impl {
   }
 
   // What a completed exchange gave.
-  Fetched finish(const Collector& c, TimePoint started_at) const {
+  Fetched finish(const ResponseCollector& c, TimePoint started_at) const {
     Fetched f;
     f.t = started_at;
     if (c.t_sent && c.t_headers) f.t = *c.t_sent + (*c.t_headers - *c.t_sent) / 2;

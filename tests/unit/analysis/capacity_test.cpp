@@ -2,6 +2,7 @@
 // integer concurrencies), a noisy one, scripted outliers, and every stopping reason.
 
 #include "llmload/analysis/capacity.hpp"
+#include "normal_rng.hpp"
 #include "llmload/analysis/stats.hpp"
 
 #include <gtest/gtest.h>
@@ -66,25 +67,7 @@ const CapacityPoint& point_at(const CapacityResult& r, double load) {
   throw std::runtime_error("no point at that load");
 }
 
-class Rng {  // splitmix64 + Box-Muller: identical on every standard library
- public:
-  explicit Rng(std::uint64_t seed) : state_(seed) {}
-  double normal() {
-    const double u1 = uniform();
-    const double u2 = uniform();
-    return std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
-  }
-
- private:
-  double uniform() {
-    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (static_cast<double>(z >> 11) + 0.5) / 9007199254740992.0;
-  }
-  std::uint64_t state_;
-};
+using Rng = llmload::testing::NormalRng;
 
 TEST(capacity, DeterministicRateCapacity) {
   CapacityOptions o;

@@ -2,6 +2,7 @@
 // (growth without bound) detector on stable, drifting and growing simulated series.
 
 #include "llmload/analysis/steady_state.hpp"
+#include "normal_rng.hpp"
 
 #include <gtest/gtest.h>
 
@@ -19,26 +20,7 @@ using namespace llmload::analysis;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// Deterministic normal variates (splitmix64 + Box-Muller): the same on every standard library.
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : state_(seed) {}
-  double uniform() {  // (0, 1)
-    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return (static_cast<double>(z >> 11) + 0.5) / 9007199254740992.0;
-  }
-  double normal() {
-    const double u1 = uniform();
-    const double u2 = uniform();
-    return std::sqrt(-2 * std::log(u1)) * std::cos(2 * std::numbers::pi * u2);
-  }
-
- private:
-  std::uint64_t state_;
-};
+using Rng = llmload::testing::NormalRng;
 
 // Each batch value repeated for 5 intervals, so the batch means are exactly `batches`.
 std::vector<double> expand(const std::vector<double>& batches) {

@@ -13,7 +13,7 @@ using testing::config_error;
 using testing::fixed_service;
 using testing::simulate;
 
-const TimePoint t0(500s);
+const TimePoint t0_cap(500s);
 
 TEST(ServerCap, NeverMoreThanTheCapInFlightAndIntendedTimesUnchanged) {
   ScenarioConfig cfg;
@@ -26,17 +26,17 @@ TEST(ServerCap, NeverMoreThanTheCapInFlightAndIntendedTimesUnchanged) {
   const Schedule uncapped = build_schedule(cfg);  // the cap never changes the schedule
   auto p = make_pacer(cfg);
   // 200 ms each at 100/s would need about 20 in flight: the cap binds all the time.
-  const auto r = simulate(*p, t0, fixed_service(200ms), t0 + 3600s);
+  const auto r = simulate(*p, t0_cap, fixed_service(200ms), t0_cap + 3600s);
   EXPECT_TRUE(r.exhausted);
   EXPECT_EQ(r.max_in_flight, 5);
   ASSERT_EQ(r.requests.size(), uncapped.arrivals.size());
   for (std::size_t i = 0; i < r.requests.size(); ++i) {
-    EXPECT_EQ(r.requests[i].rel.intended, t0 + uncapped.arrivals[i]) << i;
+    EXPECT_EQ(r.requests[i].rel.intended, t0_cap + uncapped.arrivals[i]) << i;
     EXPECT_GE(r.requests[i].sent, r.requests[i].rel.intended);
   }
   // The wait shows as schedule lag: the last request goes out long after its arrival.
   EXPECT_GT(r.requests.back().sent - r.requests.back().rel.intended, 30s);
-  EXPECT_EQ(p->window_start(), t0 + uncapped.arrivals.front());
+  EXPECT_EQ(p->window_start(), t0_cap + uncapped.arrivals.front());
 }
 
 TEST(ServerCap, ABindingCapReleasesOnlyOnCompletion) {
@@ -48,15 +48,15 @@ TEST(ServerCap, ABindingCapReleasesOnlyOnCompletion) {
   cfg.arrivals.process = "constant";
   cfg.validate();
   auto p = make_pacer(cfg);
-  p->begin(t0);
-  EXPECT_TRUE(p->next(t0 + 1s));
-  EXPECT_TRUE(p->next(t0 + 1s));
-  EXPECT_FALSE(p->next(t0 + 1s));
+  p->begin(t0_cap);
+  EXPECT_TRUE(p->next(t0_cap + 1s));
+  EXPECT_TRUE(p->next(t0_cap + 1s));
+  EXPECT_FALSE(p->next(t0_cap + 1s));
   EXPECT_FALSE(p->wake_time());  // only a completion can release more
-  p->on_complete(0, t0 + 2s);
-  const auto r = p->next(t0 + 2s);
+  p->on_complete(0, t0_cap + 2s);
+  const auto r = p->next(t0_cap + 2s);
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->intended, t0 + 3ms);  // its own arrival time, not the completion
+  EXPECT_EQ(r->intended, t0_cap + 3ms);  // its own arrival time, not the completion
 }
 
 TEST(TimedArrivals, UsedVerbatim) {
@@ -71,10 +71,10 @@ TEST(TimedArrivals, UsedVerbatim) {
   EXPECT_EQ(s.warmup_requests, 0);
 
   auto p = make_pacer(cfg, &trace);
-  const auto r = simulate(*p, t0, fixed_service(10ms), t0 + 60s);
+  const auto r = simulate(*p, t0_cap, fixed_service(10ms), t0_cap + 60s);
   EXPECT_TRUE(r.exhausted);
   ASSERT_EQ(r.requests.size(), trace.size());
-  for (std::size_t i = 0; i < trace.size(); ++i) EXPECT_EQ(r.requests[i].rel.intended, t0 + trace[i]);
+  for (std::size_t i = 0; i < trace.size(); ++i) EXPECT_EQ(r.requests[i].rel.intended, t0_cap + trace[i]);
 }
 
 TEST(TimedArrivals, WarmupByCountAndByTime) {
@@ -90,10 +90,10 @@ TEST(TimedArrivals, WarmupByCountAndByTime) {
   cfg.warmup = parse_warmup("1s");
   cfg.validate();
   auto p = make_pacer(cfg, &trace);
-  const auto r = simulate(*p, t0, fixed_service(1ms), t0 + 60s);
+  const auto r = simulate(*p, t0_cap, fixed_service(1ms), t0_cap + 60s);
   ASSERT_EQ(r.requests.size(), 6u);
   for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(r.requests[i].rel.warmup, i < 3) << i;
-  EXPECT_EQ(p->window_start(), t0 + 1s);
+  EXPECT_EQ(p->window_start(), t0_cap + 1s);
 }
 
 TEST(TimedArrivals, NumRequestsAndDurationCutTheMeasuredPart) {
@@ -136,10 +136,10 @@ TEST(TimedArrivals, HonourTheCap) {
   cfg.max_inflight = 4;
   cfg.validate();
   auto p = make_pacer(cfg, &trace);
-  const auto r = simulate(*p, t0, fixed_service(1s), t0 + 600s);
+  const auto r = simulate(*p, t0_cap, fixed_service(1s), t0_cap + 600s);
   EXPECT_EQ(r.max_in_flight, 4);
   EXPECT_EQ(r.requests.size(), 50u);
-  for (const auto& q : r.requests) EXPECT_EQ(q.rel.intended, t0);
+  for (const auto& q : r.requests) EXPECT_EQ(q.rel.intended, t0_cap);
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ using testing::fixed_service;
 using testing::simulate;
 using testing::SimResult;
 
-const TimePoint t0(2000s);
+const TimePoint t0_sessions(2000s);
 
 ScenarioConfig sessions(ScenarioKind kind, std::int64_t turns, Nanos think, std::optional<std::int64_t> n) {
   ScenarioConfig c;
@@ -59,7 +59,7 @@ TEST(Sessions, ConcurrencyHoldsNSessionsAndTurnsFollowCompletionPlusThink) {
   cfg.concurrency = 2;
   cfg.validate();
   auto p = make_pacer(cfg);
-  const auto r = simulate(*p, t0, fixed_service(100ms), t0 + 600s);
+  const auto r = simulate(*p, t0_sessions, fixed_service(100ms), t0_sessions + 600s);
   EXPECT_TRUE(r.exhausted);
   ASSERT_EQ(r.requests.size(), 30u);
   const auto by_session = check_sessions(r, 500ms, 3);
@@ -68,7 +68,7 @@ TEST(Sessions, ConcurrencyHoldsNSessionsAndTurnsFollowCompletionPlusThink) {
   for (const auto& [s, v] : by_session) {
     ASSERT_EQ(v.size(), 3u);
     if (s < 2) {
-      EXPECT_EQ(v[0]->rel.intended, t0);
+      EXPECT_EQ(v[0]->rel.intended, t0_sessions);
       continue;
     }
     // The session that started it: some session whose last turn completed at this intended time.
@@ -93,26 +93,26 @@ TEST(Sessions, IntendedIsCompletionPlusThinkEvenWhenTheDriverIsLate) {
   cfg.concurrency = 1;
   cfg.validate();
   auto p = make_pacer(cfg);
-  p->begin(t0);
-  const auto a = p->next(t0);
+  p->begin(t0_sessions);
+  const auto a = p->next(t0_sessions);
   ASSERT_TRUE(a);
   EXPECT_EQ(a->session, 0);
   EXPECT_EQ(a->turn, 0);
-  EXPECT_FALSE(p->next(t0));
-  p->on_complete(a->index, t0 + 1s);
-  EXPECT_EQ(p->wake_time(), t0 + 2s);  // the think time's end
-  EXPECT_FALSE(p->next(t0 + 1999ms));  // never before completion + think
-  const auto b = p->next(t0 + 5s);     // the driver wakes late
+  EXPECT_FALSE(p->next(t0_sessions));
+  p->on_complete(a->index, t0_sessions + 1s);
+  EXPECT_EQ(p->wake_time(), t0_sessions + 2s);  // the think time's end
+  EXPECT_FALSE(p->next(t0_sessions + 1999ms));  // never before completion + think
+  const auto b = p->next(t0_sessions + 5s);     // the driver wakes late
   ASSERT_TRUE(b);
-  EXPECT_EQ(b->intended, t0 + 2s);
+  EXPECT_EQ(b->intended, t0_sessions + 2s);
   EXPECT_EQ(b->session, 0);
   EXPECT_EQ(b->turn, 1);
-  p->on_complete(b->index, t0 + 6s);  // last turn: the slot starts session 1 at once
-  const auto c = p->next(t0 + 6s);
+  p->on_complete(b->index, t0_sessions + 6s);  // last turn: the slot starts session 1 at once
+  const auto c = p->next(t0_sessions + 6s);
   ASSERT_TRUE(c);
   EXPECT_EQ(c->session, 1);
   EXPECT_EQ(c->turn, 0);
-  EXPECT_EQ(c->intended, t0 + 6s);
+  EXPECT_EQ(c->intended, t0_sessions + 6s);
 }
 
 TEST(Sessions, WakeTimeIsTheEarliestThinkExpiry) {
@@ -120,18 +120,18 @@ TEST(Sessions, WakeTimeIsTheEarliestThinkExpiry) {
   cfg.concurrency = 3;
   cfg.validate();
   auto p = make_pacer(cfg);
-  p->begin(t0);
+  p->begin(t0_sessions);
   std::vector<Release> rs;
-  while (auto r = p->next(t0)) rs.push_back(*r);
+  while (auto r = p->next(t0_sessions)) rs.push_back(*r);
   ASSERT_EQ(rs.size(), 3u);
   EXPECT_FALSE(p->wake_time());
-  p->on_complete(rs[1].index, t0 + 3s);
-  p->on_complete(rs[0].index, t0 + 1s);  // completions need not come in time order
-  EXPECT_EQ(p->wake_time(), t0 + 3s);
-  const auto r = p->next(t0 + 3s);
+  p->on_complete(rs[1].index, t0_sessions + 3s);
+  p->on_complete(rs[0].index, t0_sessions + 1s);  // completions need not come in time order
+  EXPECT_EQ(p->wake_time(), t0_sessions + 3s);
+  const auto r = p->next(t0_sessions + 3s);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->session, rs[0].session);
-  EXPECT_EQ(p->wake_time(), t0 + 5s);
+  EXPECT_EQ(p->wake_time(), t0_sessions + 5s);
 }
 
 TEST(Sessions, ServerStartsSessionsAsTheArrivalProcess) {
@@ -141,7 +141,7 @@ TEST(Sessions, ServerStartsSessionsAsTheArrivalProcess) {
   cfg.arrivals.burstiness = 2;
   cfg.validate();
   auto p = make_pacer(cfg);
-  const auto r = simulate(*p, t0, fixed_service(50ms), t0 + 3600s);
+  const auto r = simulate(*p, t0_sessions, fixed_service(50ms), t0_sessions + 3600s);
   EXPECT_TRUE(r.exhausted);
   ASSERT_EQ(r.requests.size(), 900u);
   check_sessions(r, 200ms, 3);
@@ -149,7 +149,7 @@ TEST(Sessions, ServerStartsSessionsAsTheArrivalProcess) {
   std::int64_t n_starts = 0;
   for (const auto& q : r.requests) {
     if (q.rel.turn != 0) continue;
-    EXPECT_EQ(q.rel.intended, t0 + starts.next()) << "session " << q.rel.session;
+    EXPECT_EQ(q.rel.intended, t0_sessions + starts.next()) << "session " << q.rel.session;
     ++n_starts;
   }
   // 900 requests of 3 turns: 300 sessions, plus a few started near the end and cut short.
@@ -163,7 +163,7 @@ TEST(Sessions, ServerSessionsHonourTheCapForEveryTurn) {
   cfg.max_inflight = 3;
   cfg.validate();
   auto p = make_pacer(cfg);
-  const auto r = simulate(*p, t0, fixed_service(300ms), t0 + 3600s);
+  const auto r = simulate(*p, t0_sessions, fixed_service(300ms), t0_sessions + 3600s);
   EXPECT_TRUE(r.exhausted);
   EXPECT_EQ(r.max_in_flight, 3);
   EXPECT_EQ(r.requests.size(), 400u);
@@ -176,7 +176,7 @@ TEST(Sessions, TimedStartsFromATrace) {
   cfg.timed_arrivals = true;
   cfg.validate();
   auto p = make_pacer(cfg, &starts);
-  const auto r = simulate(*p, t0, fixed_service(100ms), t0 + 60s);
+  const auto r = simulate(*p, t0_sessions, fixed_service(100ms), t0_sessions + 60s);
   EXPECT_TRUE(r.exhausted);
   ASSERT_EQ(r.requests.size(), 6u);
   check_sessions(r, 1s, 2);
@@ -184,30 +184,30 @@ TEST(Sessions, TimedStartsFromATrace) {
   for (const auto& q : r.requests) {
     if (q.rel.turn == 0) firsts.push_back(q.rel.intended);
   }
-  EXPECT_EQ(firsts, (std::vector<TimePoint>{t0, t0 + 10ms, t0 + 2s}));
+  EXPECT_EQ(firsts, (std::vector<TimePoint>{t0_sessions, t0_sessions + 10ms, t0_sessions + 2s}));
 }
 
 TEST(Sessions, OfflineStartsEverySessionAtOnce) {
   auto cfg = sessions(ScenarioKind::kOffline, 3, 100ms, 10);
   cfg.validate();
   auto p = make_pacer(cfg);
-  p->begin(t0);
+  p->begin(t0_sessions);
   std::vector<Release> first;
-  while (auto r = p->next(t0)) first.push_back(*r);
+  while (auto r = p->next(t0_sessions)) first.push_back(*r);
   ASSERT_EQ(first.size(), 4u);  // ceil(10 / 3) sessions
   for (std::size_t i = 0; i < 4; ++i) {
     EXPECT_EQ(first[i].session, static_cast<std::int64_t>(i));
     EXPECT_EQ(first[i].turn, 0);
   }
   auto p2 = make_pacer(cfg);
-  const auto r = simulate(*p2, t0, fixed_service(1s), t0 + 60s);
+  const auto r = simulate(*p2, t0_sessions, fixed_service(1s), t0_sessions + 60s);
   EXPECT_EQ(r.requests.size(), 10u);  // the limit cuts the last sessions short
   check_sessions(r, 100ms, 3);
 
   cfg.max_inflight = 2;
   cfg.validate();
   auto p3 = make_pacer(cfg);
-  const auto capped = simulate(*p3, t0, fixed_service(1s), t0 + 60s);
+  const auto capped = simulate(*p3, t0_sessions, fixed_service(1s), t0_sessions + 60s);
   EXPECT_EQ(capped.max_in_flight, 2);
   EXPECT_EQ(capped.requests.size(), 10u);
 }
@@ -216,7 +216,7 @@ TEST(Sessions, SingleStreamRunsOneSessionAtATime) {
   auto cfg = sessions(ScenarioKind::kSingleStream, 2, 300ms, 8);
   cfg.validate();
   auto p = make_pacer(cfg);
-  const auto r = simulate(*p, t0, fixed_service(100ms), t0 + 60s);
+  const auto r = simulate(*p, t0_sessions, fixed_service(100ms), t0_sessions + 60s);
   ASSERT_EQ(r.requests.size(), 8u);
   EXPECT_EQ(r.max_in_flight, 1);
   for (std::size_t i = 0; i < r.requests.size(); ++i) {
@@ -224,7 +224,7 @@ TEST(Sessions, SingleStreamRunsOneSessionAtATime) {
     EXPECT_EQ(r.requests[i].rel.turn, static_cast<std::int64_t>(i % 2));
   }
   // Each session: 100 ms, think 300 ms, 100 ms; the next starts at once.
-  EXPECT_EQ(r.requests[2].rel.intended, t0 + 500ms);
+  EXPECT_EQ(r.requests[2].rel.intended, t0_sessions + 500ms);
 }
 
 TEST(Sessions, NumRequestsCountsRequestsAndCutsTheLastSession) {
@@ -232,7 +232,7 @@ TEST(Sessions, NumRequestsCountsRequestsAndCutsTheLastSession) {
   cfg.concurrency = 1;
   cfg.validate();
   auto p = make_pacer(cfg);
-  const auto r = simulate(*p, t0, fixed_service(10ms), t0 + 60s);
+  const auto r = simulate(*p, t0_sessions, fixed_service(10ms), t0_sessions + 60s);
   EXPECT_TRUE(r.exhausted);
   ASSERT_EQ(r.requests.size(), 6u);
   EXPECT_EQ(r.requests[5].rel.session, 1);
@@ -245,7 +245,7 @@ TEST(Sessions, WarmupCountsRequests) {
   cfg.warmup = parse_warmup("2");
   cfg.validate();
   auto p = make_pacer(cfg);
-  const auto r = simulate(*p, t0, fixed_service(10ms), t0 + 60s);
+  const auto r = simulate(*p, t0_sessions, fixed_service(10ms), t0_sessions + 60s);
   ASSERT_EQ(r.requests.size(), 7u);  // 2 warmup + 5 measured
   for (std::size_t i = 0; i < 7; ++i) EXPECT_EQ(r.requests[i].rel.warmup, i < 2) << i;
   EXPECT_EQ(p->window_start(), r.requests[2].rel.intended);
@@ -257,12 +257,12 @@ TEST(Sessions, NoTurnsAfterTheWindowEnds) {
   cfg.duration = 5s;
   cfg.validate();
   auto p = make_pacer(cfg);
-  const auto r = simulate(*p, t0, fixed_service(1s), t0 + 600s);
+  const auto r = simulate(*p, t0_sessions, fixed_service(1s), t0_sessions + 600s);
   EXPECT_TRUE(r.exhausted);
   // Turns at 0, 2 s, 4 s; the next would be intended at 6 s, past the window's end (5 s).
   ASSERT_EQ(r.requests.size(), 3u);
-  EXPECT_EQ(r.requests[2].rel.intended, t0 + 4s);
-  EXPECT_EQ(p->window_end(), t0 + 5s);
+  EXPECT_EQ(r.requests[2].rel.intended, t0_sessions + 4s);
+  EXPECT_EQ(p->window_end(), t0_sessions + 5s);
 
   // Open loop: no new session after the window either.
   auto srv = sessions(ScenarioKind::kServer, 2, 0ms, std::nullopt);
@@ -270,7 +270,7 @@ TEST(Sessions, NoTurnsAfterTheWindowEnds) {
   srv.duration = 3s;
   srv.validate();
   auto q = make_pacer(srv);
-  const auto rs = simulate(*q, t0, fixed_service(10ms), t0 + 600s);
+  const auto rs = simulate(*q, t0_sessions, fixed_service(10ms), t0_sessions + 600s);
   EXPECT_TRUE(rs.exhausted);
   ASSERT_TRUE(q->window_end());
   for (const auto& x : rs.requests) EXPECT_LT(x.rel.intended, *q->window_end());
@@ -284,7 +284,7 @@ TEST(Sessions, PlainRunsCarryNoSession) {
   cfg.num_requests = 4;
   cfg.validate();
   auto p = make_pacer(cfg);
-  const auto r = simulate(*p, t0, fixed_service(10ms), t0 + 60s);
+  const auto r = simulate(*p, t0_sessions, fixed_service(10ms), t0_sessions + 60s);
   for (const auto& q : r.requests) {
     EXPECT_EQ(q.rel.session, -1);
     EXPECT_EQ(q.rel.stage, -1);

@@ -16,7 +16,7 @@ using testing::fixed_service;
 using testing::simulate;
 using testing::SimResult;
 
-const TimePoint t0(1000s);
+const TimePoint t0_stages(1000s);
 
 ScenarioConfig staged(std::string_view plan, std::optional<std::int64_t> cap = std::nullopt,
                       std::string process = "poisson", std::uint64_t seed = 3) {
@@ -34,7 +34,7 @@ SimResult run(const ScenarioConfig& cfg, Nanos service, Pacer** out = nullptr) {
   static std::unique_ptr<Pacer> keep;
   keep = make_pacer(cfg);
   if (out) *out = keep.get();
-  return simulate(*keep, t0, fixed_service(service), t0 + 3600s);
+  return simulate(*keep, t0_stages, fixed_service(service), t0_stages + 3600s);
 }
 
 std::int64_t in_flight_at(const SimResult& r, TimePoint t) {
@@ -91,11 +91,11 @@ TEST(Stages, RateStagesReleaseAtTheirRates) {
     ASSERT_TRUE(q.rel.stage == 0 || q.rel.stage == 1);
     if (q.rel.stage == 0) {
       ++n0;
-      EXPECT_LT(q.rel.intended, t0 + 20s);
+      EXPECT_LT(q.rel.intended, t0_stages + 20s);
     } else {
       ++n1;
-      EXPECT_GE(q.rel.intended, t0 + 20s);
-      EXPECT_LT(q.rel.intended, t0 + 40s);
+      EXPECT_GE(q.rel.intended, t0_stages + 20s);
+      EXPECT_LT(q.rel.intended, t0_stages + 40s);
     }
     EXPECT_EQ(q.sent, q.rel.intended);  // the simulated driver is never late
     EXPECT_FALSE(q.rel.warmup);
@@ -111,18 +111,18 @@ TEST(Stages, ConcurrencyStageKeepsExactlyNInFlight) {
   EXPECT_EQ(r.max_in_flight, 8);
   // Completions at 0.1 s, 0.2 s, ... each release one more; those at exactly 10 s do not.
   EXPECT_EQ(r.requests.size(), 800u);
-  for (int k = 0; k < 100; ++k) EXPECT_EQ(in_flight_at(r, t0 + k * 100ms + 50ms), 8) << k;
+  for (int k = 0; k < 100; ++k) EXPECT_EQ(in_flight_at(r, t0_stages + k * 100ms + 50ms), 8) << k;
   std::int64_t at_start = 0;
   for (const auto& q : r.requests) {
     EXPECT_EQ(q.rel.stage, 0);
-    EXPECT_LT(q.rel.intended, t0 + 10s);
-    if (q.rel.intended == t0) ++at_start;
+    EXPECT_LT(q.rel.intended, t0_stages + 10s);
+    if (q.rel.intended == t0_stages) ++at_start;
   }
   EXPECT_EQ(at_start, 8);
   // Closed loop: a slot's next request is intended at the completion that freed it.
-  EXPECT_EQ(r.requests[8].rel.intended, t0 + 100ms);
-  EXPECT_EQ(p->window_start(), t0);
-  EXPECT_EQ(p->window_end(), t0 + 10s);
+  EXPECT_EQ(r.requests[8].rel.intended, t0_stages + 100ms);
+  EXPECT_EQ(p->window_start(), t0_stages);
+  EXPECT_EQ(p->window_end(), t0_stages + 10s);
 }
 
 TEST(Stages, BoundariesAreFixedEvenWhenAStageIsOverloaded) {
@@ -133,11 +133,11 @@ TEST(Stages, BoundariesAreFixedEvenWhenAStageIsOverloaded) {
   EXPECT_EQ(intended(fast), intended(slow));  // the schedule never depends on completions
   for (const auto& q : slow.requests) {
     if (q.rel.stage == 0) {
-      EXPECT_LT(q.rel.intended, t0 + 5s);
+      EXPECT_LT(q.rel.intended, t0_stages + 5s);
     } else {
       EXPECT_EQ(q.rel.stage, 1);
-      EXPECT_GE(q.rel.intended, t0 + 5s);
-      EXPECT_LT(q.rel.intended, t0 + 10s);
+      EXPECT_GE(q.rel.intended, t0_stages + 5s);
+      EXPECT_LT(q.rel.intended, t0_stages + 10s);
     }
   }
   EXPECT_GT(slow.max_in_flight, 400);
@@ -158,7 +158,7 @@ TEST(Stages, CapHoldsArrivalsButKeepsTheirIntendedTimesAndStages) {
   }
   EXPECT_TRUE(some_late);  // the wait shows as schedule lag
   // Stage-0 arrivals waiting for the cap go out after stage 0 has ended, still as stage 0.
-  EXPECT_GT(capped.requests.back().sent, t0 + 10s);
+  EXPECT_GT(capped.requests.back().sent, t0_stages + 10s);
 }
 
 TEST(Stages, ConcurrencyStageCountsRequestsStillInFlightFromTheStageBefore) {
@@ -168,17 +168,17 @@ TEST(Stages, ConcurrencyStageCountsRequestsStillInFlightFromTheStageBefore) {
   for (const auto& q : r.requests) {
     if (q.rel.stage != 1) continue;
     ++n1;
-    EXPECT_GE(q.rel.intended, t0 + 10s);
-    EXPECT_LT(q.rel.intended, t0 + 20s);
-    EXPECT_LE(in_flight_at(r, q.sent), 4) << "released at " << (q.sent - t0).count();
+    EXPECT_GE(q.rel.intended, t0_stages + 10s);
+    EXPECT_LT(q.rel.intended, t0_stages + 20s);
+    EXPECT_LE(in_flight_at(r, q.sent), 4) << "released at " << (q.sent - t0_stages).count();
   }
   EXPECT_GT(n1, 30);  // about 4 per second for 9 s
-  for (int s = 12; s < 20; ++s) EXPECT_EQ(in_flight_at(r, t0 + std::chrono::seconds(s) + 500ms), 4) << s;
+  for (int s = 12; s < 20; ++s) EXPECT_EQ(in_flight_at(r, t0_stages + std::chrono::seconds(s) + 500ms), 4) << s;
   for (const auto& q : r.requests) {
     if (q.rel.stage == 2) {
-      EXPECT_GE(q.rel.intended, t0 + 20s);
+      EXPECT_GE(q.rel.intended, t0_stages + 20s);
     }
-    EXPECT_LT(q.rel.intended, t0 + 30s);
+    EXPECT_LT(q.rel.intended, t0_stages + 30s);
   }
 }
 
@@ -189,16 +189,16 @@ TEST(Stages, SlotsOfAConcurrencyStageEndWithIt) {
   for (const auto& q : r.requests) {
     if (q.rel.stage == 0) {
       ++n0;
-      EXPECT_LT(q.rel.intended, t0 + 5s);
+      EXPECT_LT(q.rel.intended, t0_stages + 5s);
     } else {
-      EXPECT_GE(q.rel.intended, t0 + 5s);
+      EXPECT_GE(q.rel.intended, t0_stages + 5s);
     }
   }
   EXPECT_EQ(n0, 12);  // at 0, 2 s and 4 s; the completions at 6 s start nothing
   // Requests in flight at the boundary continue: those sent at 4 s complete at 6 s.
   std::int64_t stage0_in_flight = 0;
   for (const auto& q : r.requests) {
-    if (q.rel.stage == 0 && q.sent <= t0 + 5500ms && q.done && *q.done > t0 + 5500ms) ++stage0_in_flight;
+    if (q.rel.stage == 0 && q.sent <= t0_stages + 5500ms && q.done && *q.done > t0_stages + 5500ms) ++stage0_in_flight;
   }
   EXPECT_EQ(stage0_in_flight, 4);
   for (const auto& q : r.requests) EXPECT_TRUE(q.done.has_value());
@@ -210,13 +210,13 @@ TEST(Stages, RunEndsAfterTheLastStage) {
   EXPECT_TRUE(r.exhausted);
   EXPECT_EQ(r.requests.size(), 6u);  // at 0, 1 s, 2 s
   EXPECT_FALSE(p->wake_time());
-  EXPECT_FALSE(p->next(t0 + 100s));
+  EXPECT_FALSE(p->next(t0_stages + 100s));
 }
 
 TEST(Stages, ConstantProcessInARateStage) {
   const auto r = run(staged("rate:10@10s", std::nullopt, "constant"), 1ms);
   ASSERT_EQ(r.requests.size(), 99u);  // 0.1 s ... 9.9 s; 10 s is the next stage's
-  for (std::size_t i = 0; i < r.requests.size(); ++i) EXPECT_EQ(r.requests[i].rel.intended, t0 + (i + 1) * 100ms);
+  for (std::size_t i = 0; i < r.requests.size(); ++i) EXPECT_EQ(r.requests[i].rel.intended, t0_stages + (i + 1) * 100ms);
 }
 
 TEST(Stages, SameSeedSameStreamsOtherSeedOtherStreams) {
@@ -233,9 +233,9 @@ TEST(Stages, WarmupAppliesToTheStartOfTheRun) {
   cfg.validate();
   Pacer* p = nullptr;
   const auto r = run(cfg, 1ms, &p);
-  for (const auto& q : r.requests) EXPECT_EQ(q.rel.warmup, q.rel.intended < t0 + 2s);
-  EXPECT_EQ(p->window_start(), t0 + 2s);
-  EXPECT_EQ(p->window_end(), t0 + 8s);
+  for (const auto& q : r.requests) EXPECT_EQ(q.rel.warmup, q.rel.intended < t0_stages + 2s);
+  EXPECT_EQ(p->window_start(), t0_stages + 2s);
+  EXPECT_EQ(p->window_end(), t0_stages + 8s);
 
   auto by_count = staged("concurrency:1@2s");
   by_count.warmup = parse_warmup("10");
@@ -243,18 +243,18 @@ TEST(Stages, WarmupAppliesToTheStartOfTheRun) {
   const auto q = run(by_count, 100ms, &p);
   ASSERT_GT(q.requests.size(), 11u);
   for (std::size_t i = 0; i < q.requests.size(); ++i) EXPECT_EQ(q.requests[i].rel.warmup, i < 10) << i;
-  EXPECT_EQ(p->window_start(), t0 + 1s);
-  EXPECT_EQ(p->window_end(), t0 + 2s);
+  EXPECT_EQ(p->window_start(), t0_stages + 1s);
+  EXPECT_EQ(p->window_end(), t0_stages + 2s);
 }
 
 TEST(Stages, StopEndsTheRun) {
   auto p = make_pacer(staged("rate:100@10s"));
-  p->begin(t0);
-  while (p->next(t0 + 1s)) {
+  p->begin(t0_stages);
+  while (p->next(t0_stages + 1s)) {
   }
   p->stop();
   EXPECT_TRUE(p->exhausted());
-  EXPECT_FALSE(p->next(t0 + 5s));
+  EXPECT_FALSE(p->next(t0_stages + 5s));
   EXPECT_FALSE(p->wake_time());
 }
 

@@ -12,6 +12,7 @@
 #include "llmload/loadgen/config_error.hpp"
 #include "llmload/loadgen/request_builder.hpp"
 #include "llmload/loadgen/request_tracker.hpp"
+#include "decode_event.hpp"
 #include "llmload/loadgen/stream_decoder.hpp"
 #include "settings.hpp"
 
@@ -22,7 +23,7 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 using K = StreamUpdate::Kind;
 
-StreamUpdate dec(OpenAiStreamDecoder& d, const std::string& data) { return d.decode(SseEvent{"", data, ""}); }
+using testing::dec;
 
 json body_of(const HttpRequest& r) { return json::parse(r.body); }
 

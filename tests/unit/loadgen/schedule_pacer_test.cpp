@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "llmload/analysis/stats.hpp"
+#include "llmload/analysis/sequential_slo.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -183,14 +184,37 @@ TEST(Scenario, ValidationNamesTheFieldAndTheFix) {
   ScenarioConfig d;
   d.validate();
   EXPECT_EQ(d.num_requests, 1000) << "p99 from 1,000 samples: not low-confidence";
-  // With an SLO and no size: enough for a conclusive PASS at half the allowed exceedances.
+  EXPECT_FALSE(d.sequential);
+  // With an SLO and no size: sequential stopping from a first look of 1,000 (sequential_slo.hpp),
+  // bounded by 64 x that and, unless given, 10 minutes.
   ScenarioConfig with_slo;
   with_slo.slo = analysis::parse_slo("ttft:500ms,tpot:50ms");
   with_slo.validate();
-  ASSERT_TRUE(with_slo.num_requests);
-  const std::int64_t n = *with_slo.num_requests;
+  EXPECT_TRUE(with_slo.sequential);
+  EXPECT_EQ(with_slo.num_requests, analysis::SequentialSlo::first_look_size(*with_slo.slo));
+  EXPECT_EQ(with_slo.sequential_cap, 64 * *with_slo.num_requests);
+  EXPECT_EQ(with_slo.max_duration, kSequentialMaxDuration);
+  EXPECT_EQ(run_limits(with_slo).min_requests, with_slo.sequential_cap);
+  // Offline releases everything at once: a fixed size, enough for a conclusive PASS at half the
+  // allowed exceedances.
+  ScenarioConfig offline = with_slo;
+  offline.kind = ScenarioKind::kOffline;
+  offline.sequential = false;
+  offline.num_requests.reset();
+  offline.max_duration.reset();
+  offline.validate();
+  EXPECT_FALSE(offline.sequential);
+  ASSERT_TRUE(offline.num_requests);
+  const std::int64_t n = *offline.num_requests;
   EXPECT_LE(analysis::early_stopping_min_requests(n / 200, 0.99, 0.99), n);
   EXPECT_GT(analysis::early_stopping_min_requests((n - 100) / 200, 0.99, 0.99), n - 100);
+  // A size given: not sequential.
+  ScenarioConfig sized = ScenarioConfig{};
+  sized.slo = with_slo.slo;
+  sized.num_requests = 300;
+  sized.validate();
+  EXPECT_FALSE(sized.sequential);
+  EXPECT_EQ(sized.num_requests, 300);
 }
 
 // ---- minimums and the hard maximum ----

@@ -1,3 +1,4 @@
+#include "decode_event.hpp"
 #include "llmload/loadgen/stream_decoder.hpp"
 
 #include <gtest/gtest.h>
@@ -7,7 +8,7 @@ namespace {
 
 using K = StreamUpdate::Kind;
 
-StreamUpdate dec(OpenAiStreamDecoder& d, const std::string& data) { return d.decode(SseEvent{"", data, ""}); }
+using testing::dec;
 
 TEST(StreamDecoder, ChatRoleOnlyChunkIsNotOutput) {
   OpenAiStreamDecoder d(ApiKind::kChat);

@@ -7,3 +7,15 @@
 #pragma GCC diagnostic ignored "-Wnull-dereference"
 #include <nlohmann/json.hpp>
 #pragma GCC diagnostic pop
+
+#include <string>
+
+namespace llmload::server {
+
+/// Field order as written: the server's replies keep OpenAI's key order.
+using ojson = nlohmann::ordered_json;
+
+/// A reply body: compact, invalid UTF-8 replaced rather than thrown on.
+inline std::string dump(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
+
+}  // namespace llmload::server
