@@ -25,4 +25,5 @@ done
 [ -n "$url" ] || { echo "demo: llmload-server did not report its address" >&2; exit 1; }
 echo "demo: llmload-server listening on $url"
 
-"$bin/llmload" run --scenario-file "$here/scenarios/demo.yaml" --base-url "$url" --output "$here/out/demo" "$@"
+# out/demo is the demo's own directory: each demo run replaces the last one's results.
+"$bin/llmload" run --scenario-file "$here/scenarios/demo.yaml" --base-url "$url" --output "$here/out/demo" --overwrite "$@"

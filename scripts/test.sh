@@ -14,7 +14,6 @@ test_jobs="${LLMLOAD_TEST_JOBS:-2}"
 fuzz_seconds="${LLMLOAD_FUZZ_SECONDS:-8}"
 stamp() { printf '\n=== [%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
 # Totals over every stage, printed as the closing line.
 summary() {
   local n
@@ -32,24 +31,69 @@ stamp "release build (gcc)"
 "$here/scripts/build.sh" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" -DLLMLOAD_BUILD_TESTS=ON -DLLMLOAD_BUILD_BENCH=ON \
   -DLLMLOAD_UNITY_BUILD=ON
 build="${LLMLOAD_BUILD_DIR:-$here/build}"
-stamp "tests: release build"
-ctest --test-dir "$build" --output-on-failure -j "$test_jobs" --timeout 600 | tee -a "$log"
-
-if [ "${LLMLOAD_SANITIZERS:-1}" = "0" ]; then
-  echo "test.sh: sanitizer and fuzzing stages skipped (LLMLOAD_SANITIZERS=0)"
-  summary
-  exit 0
-fi
-
+sanitizers="${LLMLOAD_SANITIZERS:-1}"
 san_flags=(-G Ninja -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" -DLLMLOAD_ENABLE_CUDA=OFF
            -DLLMLOAD_BUILD_BENCH=OFF -DLLMLOAD_UNITY_BUILD=ON)
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 
-stamp "ASan+UBSan build with fuzz targets (clang)"
-CC=clang CXX=clang++ cmake -S "$here" -B "$here/build-asan" "${san_flags[@]}" \
-  -DLLMLOAD_SANITIZE=address,undefined -DLLMLOAD_FUZZ=ON >/dev/null
-cmake --build "$here/build-asan" -j "$jobs"
+# The sanitizer builds compile in the background, at the lowest CPU priority (nice 19), while the
+# tests before them run: the tests mostly wait on sockets and timers (under one of the two cores),
+# and a nice-19 compile gives the CPU back to them at once (docs/testing.md, "Build time"). Each
+# build is its own process group, stopped with the script.
+bg_pids=()
+bg_logs=()
+cleanup() {
+  for p in "${bg_pids[@]}"; do kill -- "-$p" 2>/dev/null || true; done
+  rm -f "$log" "${bg_logs[@]}"
+}
+trap cleanup EXIT
+# background_build NAME CMAKE-CONFIGURE-ARGS... -- BUILD-ARGS...: starts it; its pid is ${bg_pids[-1]}.
+background_build() {
+  local name="$1" out
+  shift
+  local conf=() bld=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do conf+=("$1"); shift; done
+  shift
+  bld=("$@")
+  out="$(mktemp)"
+  bg_logs+=("$out")
+  setsid bash -c 'CC=clang CXX=clang++ cmake "${@:2:$1}" >/dev/null && nice -n 19 cmake --build "${@:$(($1 + 2))}"' \
+    _ "${#conf[@]}" "${conf[@]}" "${bld[@]}" >"$out" 2>&1 &
+  bg_pids+=($!)
+  echo "test.sh: $name: building in the background (log: $out)"
+}
+# wait_build INDEX NAME: waits for background build INDEX; on failure prints its log and stops.
+wait_build() {
+  if ! wait "${bg_pids[$1]}"; then
+    cat "${bg_logs[$1]}"
+    echo "test.sh: the $2 build failed" >&2
+    exit 1
+  fi
+  tail -n 2 "${bg_logs[$1]}"
+}
+
+if [ "$sanitizers" != "0" ]; then
+  stamp "ASan+UBSan build with fuzz targets (clang), in the background"
+  background_build "ASan+UBSan" -S "$here" -B "$here/build-asan" "${san_flags[@]}" -DLLMLOAD_SANITIZE=address,undefined \
+    -DLLMLOAD_FUZZ=ON -- "$here/build-asan" -j "$jobs"
+fi
+
+stamp "tests: release build"
+ctest --test-dir "$build" --output-on-failure -j "$test_jobs" --timeout 600 | tee -a "$log"
+
+if [ "$sanitizers" = "0" ]; then
+  echo "test.sh: sanitizer and fuzzing stages skipped (LLMLOAD_SANITIZERS=0)"
+  summary
+  exit 0
+fi
+
+stamp "ASan+UBSan build: waiting for it to finish"
+wait_build 0 "ASan+UBSan"
+stamp "TSan build of the multi-threaded server (clang), in the background"
+background_build "TSan" -S "$here" -B "$here/build-tsan" "${san_flags[@]}" -DLLMLOAD_SANITIZE=thread -- \
+  "$here/build-tsan" -j "$jobs" --target llmload-server llmload_server_integration_tests llmload_engine_unit_tests \
+  llmload_server_metrics_tests
 stamp "tests: ASan+UBSan (including fuzz corpus replays)"
 # Release stage only: the documented examples (Examples.*: minutes of load, no code of their own)
 # and the long statistical tests, which re-run for minutes the code shorter tests cover here
@@ -61,10 +105,8 @@ ctest --test-dir "$here/build-asan" --output-on-failure -j "$test_jobs" --timeou
 stamp "fuzzing: ${fuzz_seconds}s per target"
 "$here/scripts/fuzz.sh" "$here/build-asan" "$fuzz_seconds"
 
-stamp "TSan build of the multi-threaded server (clang)"
-CC=clang CXX=clang++ cmake -S "$here" -B "$here/build-tsan" "${san_flags[@]}" -DLLMLOAD_SANITIZE=thread >/dev/null
-cmake --build "$here/build-tsan" -j "$jobs" --target llmload-server llmload_server_integration_tests \
-  llmload_engine_unit_tests llmload_server_metrics_tests
+stamp "TSan build: waiting for it to finish"
+wait_build 1 "TSan"
 stamp "tests: TSan (server, engine thread, metrics registry)"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1${LLMLOAD_TSAN_SUPPRESSIONS:+:suppressions=$LLMLOAD_TSAN_SUPPRESSIONS}"
 "$here/build-tsan/bin/llmload_server_integration_tests" | tee -a "$log"

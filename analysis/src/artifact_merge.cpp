@@ -95,7 +95,8 @@ ErrorClass error_class_from(std::string_view name) {
                                         ErrorClass::kStreamError, ErrorClass::kProtocol,         ErrorClass::kTimeout,
                                         ErrorClass::kIdleTimeout, ErrorClass::kIncomplete,       ErrorClass::kNoOutput,
                                         ErrorClass::kCanceled,    ErrorClass::kConnectTimeout,   ErrorClass::kFirstTokenTimeout,
-                                        ErrorClass::kInterTokenTimeout, ErrorClass::kStoppedEarly};
+                                        ErrorClass::kInterTokenTimeout, ErrorClass::kStoppedEarly,
+                                        ErrorClass::kOutputOverflow};
   for (ErrorClass e : kAll) {
     if (to_string(e) == name) return e;
   }

@@ -117,23 +117,8 @@ std::optional<Probe> CapacitySearch::decide() {
   std::optional<Probe> probe;
   if (points_.empty()) {
     probe = Probe{opt_.start, opt_.trials, false, 0, "ramp"};
-  } else if (b.fail && b.fail->verdict == Verdict::kInconclusive) {
+  } else if (b.fail && b.fail->verdict == Verdict::kInconclusive && b.fail->extensions < opt_.max_extensions) {
     // Not a FAIL: probe it again bigger (its inconclusive trials are replaced), up to the bound.
-    if (b.fail->extensions >= opt_.max_extensions) {
-      stop_ = CapacityStop::kInconclusive;
-      const std::string& last = b.fail->trials.back().note;
-      explanation_ = fmt::format(
-          "load {} stayed INCONCLUSIVE after {} bigger probes (last: {}): {}", load_text(b.fail->load),
-          b.fail->extensions, last.empty() ? std::string("INCONCLUSIVE") : last,
-          b.pass ? fmt::format("the capacity is at least {}, its upper bound unknown", load_text(b.pass->load))
-                 : std::string("no load passed"));
-      if (last.find("schedule_lag") != std::string::npos) {
-        explanation_ += " (the client fell behind its schedule: run llmload on a less busy machine or shard the load)";
-      } else {
-        explanation_ += " (make the probes longer: --duration, --capacity-min-window)";
-      }
-      return std::nullopt;
-    }
     probe = Probe{b.fail->load, std::max<std::size_t>(b.fail->inconclusive, 1),
                   b.fail->trials.size() >= opt_.trials_near_boundary, b.fail->extensions + 1, "extend inconclusive"};
   } else if (!b.fail) {
@@ -285,7 +270,13 @@ void CapacitySearch::describe_answer(CapacityResult& r, const Bracket& b) const 
       if (!b.pass || !b.fail) {
         r.invalid_reasons.push_back("the probe budget ran out before a bracket [pass, fail] was found");
       } else if (b.fail->verdict != Verdict::kFail) {
-        r.invalid_reasons.push_back("the lowest non-passing load is INCONCLUSIVE, not a FAIL");
+        // Still INCONCLUSIVE after its bigger probes: the SLO could not be shown to hold there,
+        // so the highest PASS is the capacity that can be shown, with low confidence in the bracket.
+        r.valid = true;
+        r.confidence = "low";
+        r.notes.push_back(fmt::format("the lowest non-passing load, {}, stayed INCONCLUSIVE after {} bigger probes "
+                                      "(its percentile is too close to the bound to tell), not a FAIL",
+                                      load_text(b.fail->load), b.fail->extensions));
       } else {
         r.valid = true;
         const bool unanimous = b.pass->passes == counted(b.pass) && b.fail->fails == counted(b.fail);
@@ -338,6 +329,7 @@ nlohmann::json to_json(const CapacityResult& r) {
           {"relative_width", number_or_null(r.relative_width)},
           {"valid", r.valid},
           {"invalid_reasons", r.invalid_reasons},
+          {"notes", r.notes},
           {"confidence", r.confidence},
           {"bounded_by", r.bounded_by},
           {"points", std::move(points)},

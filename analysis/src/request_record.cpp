@@ -18,6 +18,7 @@ std::string_view to_string(ErrorClass e) {
     case ErrorClass::kFirstTokenTimeout: return "first_token_timeout";
     case ErrorClass::kInterTokenTimeout: return "inter_token_timeout";
     case ErrorClass::kStoppedEarly: return "stopped_early";
+    case ErrorClass::kOutputOverflow: return "output_overflow";
   }
   return "unknown";
 }

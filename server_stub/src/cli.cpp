@@ -153,8 +153,9 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
                  "reset@TOKEN, stall=DURATION@TOKEN, malformed@TOKEN, slow-first-byte=DURATION (repeatable; per "
                  "request: header X-Llmload-Fault: SPEC)")
       ->allow_extra_args(false);
-  app.add_option("--api-key", cfg.api_key,
-                 "Require 'Authorization: Bearer KEY' on /v1/* and /generate (also from $LLMLOAD_SERVER_API_KEY)");
+  auto* api_key_opt = app.add_option("--api-key", cfg.api_key,
+                                     "Require 'Authorization: Bearer KEY' on /v1/* and /generate (also from "
+                                     "$LLMLOAD_SERVER_API_KEY)");
   app.add_option("--api-key-file", api_key_file, "Read the API key from this file (first line)");
   app.add_option("--seed", cfg.latency.seed, "Seed of the jitter and of the response ids")->capture_default_str();
   app.add_option("--threads", cfg.io_threads, "Number of io threads")->capture_default_str()->check(CLI::Range(1, 256));
@@ -189,7 +190,7 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
   } catch (const CLI::ParseError& e) {
     std::ostringstream out;
     std::ostringstream err;
-    outcome.exit_code = app.exit(e, out, err);
+    outcome.exit_code = app.exit(e, out, err) == 0 ? 0 : 2;  // every parse error exits 2 (bad configuration)
     outcome.out = out.str();
     outcome.err = err.str();
     return outcome;
@@ -249,6 +250,11 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
     } catch (const FaultSpecError& e) {
       return usage_error(fmt::format("--fault {}: {}", flag, e.what()));
     }
+  }
+  // An empty key would silently turn authentication off.
+  if (api_key_opt->count() > 0 && cfg.api_key.empty()) {
+    return usage_error("--api-key was given an empty value: give the key, or leave the flag out to serve without "
+                       "authentication");
   }
   if (!api_key_file.empty()) {
     std::ifstream in(api_key_file);

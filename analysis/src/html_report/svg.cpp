@@ -103,12 +103,26 @@ bool chart_has_data(const Chart& c) {
   return false;
 }
 
-std::string render_chart(const Chart& c, const std::string& id) {
-  constexpr double W = 600, H = 306, L = 64, R = 18, T = 46, B = 44;
-  constexpr double pw = W - L - R, ph = H - T - B;
+namespace {
 
+// The plot's geometry: the SVG box, the plot area inside its margins, the data ranges on the axes
+// and the mapping of data to SVG coordinates.
+struct Frame {
+  static constexpr double W = 600, H = 306, L = 64, R = 18, T = 46, B = 44;
+  static constexpr double pw = W - L - R, ph = H - T - B;
+  double x0 = 0, x1 = 1, y0 = 0, y1 = 1, ystep = 1;
+  std::vector<const RefLine*> above;  // horizontal bounds far above the data: named, not drawn
+  double sx(double v) const { return L + (v - x0) / (x1 - x0) * pw; }
+  double sy(double v) const { return T + ph - (v - y0) / (y1 - y0) * ph; }
+};
+
+double value_at(const std::vector<double>& v, std::size_t i) { return i < v.size() ? v[i] : kNaN; }
+
+// The axes' ranges from the data, the whiskers, the reference lines and the chart's own bounds.
+Frame fit_frame(const Chart& c) {
+  Frame f;
   double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, ydata = -x0, ymin_data = x0;
-  auto at = [](const std::vector<double>& v, std::size_t i) { return i < v.size() ? v[i] : kNaN; };
+  const auto at = value_at;
   for (const auto& s : c.series) {
     for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
       if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
@@ -150,12 +164,11 @@ std::string render_chart(const Chart& c, const std::string& id) {
   }
   double y0 = std::min(0.0, ymin_data);
   double y1 = ydata;
-  std::vector<const RefLine*> above;
   for (const auto& h : c.hlines) {
     if (ydata <= 0 || h.v <= ydata * 1.6) {
       y1 = std::max(y1, h.v);
     } else {
-      above.push_back(&h);
+      f.above.push_back(&h);
     }
   }
   if (c.y_max) y1 = *c.y_max;
@@ -163,22 +176,20 @@ std::string render_chart(const Chart& c, const std::string& id) {
   const double ystep = nice_step(y1 - y0, 5);
   if (!c.y_max) y1 = std::ceil(y1 / ystep - 1e-9) * ystep;
   if (!(y1 > y0)) y1 = y0 + ystep;
+  f.x0 = x0;
+  f.x1 = x1;
+  f.y0 = y0;
+  f.y1 = y1;
+  f.ystep = ystep;
+  return f;
+}
 
-  auto sx = [&](double v) { return L + (v - x0) / (x1 - x0) * pw; };
-  auto sy = [&](double v) { return T + ph - (v - y0) / (y1 - y0) * ph; };
-
+// Shaded x ranges (discarded phases, capacity bracket).
+std::string bands_svg(const Chart& c, const Frame& f) {
+  constexpr double L = Frame::L, T = Frame::T, pw = Frame::pw, ph = Frame::ph;
   std::string o;
-  o += fmt::format("<figure class=\"chart\" id=\"{}\" data-chart=\"{}\">\n", html_escape(id), html_escape(c.key));
-  o += fmt::format("<figcaption>{}</figcaption>\n", html_escape(c.title));
-  o += fmt::format(
-      "<svg class=\"plot\" viewBox=\"0 0 {:.0f} {:.0f}\" role=\"img\" aria-label=\"{}\" data-map=\"{} {} {} {}\""
-      " data-px=\"{}\">\n",
-      W, H, html_escape(c.title), coord(L), coord(pw), compact(x0), compact(x1), c.percentile_x ? 1 : 0);
-  o += fmt::format("<rect class=\"frame\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>\n", coord(L), coord(T),
-                   coord(pw), coord(ph));
-  // Shaded x ranges (discarded phases, capacity bracket).
   for (const auto& b : c.bands) {
-    const double a = std::clamp(sx(b.x0), L, L + pw), e = std::clamp(sx(b.x1), L, L + pw);
+    const double a = std::clamp(f.sx(b.x0), L, L + pw), e = std::clamp(f.sx(b.x1), L, L + pw);
     if (!(e > a)) continue;
     o += fmt::format("<g class=\"band\"><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"><title>{}</title></rect>",
                      coord(a), coord(T), coord(e - a), coord(ph), html_escape(b.label));
@@ -188,10 +199,16 @@ std::string render_chart(const Chart& c, const std::string& id) {
     }
     o += "</g>\n";
   }
-  // Grid and ticks.
-  o += "<g class=\"grid\">";
+  return o;
+}
+
+// Grid, ticks and the axis labels.
+std::string grid_svg(const Chart& c, const Frame& f) {
+  constexpr double H = Frame::H, L = Frame::L, T = Frame::T, pw = Frame::pw, ph = Frame::ph;
+  const double x0 = f.x0, x1 = f.x1, y0 = f.y0, y1 = f.y1, ystep = f.ystep;
+  std::string o = "<g class=\"grid\">";
   for (double v = y0; v <= y1 + ystep * 1e-6; v += ystep) {
-    const double y = sy(v);
+    const double y = f.sy(v);
     o += fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/>", coord(L), coord(L + pw), coord(y), coord(y));
     o += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", coord(L - 6), coord(y + 4),
                      tick_text(v, ystep));
@@ -208,7 +225,7 @@ std::string render_chart(const Chart& c, const std::string& id) {
     }
   }
   for (const auto& [v, text] : xticks) {
-    const double x = sx(v);
+    const double x = f.sx(v);
     o += fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/>", coord(x), coord(x), coord(T), coord(T + ph));
     o += fmt::format("<text class=\"tick\" x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>", coord(x),
                      coord(T + ph + 15), html_escape(text));
@@ -218,7 +235,17 @@ std::string render_chart(const Chart& c, const std::string& id) {
                    coord(H - 6), html_escape(c.x_label));
   o += fmt::format("<text class=\"axis-label\" transform=\"translate(14 {}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
                    coord(T + ph / 2), html_escape(c.y_label));
-  // Reference lines.
+  return o;
+}
+
+// Horizontal bounds (the SLO), the ones far above the data named at the top, and vertical markers.
+std::string reference_lines_svg(const Chart& c, const Frame& f) {
+  constexpr double L = Frame::L, T = Frame::T, pw = Frame::pw, ph = Frame::ph;
+  const double y0 = f.y0, y1 = f.y1;
+  const auto& above = f.above;
+  auto sx = [&](double v) { return f.sx(v); };
+  auto sy = [&](double v) { return f.sy(v); };
+  std::string o;
   for (const auto& h : c.hlines) {
     if (std::find(above.begin(), above.end(), &h) != above.end()) continue;
     if (!std::isfinite(h.v) || h.v < y0 || h.v > y1) continue;  // outside the plot
@@ -244,7 +271,15 @@ std::string render_chart(const Chart& c, const std::string& id) {
         coord(x), coord(x), coord(T), coord(T + ph), v.color, coord(x + (x > L + pw * 0.7 ? -4 : 4)), coord(T + 26),
         x > L + pw * 0.7 ? "end" : "start", v.color, html_escape(v.label));
   }
-  // Series.
+  return o;
+}
+
+// Each series: whiskers, line and markers, in a group the legend can hide.
+std::string series_svg(const Chart& c, const Frame& f) {
+  auto sx = [&](double v) { return f.sx(v); };
+  auto sy = [&](double v) { return f.sy(v); };
+  const auto at = value_at;
+  std::string o;
   for (std::size_t si = 0; si < c.series.size(); ++si) {
     const Series& s = c.series[si];
     std::string d;
@@ -296,6 +331,15 @@ std::string render_chart(const Chart& c, const std::string& id) {
     }
     o += "</g>\n";
   }
+  return o;
+}
+
+// Numbered callouts on points.
+std::string callouts_svg(const Chart& c, const Frame& f) {
+  constexpr double L = Frame::L, T = Frame::T, pw = Frame::pw;
+  auto sx = [&](double v) { return f.sx(v); };
+  auto sy = [&](double v) { return f.sy(v); };
+  std::string o;
   for (const auto& k : c.callouts) {
     if (!std::isfinite(k.x) || !std::isfinite(k.y)) continue;
     const double x = sx(k.x), y = sy(k.y);
@@ -305,7 +349,13 @@ std::string render_chart(const Chart& c, const std::string& id) {
         coord(x), coord(y), coord(left ? x - 11 : x + 11), coord(y > T + 16 ? y - 10 : y + 20), left ? "end" : "start",
         html_escape(k.label));
   }
-  // Legend (click to hide a series).
+  return o;
+}
+
+// The legend (click to hide a series).
+std::string legend_svg(const Chart& c) {
+  constexpr double W = Frame::W, R = Frame::R, L = Frame::L;
+  std::string o;
   double lx = L;
   double ly = 16;
   for (std::size_t si = 0; si < c.series.size(); ++si) {
@@ -331,10 +381,11 @@ std::string render_chart(const Chart& c, const std::string& id) {
     o += fmt::format("<text x=\"{}\" y=\"{}\">{}</text></g>\n", coord(lx + 25), coord(ly + 1), html_escape(s.name));
     lx += w + 10;
   }
-  o += fmt::format("<line class=\"crosshair\" x1=\"0\" x2=\"0\" y1=\"{}\" y2=\"{}\" visibility=\"hidden\"/>\n", coord(T),
-                   coord(T + ph));
-  o += "</svg>\n";
-  // The data again, for the hover readout (a JSON data block: never executed).
+  return o;
+}
+
+// The data again, for the hover readout (a JSON data block: never executed).
+std::string chart_data_script(const Chart& c) {
   std::string data = "{\"xl\":" + json(c.x_label).dump() + ",\"s\":[";
   for (std::size_t si = 0; si < c.series.size(); ++si) {
     const Series& s = c.series[si];
@@ -349,7 +400,33 @@ std::string render_chart(const Chart& c, const std::string& id) {
   }
   data += "]}";
   for (std::size_t pos = data.find("</"); pos != std::string::npos; pos = data.find("</", pos + 3)) data.replace(pos, 2, "<\\/");
-  o += "<script type=\"application/json\" class=\"chart-data\">" + data + "</script>\n";
+  return "<script type=\"application/json\" class=\"chart-data\">" + data + "</script>\n";
+}
+
+}  // namespace
+
+std::string render_chart(const Chart& c, const std::string& id) {
+  constexpr double W = Frame::W, H = Frame::H, L = Frame::L, T = Frame::T, pw = Frame::pw, ph = Frame::ph;
+  const Frame f = fit_frame(c);
+  std::string o;
+  o += fmt::format("<figure class=\"chart\" id=\"{}\" data-chart=\"{}\">\n", html_escape(id), html_escape(c.key));
+  o += fmt::format("<figcaption>{}</figcaption>\n", html_escape(c.title));
+  o += fmt::format(
+      "<svg class=\"plot\" viewBox=\"0 0 {:.0f} {:.0f}\" role=\"img\" aria-label=\"{}\" data-map=\"{} {} {} {}\""
+      " data-px=\"{}\">\n",
+      W, H, html_escape(c.title), coord(L), coord(pw), compact(f.x0), compact(f.x1), c.percentile_x ? 1 : 0);
+  o += fmt::format("<rect class=\"frame\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>\n", coord(L), coord(T),
+                   coord(pw), coord(ph));
+  o += bands_svg(c, f);
+  o += grid_svg(c, f);
+  o += reference_lines_svg(c, f);
+  o += series_svg(c, f);
+  o += callouts_svg(c, f);
+  o += legend_svg(c);
+  o += fmt::format("<line class=\"crosshair\" x1=\"0\" x2=\"0\" y1=\"{}\" y2=\"{}\" visibility=\"hidden\"/>\n", coord(T),
+                   coord(T + ph));
+  o += "</svg>\n";
+  o += chart_data_script(c);
   o += "<div class=\"readout\"></div>\n";
   if (!c.note.empty()) o += fmt::format("<p class=\"chart-note\">{}</p>\n", html_escape(c.note));
   o += "</figure>\n";

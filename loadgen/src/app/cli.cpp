@@ -1,6 +1,7 @@
 #include "cli.hpp"
 
 #include <cstdlib>
+#include <set>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -79,6 +80,13 @@ std::string origin_of(int argc, char** argv, const std::string& name) {
 
 bool is_secret(const std::string& name) { return name == "api-key" || name == "header"; }
 
+// The boolean settings that may be given bare (--insecure means --insecure true).
+bool is_switch(const std::string& name) {
+  static const std::set<std::string> kSwitches = {"ignore-eos", "insecure",  "save-result", "stream",   "continuous-usage",
+                                                  "fail-on-slo", "quiet",    "verbose",     "overwrite"};
+  return kSwitches.count(name) != 0;
+}
+
 }  // namespace
 
 void add_run_options(CLI::App& run, RunOptions& o) {
@@ -94,9 +102,7 @@ void add_run_options(CLI::App& run, RunOptions& o) {
           CLI::MultiOptionPolicy::TakeAll);
     } else if (s.name == "header") {
       opt->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-    } else if (s.name == "ignore-eos" || s.name == "insecure" || s.name == "save-result" || s.name == "stream" ||
-               s.name == "continuous-usage" || s.name == "fail-on-slo" || s.name == "quiet" || s.name == "verbose" ||
-               s.name == "overwrite") {
+    } else if (is_switch(s.name)) {
       opt->expected(0, 1);  // a bare flag means true
     }
     opt->envname(env_name(s.name));
@@ -124,8 +130,16 @@ ScenarioConfig build_config(const RunOptions& o, int argc, char** argv, const st
     } else if (results.empty()) {
       apply_setting(s.name, "true", origin, cfg);
     } else {
-      // A bare boolean flag (--ignore-eos, --insecure, ...) arrives as an empty value.
-      for (const auto& r : results) apply_setting(s.name, r.empty() ? "true" : r, origin, cfg);
+      for (const auto& r : results) {
+        // A bare switch (--ignore-eos, --insecure, ...) arrives as an empty value; any other
+        // flag given an empty value ('') is a mistake, never a silent "true".
+        if (r.empty() && !is_switch(s.name)) {
+          throw ConfigError(fmt::format("{} was given an empty value: give one (see llmload run --help), or leave "
+                                        "the flag out for its default",
+                                        origin));
+        }
+        apply_setting(s.name, r.empty() ? "true" : r, origin, cfg);
+      }
     }
   }
   if (o.no_stream) cfg.stream = false;

@@ -101,7 +101,9 @@ See docs/statistics.md ("Comparing two runs").)HELP");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // app.exit prints the help, or the error with the flag's name. Every parse error exits 2 (a
+    // bad configuration), whatever CLI11's own code for its kind (106, 109, 114, ...).
+    return app.exit(e) == 0 ? app::kExitOk : app::kExitConfig;
   }
 
   try {

@@ -115,8 +115,8 @@ int run_rank(int argc, char** argv, int rank, int size) {
     app.parse(n_args, args.data());
   } catch (const CLI::ParseError& e) {
     // Every rank parses the same arguments: rank 0 speaks for all.
-    if (rank == 0) return app.exit(e);
-    return e.get_exit_code();
+    const int code = rank == 0 ? app.exit(e) : e.get_exit_code();
+    return code == 0 ? app::kExitOk : app::kExitConfig;  // every parse error: 2, as in llmload
   }
 
   int code = app::kExitOk;

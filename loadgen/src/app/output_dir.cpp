@@ -1,6 +1,8 @@
 // Where a run's artifact goes: see output_dir.hpp.
 #include "output_dir.hpp"
 
+#include "file_write.hpp"
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -102,13 +104,8 @@ void claim_output_dir(const std::string& dir, bool overwrite) {
   std::filesystem::create_directories(dir, ec);
   if (ec) throw ConfigError(fmt::format("cannot create --output directory '{}': {}", dir, ec.message()));
   const auto probe = std::filesystem::path(dir) / kWriteProbe;
-  {
-    std::ofstream f(probe);
-    f << std::string(4096, 'x');
-    f.flush();
-    if (!f) {
-      throw ConfigError(fmt::format("--output directory '{}' is not writable (or the disk is full): choose another", dir));
-    }
+  if (auto e = write_file(probe, std::string(4096, 'x'))) {
+    throw ConfigError(fmt::format("--output directory '{}' cannot be written: {}", dir, *e));
   }
   std::filesystem::remove(probe, ec);
 }

@@ -113,6 +113,10 @@ std::string RunMonitor::line() const {
     eta = static_cast<double>(std::max<std::int64_t>(*planned - done_, 0)) / rate;
   } else if (options_.planned_duration) {
     eta = std::max(0.0, std::chrono::duration<double>(*options_.planned_duration).count() - elapsed);
+    // A minimum of requests keeps it issuing past the duration (a sweep's probes).
+    if (options_.min_requests && rate > 0) {
+      eta = std::max(eta, static_cast<double>(std::max<std::int64_t>(*options_.min_requests - done_, 0)) / rate);
+    }
   }
   std::string done = planned ? fmt::format("{}/{}{}", done_, *planned, what) : fmt::format("{}", done_);
   std::string ttft = ttft_.total_count() > 0

@@ -31,6 +31,7 @@ struct MonitorOptions {
   std::optional<std::int64_t> planned_requests;  // measured + warmup requests, when known (ETA)
   std::optional<Nanos> planned_duration;         // warmup + window, when the run is bounded by time (ETA)
   std::int64_t warmup_requests = 0;  // an SLO-sized run counts to its next look: these come on top
+  std::optional<std::int64_t> min_requests;  // --min-requests + warmup: a time-bounded run goes on until then
   std::string label;                // e.g. "trial 2/3" or "concurrency 8"
   /// How the watch stops the run (RunController::stop_early), given the reason.
   std::function<void(const std::string&)> stop;

@@ -4,18 +4,21 @@
 
 #include "run_command.hpp"
 
+#include "file_write.hpp"
 #include "output_dir.hpp"
 
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include <boost/asio/io_context.hpp>
@@ -485,14 +488,27 @@ bool write_artifact(const ScenarioConfig& cfg, const ScenarioConfig& local, cons
                     const json& result, WallTime wall_start, const RunHooks& hooks) {
   if (cfg.output_dir.empty()) return true;
   const std::filesystem::path dir(cfg.output_dir);
-  bool ok = true;
-  {
-    std::ofstream f(dir / "result.json");
-    f << result.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
-    ok = ok && static_cast<bool>(f);
-  }
-  {
-    std::ofstream f(dir / "requests.jsonl");
+  // Each file through a temporary and a rename; result.json last, naming any file that failed,
+  // so a result.json never sits beside a half-written requests.jsonl without saying so.
+  std::vector<std::string> failures;
+  auto stream_file = [&](const char* name, const std::function<void(std::ostream&)>& fill) {
+    const std::filesystem::path path = dir / name;
+    const std::string tmp = path.string() + ".tmp";
+    errno = 0;
+    std::ofstream f(tmp);
+    if (f) fill(f);
+    f.flush();
+    const int err = errno != 0 ? errno : EIO;
+    const bool written = static_cast<bool>(f);
+    f.close();
+    std::error_code ec;
+    if (written) std::filesystem::rename(tmp, path, ec);
+    if (!written || ec) {
+      std::filesystem::remove(tmp, ec);
+      failures.push_back(fmt::format("{}: {}", path.string(), write_failure_reason(written ? ec.value() : err)));
+    }
+  };
+  stream_file("requests.jsonl", [&](std::ostream& f) {
     for (const auto& r : records) {
       json line = analysis::record_json(r);
       if (local.shard.sharded()) {
@@ -501,15 +517,20 @@ bool write_artifact(const ScenarioConfig& cfg, const ScenarioConfig& local, cons
       }
       f << line.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
     }
-    ok = ok && static_cast<bool>(f);
-  }
-  {
-    std::ofstream f(dir / "latency.hlog");
+  });
+  stream_file("latency.hlog", [&](std::ostream& f) {
     analysis::write_latency_hlog(f, metrics, epoch_seconds(wall_start), fmt::format("llmload {}", kVersion));
-    ok = ok && static_cast<bool>(f);
+  });
+  json complete = result;
+  complete["incomplete_files"] = failures.empty() ? json(nullptr) : json(failures);
+  if (auto e = write_file_atomically(dir / "result.json",
+                                     complete.dump(2, ' ', false, json::error_handler_t::replace) + "\n")) {
+    failures.push_back(*e);
   }
-  if (!ok) {
-    fmt::print(stderr, "llmload: error: writing results to '{}' failed (disk full?)\n", cfg.output_dir);
+  if (!failures.empty()) {
+    std::string why;
+    for (const auto& f : failures) why += "\n  " + f;
+    fmt::print(stderr, "llmload: error: writing results to '{}' failed:{}\n", cfg.output_dir, why);
     return false;
   }
   // Inside trials or a sweep (a label), the enclosing command says where everything went.
@@ -623,8 +644,10 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
     }
     calibration = calibrate(cfg, ioc, transport, url);
   } catch (const ConfigError& e) {
-    throw ConfigError(redact(e.what(), cfg.api_key));  // the server may echo the key back
+    throw ConfigError(cfg.secrets().redact(e.what()));  // the server may echo a secret back
   }
+  // An answer that echoes the request (its headers) is stored in the conditions: without secrets.
+  models.raw = cfg.secrets().redact(std::move(models.raw));
   const std::optional<std::uint64_t> max_items =
       cfg.num_requests ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(
                              std::max({*cfg.num_requests, cfg.min_requests.value_or(0), cfg.sequential_cap}) + cfg.warmup.requests))
@@ -729,6 +752,7 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   mopts.watch_saturation = hooks.watch_saturation;
   if (local.num_requests) mopts.planned_requests = *local.num_requests + local.warmup.requests;
   mopts.warmup_requests = local.warmup.requests;
+  if (local.min_requests) mopts.min_requests = *local.min_requests + local.warmup.requests;
   if (local.duration) mopts.planned_duration = *local.duration + local.warmup.duration;
   if (!cfg.quiet) {
     mopts.warn = [](const std::string& what) { fmt::print(stderr, "llmload: warning: {}\n", what); };
@@ -804,6 +828,7 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
             ? json(cfg.kind == ScenarioKind::kSingleStream ? 1 : cfg.concurrency)
             : json(nullptr);
     result["interrupted"] = controller.interrupted();
+    result["incomplete_files"] = nullptr;  // write_artifact names any file it could not write
     result["sequential"] = controller.sequential() ? analysis::sequential_json(*controller.sequential()) : json(nullptr);
     result["stages"] = stages.empty() ? json(nullptr) : analysis::stages_json(stages);
     result["max_in_flight"] = controller.max_in_flight();

@@ -298,7 +298,7 @@ class Sweep {
     const std::string unit = concurrency_ ? "concurrency" : "req/s";
     const std::string slo = base_.slo ? base_.slo->to_string() : "?";
     if (c.value("valid", false) && hp.is_number()) {
-      line(fmt::format("Capacity at the SLO {}: {} {} (VALID, confidence {}); lowest failing {}", slo,
+      line(fmt::format("Capacity at the SLO {}: {} {} (VALID, confidence {}); lowest not passing {}", slo,
                        load_text(hp.get<double>()), unit, c.value("confidence", std::string("?")),
                        lf.is_number() ? load_text(lf.get<double>()) : "none"));
     } else {
@@ -309,6 +309,7 @@ class Sweep {
                        lf.is_number() ? load_text(lf.get<double>()) : "none"));
     }
     line(fmt::format("  bounded by: {}", c.value("bounded_by", std::string("-"))));
+    for (const auto& n : c.value("notes", json::array())) line(fmt::format("  note: {}", n.get<std::string>()));
     line(fmt::format("  search stopped: {}", c.value("explanation", std::string())));
     if (hp.is_number() && c.contains("goodput_at_capacity") && c["goodput_at_capacity"].is_number()) {
       line(fmt::format("  goodput there: {:.2f} req/s, throughput {:.2f} req/s (medians of its trials)",

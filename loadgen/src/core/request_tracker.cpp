@@ -76,7 +76,7 @@ bool RequestTracker::on_body(TimePoint t, std::string_view bytes) {
     fail(ErrorClass::kProtocol, "an SSE event exceeded the maximum event size (16 MiB)");
     return false;
   }
-  return true;
+  return record_.error != ErrorClass::kOutputOverflow;  // stop reading a stream that does not end
 }
 
 void RequestTracker::on_event(TimePoint t, SseEvent&& ev) {
@@ -94,6 +94,13 @@ void RequestTracker::on_event(TimePoint t, SseEvent&& ev) {
       if (!record_.t_first) record_.t_first = offset(t);
       record_.t_last = offset(t);
       ++record_.output_events;
+      if (record_.output_events > max_output_events()) {
+        // A stream that does not end (a server ignoring max_tokens) would grow without bound.
+        fail(ErrorClass::kOutputOverflow,
+             fmt::format("the server sent over {} output events for max_tokens {}: cut (a stream that does not end?)",
+                         max_output_events(), record_.requested_output_tokens));
+        break;
+      }
       chunks_.push_back({offset(t), u.tokens});
       if (options_.capture_text) output_text_ += u.text;
       break;

@@ -46,7 +46,7 @@ class RunController::Slot final : public ResponseObserver {
 
 RunController::RunController(const ScenarioConfig& cfg, const Clock& clock, Pacer& pacer, Transport& transport,
                              const RequestBuilder& builder)
-    : cfg_(cfg), clock_(clock), pacer_(pacer), transport_(transport), builder_(builder) {}
+    : cfg_(cfg), clock_(clock), pacer_(pacer), transport_(transport), builder_(builder), secrets_(cfg.secrets()) {}
 
 RunController::~RunController() = default;
 
@@ -134,7 +134,7 @@ void RunController::complete(std::uint64_t index, TimePoint t) {
     rec.error_message = fmt::format("canceled by the early stop ({})", *stopped_early_);
   }
   // A server may echo the API key back in an error: it never reaches any output.
-  rec.error_message = redact(std::move(rec.error_message), cfg_.api_key);
+  rec.error_message = secrets_.redact(std::move(rec.error_message));
   acc_.add(rec, tracker.chunks());
   if (sequential_ && sequential_->on_complete(it->second->ordinal, rec)) {
     // Conclusive: stop issuing; what is in flight completes and is measured, as after the last

@@ -157,6 +157,13 @@ std::int64_t default_num_requests(const std::optional<analysis::SloSpec>& slo) {
   return 1'000'000;
 }
 
+Secrets ScenarioConfig::secrets() const {
+  Secrets s;
+  s.add(api_key);
+  for (const auto& [name, value] : headers) s.add_header_value(value);
+  return s;
+}
+
 void ScenarioConfig::validate() {
   auto need = [](bool ok, const std::string& msg) {
     if (!ok) throw ConfigError(msg);
@@ -164,6 +171,9 @@ void ScenarioConfig::validate() {
   // Every request of a run is kept in memory (its record), so the count is bounded.
   constexpr std::int64_t kMaxRequests = 50'000'000;
   constexpr double kMaxStageConcurrency = 1'000'000;
+  // The lowest rate a schedule holds: gaps of hours stay far inside its nanosecond range (below
+  // about 1e-10 per second one gap overflows it).
+  constexpr double kMinRate = 1e-4;
   need(base_url.rfind("http://", 0) == 0 || base_url.rfind("https://", 0) == 0,
        fmt::format("bad --base-url '{}': give an http:// URL, e.g. http://127.0.0.1:8000", base_url));
   constexpr std::int64_t kMaxTokens = 10'000'000;  // far beyond any context length; bounds prompt memory
@@ -183,6 +193,10 @@ void ScenarioConfig::validate() {
     case ScenarioKind::kServer:
       need(timed_arrivals || (std::isfinite(request_rate) && request_rate > 0),
            "scenario 'server' needs --request-rate R (requests per second, > 0), e.g. --request-rate 10");
+      need(timed_arrivals || request_rate >= kMinRate,
+           fmt::format("bad --request-rate {}: below {} requests per second (one in {:.1f} hours), the schedule's "
+                       "range; e.g. --request-rate 0.5",
+                       request_rate, kMinRate, 1.0 / kMinRate / 3600));
       break;
     case ScenarioKind::kOffline:
       need(!duration || num_requests,
@@ -205,6 +219,9 @@ void ScenarioConfig::validate() {
         need(std::isfinite(st.value) && st.value > 0 && (!st.concurrency || st.value == std::floor(st.value)),
              fmt::format("bad --stages: stage {} needs a {} above 0, e.g. --stages rate:5@30s,concurrency:16@60s", i + 1,
                          st.concurrency ? "whole-number concurrency" : "rate"));
+        need(st.concurrency || st.value >= kMinRate,
+             fmt::format("bad --stages: stage {} asks for rate {}, below {} requests per second, the schedule's range",
+                         i + 1, st.value, kMinRate));
         need(!st.concurrency || st.value <= kMaxStageConcurrency,
              fmt::format("bad --stages: stage {} asks for concurrency {}, above {}", i + 1, st.value, kMaxStageConcurrency));
         need(st.duration.count() > 0,
@@ -266,6 +283,10 @@ void ScenarioConfig::validate() {
   // Ramp.
   const RampKind ramp = parse_ramp(arrivals.ramp);
   need(arrivals.ramp_duration.count() >= 0, "bad --ramp-duration: must be positive, e.g. --ramp-duration 60s");
+  need(arrivals.ramp_start_rate == 0 || arrivals.ramp_start_rate >= kMinRate,
+       fmt::format("bad --ramp-start-rate {}: below {} requests per second, the schedule's range (0: a tenth of "
+                   "--request-rate)",
+                   arrivals.ramp_start_rate, kMinRate));
   need(std::isfinite(arrivals.ramp_start_rate) && arrivals.ramp_start_rate >= 0,
        "bad --ramp-start-rate: must be a rate in requests per second, >= 0 (0: a tenth of --request-rate), e.g. "
        "--ramp-start-rate 1");

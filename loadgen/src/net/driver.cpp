@@ -98,8 +98,11 @@ void drive(asio::io_context& ioc, RunController& controller, const DriveOptions&
         drain_timer.async_wait([&](boost::system::error_code e) {
           if (!e) controller.abort();
         });
-        pump();
+        // Re-armed before pump(): when nothing is in flight the run ends in pump(), whose stop_all()
+        // cancels this wait with the others (armed after it, the wait kept ioc.run() going until a
+        // second signal).
         arm_signals();
+        pump();
       } else {
         fmt::print(stderr, "llmload: second signal: aborting {} requests in flight\n", controller.in_flight());
         controller.abort();

@@ -222,6 +222,16 @@ void FaultServer::serve(int fd) {
           if (!send_all(fd, chunk(": still here\n"))) break;
         }
         return;
+      case Fault::kEndlessTokens: {
+        // Bounded by the client: it leaves (closes) once it has had enough, or the test ends.
+        if (!send_all(fd, std::string(kSseHead))) return;
+        std::string burst;
+        for (int k = 0; k < 64; ++k) burst += token_event(k);
+        for (int sent = 0; sent < 1'000'000; ++sent) {
+          if (!send_all(fd, burst)) break;
+        }
+        return;
+      }
       case Fault::kHttp500Json:
         send_all(fd, json_response(500, "Internal Server Error",
                                    R"({"error":{"message":"engine crashed","type":"InternalServerError","param":null,"code":500}})"));

@@ -29,6 +29,7 @@ enum class Fault {
   kNoDone,           // a complete stream that never sends [DONE]
   kStreamError,      // an {"error":...} event inside the 200 stream, then [DONE]
   kEchoAuth401,      // 401 whose body echoes the Authorization header (a leaky server)
+  kEndlessTokens,    // output events as fast as the socket takes them, forever (max_tokens ignored)
 };
 
 class FaultServer {

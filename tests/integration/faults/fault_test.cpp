@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fault_server.hpp"
+#include "llmload/loadgen/redact.hpp"
 #include "subprocess.hpp"
 
 namespace llmload::testing {
@@ -142,6 +143,27 @@ TEST(Faults, HelpShowsTheTimeoutDefaults) {
   EXPECT_NE(r.out.find("default 60s"), std::string::npos);
 }
 
+// Issue 16: a stream that never ends grew the client's memory by ~18 MB/s until --timeout. It is
+// cut at 4 x max_tokens + 1,024 output events, as its own outcome.
+TEST(Faults, AStreamThatNeverEndsIsCutAsOutputOverflow) {
+  FaultServer server({Fault::kEndlessTokens});
+  TempDir dir;
+  auto r = run(llmload_args(server.base_url(), dir, {"--scenario", "single-stream", "--num-requests", "2",
+                                                     "--timeout", "60s"}),  // max_tokens 4
+               90s);
+  EXPECT_EQ(r.exit_code, 6) << r.err;  // no measured request succeeded (results written all the same)
+  auto o = read_outputs(dir);
+  ASSERT_EQ(o.records.size(), 2u);
+  for (const auto& rec : o.records) {
+    EXPECT_EQ(rec["error_class"], "output_overflow") << rec.dump();
+    EXPECT_NE(rec["error"].get<std::string>().find("over 1040 output events for max_tokens 4"), std::string::npos)
+        << rec.dump();
+    // Cut at the bound, long before --timeout.
+    EXPECT_LT(rec["e2e_ms"].is_number() ? rec["e2e_ms"].get<double>() : 0.0, 30000.0);
+  }
+  EXPECT_EQ(o.result["errors"]["by_class"]["output_overflow"]["count"], 2) << o.result["errors"].dump();
+}
+
 // ---- secrets ---------------------------------------------------------------------------
 
 TEST(Secrets, AKeyEchoedByTheServerNeverReachesAnyOutput) {
@@ -177,6 +199,41 @@ TEST(Secrets, AKeyEchoedByTheServerNeverReachesAnyOutput) {
   }
   auto o2 = read_outputs(out2);
   EXPECT_NE(o2.result["conditions"]["command_line"].dump().find("***"), std::string::npos);
+}
+
+// Issue 16: error text was cut to 300 characters before redaction, so a key straddling the cut was
+// written almost whole. Keys whose echo is cut at every position near its end: no 8 consecutive
+// characters of the key in any output (stdout, stderr, every file written, at any depth).
+std::size_t longest_fragment(const std::string& text, const std::string& secret) {
+  std::size_t best = 0;
+  for (std::size_t i = 0; i + best < text.size(); ++i) {
+    for (std::size_t j = 0; j < secret.size(); ++j) {
+      std::size_t k = 0;
+      while (i + k < text.size() && j + k < secret.size() && text[i + k] == secret[j + k]) ++k;
+      best = std::max(best, k);
+    }
+  }
+  return best;
+}
+
+TEST(Secrets, AKeyStraddlingTheCutOfAnEchoedErrorLeavesNoFragment) {
+  FaultServer server({Fault::kEchoAuth401, Fault::kOk});
+  // "invalid key: Bearer " is 20 characters: the 300-character excerpt cuts keys longer than 280.
+  for (std::size_t len : {270u, 281u, 290u, 299u, 300u, 320u}) {
+    std::string key = "sk-";
+    for (std::size_t i = 0; key.size() < len; ++i) key += "0123456789abcdef"[(i * 7 + len) % 16];
+    TempDir out;
+    auto r = run(llmload_args(server.base_url(), out, {"--scenario", "single-stream", "--num-requests", "2"}), 60s,
+                 {"OPENAI_API_KEY=" + key});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_LT(longest_fragment(r.out, key), kMinSecretFragment) << len;
+    EXPECT_LT(longest_fragment(r.err, key), kMinSecretFragment) << len;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(out.path())) {
+      if (!entry.is_regular_file()) continue;
+      EXPECT_LT(longest_fragment(read_file(entry.path().string()), key), kMinSecretFragment)
+          << "key of " << len << " characters in " << entry.path();
+    }
+  }
 }
 
 TEST(Secrets, ApiKeyInAScenarioFileIsRefused) {
@@ -248,7 +305,9 @@ TEST(OutputDir, UnwritableOrFullIsDetectedBeforeTheRun) {
                 "--num-requests", "1"},
                30s);
   EXPECT_EQ(c.exit_code, 2);
-  EXPECT_NE(c.err.find("not writable (or the disk is full)"), std::string::npos) << c.err;
+  // Named as what it is, with the fix.
+  EXPECT_NE(c.err.find("No space left on device (free some space, or choose another --output)"), std::string::npos)
+      << c.err;
   EXPECT_EQ(server.posts(), posts_before);  // nothing was sent
 }
 
@@ -268,6 +327,23 @@ TEST(Signals, SigintStopsIssuingDrainsAndWritesAnInterruptedArtifact) {
   EXPECT_EQ(o.result["failed"], 0);  // the in-flight requests were drained, not cut
   EXPECT_NE(o.result["window"]["method"].get<std::string>().find("interrupted"), std::string::npos);
   EXPECT_NE(p.out().find("RUN INTERRUPTED"), std::string::npos);
+}
+
+// Issue 16: one SIGTERM between requests (nothing in flight) used to leave the run waiting for a
+// second signal, whatever --drain-timeout and --duration said.
+TEST(Signals, OneSigtermWithNothingInFlightEndsTheRunAtOnce) {
+  auto srv = start_server({"--latency-model", "fixed", "--ttft", "20ms", "--itl", "5ms"});
+  TempDir dir;
+  Subprocess p(llmload_args(srv.base_url, dir, {"--scenario", "server", "--request-rate", "2", "--duration", "30s"}));
+  std::this_thread::sleep_for(2200ms);  // between two arrivals 0.5 s apart on average: idle most of the time
+  const auto t0 = std::chrono::steady_clock::now();
+  p.signal(SIGTERM);
+  const int code = p.wait(40s);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 20s) << "the run waited for a second signal";
+  EXPECT_EQ(code, 130) << p.err();
+  auto o = read_outputs(dir);
+  EXPECT_TRUE(o.result["interrupted"].get<bool>());
+  EXPECT_EQ(o.result["failed"], 0);
 }
 
 TEST(Signals, SecondSignalStopsAtOnceAndStillWritesWhatItHas) {

@@ -442,5 +442,32 @@ TEST_F(Fixture, ApiKeyNeverAppearsInAnyOutput) {
   EXPECT_EQ(out.result["conditions"]["endpoint"]["api_key"], "set (redacted)");
 }
 
+// Issue 16: every command-line parse error exits 2 (CLI11's own codes were 106, 109, 114, ...),
+// and an empty value is an error, never a silent "true".
+TEST(CommandLine, EveryParseErrorExitsTwoAndNamesTheFlag) {
+  const std::string llmload = binary_path("llmload");
+  const std::vector<std::vector<std::string>> bad = {
+      {llmload, "run", "--no-such-flag", "1"},                                        // unknown flag
+      {llmload, "run", "--num-requests"},                                            // missing value
+      {llmload, "run", "--scenario-file", "a.yaml", "--scenario-file", "b.yaml"},    // duplicate flag
+      {llmload, "no-such-command"},                                                  // unknown subcommand
+  };
+  for (const auto& argv : bad) {
+    auto r = run(argv, 30s);
+    EXPECT_EQ(r.exit_code, 2) << argv[1] << " " << (argv.size() > 2 ? argv[2] : "") << ": " << r.err;
+    EXPECT_FALSE(r.err.empty());
+  }
+  for (const char* flag : {"--api-key", "--output", "--model", "--base-url"}) {
+    auto r = run({llmload, "run", flag, "", "--num-requests", "1"}, 30s);
+    EXPECT_EQ(r.exit_code, 2) << flag << ": " << r.err;
+    EXPECT_NE(r.err.find(std::string(flag) + " was given an empty value"), std::string::npos) << r.err;
+  }
+  auto help = run({llmload, "run", "--help"}, 30s);
+  EXPECT_EQ(help.exit_code, 0);
+  auto server_empty_key = run({binary_path("llmload-server"), "--api-key", "", "--port", "0"}, 30s);
+  EXPECT_EQ(server_empty_key.exit_code, 2) << server_empty_key.err;
+  EXPECT_NE(server_empty_key.err.find("--api-key was given an empty value"), std::string::npos) << server_empty_key.err;
+}
+
 }  // namespace
 }  // namespace llmload::testing

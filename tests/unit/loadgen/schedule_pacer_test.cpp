@@ -217,6 +217,21 @@ TEST(Scenario, ValidationNamesTheFieldAndTheFix) {
   EXPECT_EQ(sized.num_requests, 300);
 }
 
+// Issue 16: a rate below the schedule's range (1e-12/s) overflowed it into a flood of requests.
+TEST(Scenario, RatesBelowTheScheduleRangeAreRefused) {
+  ScenarioConfig server;
+  server.kind = ScenarioKind::kServer;
+  server.request_rate = 1e-10;
+  server.num_requests = 3;
+  EXPECT_THROW(server.validate(), ConfigError);
+  server.request_rate = 1e-3;  // one every 17 minutes: fine
+  EXPECT_NO_THROW(server.validate());
+  ScenarioConfig stages;
+  stages.kind = ScenarioKind::kStages;
+  stages.arrivals.stages = parse_stages("rate:1e-12@2s,rate:5@1s");
+  EXPECT_THROW(stages.validate(), ConfigError);
+}
+
 // ---- minimums and the hard maximum ----
 
 // Drives a closed-loop pacer with requests that take `each`: returns the releases.

@@ -104,6 +104,7 @@ struct CapacityResult {
   /// majority; "low": the bracket is wider than the tolerance; "none": no capacity found.
   std::string confidence = "none";
   std::string bounded_by;              // the bracket, its width against the tolerance, the ends' trials
+  std::vector<std::string> notes;      // what qualifies a valid answer (e.g. an INCONCLUSIVE upper end)
   std::vector<CapacityPoint> points;   // by load, ascending
   std::vector<ProbeRecord> history;    // every probe, in order
 };

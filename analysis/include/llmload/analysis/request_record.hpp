@@ -27,9 +27,11 @@ enum class ErrorClass {
   kConnectTimeout,     // connecting (TCP and TLS) took longer than --connect-timeout
   kFirstTokenTimeout,  // no generated token within --first-token-timeout of the send
   kInterTokenTimeout,  // a gap between generated tokens longer than --inter-token-timeout
-  kStoppedEarly        // canceled because the run was stopped early (RunController::stop_early, e.g. a
+  kStoppedEarly,       // canceled because the run was stopped early (RunController::stop_early, e.g. a
                        // sweep point found over-loaded): not a failure of the server; not in `failed`
                        // nor in the error rate, counted as `stopped_early_requests`
+  kOutputOverflow      // the server sent far more output than max_tokens (a stream that would not end):
+                       // cut there, so a stream's memory stays bounded
 };
 std::string_view to_string(ErrorClass e);
 

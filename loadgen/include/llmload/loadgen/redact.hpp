@@ -1,20 +1,38 @@
 #pragma once
-// Keeping secrets out of everything llmload writes.
+// Keeping secrets out of everything llmload writes: the one rule, applied to every message that
+// can carry text from the server (error bodies, /v1/models answers) before it reaches any output.
 
+#include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace llmload {
 
-/// Replaces every occurrence of `secret` in `text` with "***" (nothing to do for an empty secret).
-inline std::string redact(std::string text, std::string_view secret) {
-  if (secret.empty()) return text;
-  std::size_t pos = 0;
-  while ((pos = text.find(secret, pos)) != std::string::npos) {
-    text.replace(pos, secret.size(), "***");
-    pos += 3;
-  }
-  return text;
-}
+/// A fragment of a secret this long (or the whole secret, when shorter) is redacted wherever it
+/// appears: a message cut at any length can leave no more of a secret than 7 characters.
+inline constexpr std::size_t kMinSecretFragment = 8;
+
+/// The secrets of a run: the API key and the --header values (credentials often travel in
+/// custom headers). Header values shorter than kMinSecretFragment are not taken for secrets.
+class Secrets {
+ public:
+  Secrets() = default;
+  /// Adds a secret (an empty one is ignored).
+  void add(std::string_view secret);
+  /// Adds a header value when it is long enough to be a credential.
+  void add_header_value(std::string_view value);
+  bool empty() const { return values_.empty(); }
+  /// Replaces every occurrence of a secret, and every run of at least kMinSecretFragment
+  /// consecutive characters of one (as a cut leaves it: at the end, at the start, before "..."),
+  /// with "***".
+  std::string redact(std::string text) const;
+
+ private:
+  std::vector<std::string> values_;
+};
+
+/// One secret: Secrets with that secret only.
+std::string redact(std::string text, std::string_view secret);
 
 }  // namespace llmload

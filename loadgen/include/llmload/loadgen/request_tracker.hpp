@@ -2,6 +2,7 @@
 // The recorder for one request: turns transport callbacks (bytes with arrival times) into the
 // request's RequestRecord and its list of output events.
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,11 @@ class RequestTracker final : public ResponseObserver {
   void on_complete(TimePoint t, const TransportError& error) override;
   std::optional<TimePoint> deadline() const override;
   TransportError on_deadline(TimePoint now) override;
+
+  /// The most output events a stream may send: 4 x max_tokens + 1,024 (servers may split a token
+  /// or send a few extra events); past it the stream is cut as output_overflow, so its memory
+  /// (an arrival time per event) stays bounded whatever the server does.
+  std::int64_t max_output_events() const { return 4 * std::max<std::int64_t>(record_.requested_output_tokens, 1) + 1024; }
 
   bool complete() const { return complete_; }
   const analysis::RequestRecord& record() const { return record_; }

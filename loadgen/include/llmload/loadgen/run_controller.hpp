@@ -81,6 +81,7 @@ class RunController {
   Pacer& pacer_;
   Transport& transport_;
   const RequestBuilder& builder_;
+  const Secrets secrets_;  // a server may echo them back in an error
   TimePoint start_{};
   bool interrupted_ = false;
   std::optional<std::string> stopped_early_;

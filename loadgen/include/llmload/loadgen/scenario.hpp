@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "llmload/analysis/slo.hpp"
+#include "llmload/loadgen/redact.hpp"
 #include "llmload/loadgen/clock.hpp"
 #include "llmload/loadgen/shard.hpp"
 #include "llmload/loadgen/stream_decoder.hpp"
@@ -159,6 +160,8 @@ struct ScenarioConfig {
   ShardSpec shard;
 
   bool open_loop() const { return kind == ScenarioKind::kServer || kind == ScenarioKind::kOffline; }
+  /// The run's secrets (the API key, --header values): what every output is redacted of.
+  Secrets secrets() const;
   /// Checks the combination of settings; throws ConfigError naming the field and the fix.
   /// Fills the default (default_num_requests) when neither num_requests nor duration is set.
   void validate();
