@@ -18,7 +18,7 @@ constexpr std::int64_t kMaxScheduledRequests = 50'000'000;
 
 Nanos seconds_to_nanos(double s) { return Nanos(static_cast<std::int64_t>(std::llround(s * 1e9))); }
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_blanks(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
@@ -69,13 +69,13 @@ RampKind parse_ramp(std::string_view s) {
 std::vector<ArrivalConfig::Stage> parse_stages(std::string_view s) {
   constexpr std::string_view kExample = "e.g. --stages rate:5@30s,rate:10@30s,concurrency:16@60s";
   std::vector<ArrivalConfig::Stage> out;
-  if (trim(s).empty()) {
+  if (trim_blanks(s).empty()) {
     throw ConfigError(fmt::format("bad --stages '': give KIND:VALUE@DURATION parts, {}", kExample));
   }
   std::size_t pos = 0;
   while (pos <= s.size()) {
     const std::size_t comma = std::min(s.find(',', pos), s.size());
-    const std::string_view part = trim(s.substr(pos, comma - pos));
+    const std::string_view part = trim_blanks(s.substr(pos, comma - pos));
     pos = comma + 1;
     const auto bad = [&](std::string_view why) {
       return ConfigError(fmt::format("bad --stages part '{}' (stage {}): {}; {}", part, out.size() + 1, why, kExample));
@@ -85,9 +85,9 @@ std::vector<ArrivalConfig::Stage> parse_stages(std::string_view s) {
     if (colon == std::string_view::npos || at == std::string_view::npos || at < colon) {
       throw bad("give KIND:VALUE@DURATION with KIND rate or concurrency");
     }
-    const std::string_view kind = trim(part.substr(0, colon));
-    const std::string_view value = trim(part.substr(colon + 1, at - colon - 1));
-    const std::string_view dur = trim(part.substr(at + 1));
+    const std::string_view kind = trim_blanks(part.substr(0, colon));
+    const std::string_view value = trim_blanks(part.substr(colon + 1, at - colon - 1));
+    const std::string_view dur = trim_blanks(part.substr(at + 1));
     ArrivalConfig::Stage st;
     if (kind == "rate") {
       st.concurrency = false;

@@ -16,7 +16,7 @@ namespace {
 // Independent streams derived from one item's seed (arbitrary distinct constants).
 constexpr std::uint64_t kInputStream = 0x1a2b3c4d5e6f7081ULL;
 constexpr std::uint64_t kOutputStream = 0x2b3c4d5e6f708192ULL;
-constexpr std::uint64_t kTextStream = 0x3c4d5e6f708192a3ULL;
+constexpr std::uint64_t kRandomTextStream = 0x3c4d5e6f708192a3ULL;
 constexpr std::uint64_t kPrefixStream = 0x4d5e6f708192a3b4ULL;
 
 class RandomWorkload final : public Workload {
@@ -36,7 +36,7 @@ class RandomWorkload final : public Workload {
     const std::uint64_t item_seed = mix_seed(seed_ + index);
     std::mt19937_64 in_rng(mix_seed(item_seed ^ kInputStream));
     std::mt19937_64 out_rng(mix_seed(item_seed ^ kOutputStream));
-    const std::uint64_t text_seed = mix_seed(item_seed ^ kTextStream);
+    const std::uint64_t text_seed = mix_seed(item_seed ^ kRandomTextStream);
     const std::int64_t l_in = lengths_.input.sample(in_rng);
 
     WorkItem w;

@@ -32,7 +32,7 @@ constexpr std::string_view kAzureForm =
 constexpr std::string_view kMooncakeForm =
     "expected one JSON object a line like {\"timestamp\": 0, \"input_length\": 6758, \"output_length\": 500, "
     "\"hash_ids\": [0, 1, 2]} (timestamp in milliseconds)";
-constexpr std::uint64_t kTextStream = 0x6f708192a3b4c5d6ULL;
+constexpr std::uint64_t kTraceTextStream = 0x6f708192a3b4c5d6ULL;
 
 // One request of the trace as read. ts_ns is on the trace's own clock.
 struct TraceRow {
@@ -224,7 +224,7 @@ class TraceWorkload final : public Workload {
 
   WorkItem item(std::uint64_t index) const override {
     const TraceRequest& r = requests_.at(index);
-    const std::uint64_t own_seed = mix_seed(mix_seed(seed_ + index) ^ kTextStream);
+    const std::uint64_t own_seed = mix_seed(mix_seed(seed_ + index) ^ kTraceTextStream);
     const std::int64_t words = std::max<std::int64_t>(1, r.input - tokens_.overhead);
     WorkItem w;
     w.arrival = Nanos(r.arrival_ns);
