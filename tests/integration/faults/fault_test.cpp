@@ -204,18 +204,6 @@ TEST(Secrets, AKeyEchoedByTheServerNeverReachesAnyOutput) {
 // Issue 16: error text was cut to 300 characters before redaction, so a key straddling the cut was
 // written almost whole. Keys whose echo is cut at every position near its end: no 8 consecutive
 // characters of the key in any output (stdout, stderr, every file written, at any depth).
-std::size_t longest_fragment(const std::string& text, const std::string& secret) {
-  std::size_t best = 0;
-  for (std::size_t i = 0; i + best < text.size(); ++i) {
-    for (std::size_t j = 0; j < secret.size(); ++j) {
-      std::size_t k = 0;
-      while (i + k < text.size() && j + k < secret.size() && text[i + k] == secret[j + k]) ++k;
-      best = std::max(best, k);
-    }
-  }
-  return best;
-}
-
 TEST(Secrets, AKeyStraddlingTheCutOfAnEchoedErrorLeavesNoFragment) {
   FaultServer server({Fault::kEchoAuth401, Fault::kOk});
   // "invalid key: Bearer " is 20 characters: the 300-character excerpt cuts keys longer than 280.
@@ -226,11 +214,11 @@ TEST(Secrets, AKeyStraddlingTheCutOfAnEchoedErrorLeavesNoFragment) {
     auto r = run(llmload_args(server.base_url(), out, {"--scenario", "single-stream", "--num-requests", "2"}), 60s,
                  {"OPENAI_API_KEY=" + key});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_LT(longest_fragment(r.out, key), kMinSecretFragment) << len;
-    EXPECT_LT(longest_fragment(r.err, key), kMinSecretFragment) << len;
+    EXPECT_LT(longest_secret_fragment(r.out, key), kMinSecretFragment) << len;
+    EXPECT_LT(longest_secret_fragment(r.err, key), kMinSecretFragment) << len;
     for (const auto& entry : std::filesystem::recursive_directory_iterator(out.path())) {
       if (!entry.is_regular_file()) continue;
-      EXPECT_LT(longest_fragment(read_file(entry.path().string()), key), kMinSecretFragment)
+      EXPECT_LT(longest_secret_fragment(read_file(entry.path().string()), key), kMinSecretFragment)
           << "key of " << len << " characters in " << entry.path();
     }
   }

@@ -32,6 +32,20 @@ class Secrets {
   std::vector<std::string> values_;
 };
 
+/// The longest run of `secret`'s consecutive characters found anywhere in `text`: what the tests
+/// hold every output to (below kMinSecretFragment).
+inline std::size_t longest_secret_fragment(std::string_view text, std::string_view secret) {
+  std::size_t best = 0;
+  for (std::size_t i = 0; i + best < text.size(); ++i) {
+    for (std::size_t j = 0; j < secret.size(); ++j) {
+      std::size_t k = 0;
+      while (i + k < text.size() && j + k < secret.size() && text[i + k] == secret[j + k]) ++k;
+      if (k > best) best = k;
+    }
+  }
+  return best;
+}
+
 /// One secret: Secrets with that secret only.
 std::string redact(std::string text, std::string_view secret);
 
