@@ -1,5 +1,6 @@
 #include "llmload/analysis/overload.hpp"
 #include "numeric.hpp"
+#include "llmload/analysis/stats.hpp"
 #include "llmload/common/duration.hpp"
 
 #include <fmt/format.h>
@@ -12,8 +13,7 @@
 namespace llmload::analysis {
 namespace {
 
-
-
+constexpr double kNormalDegreesOfFreedom = 1e6;  // Student-t that is the normal distribution
 
 // Time-averaged requests in flight (t_send to t_done) per interval of [w0, w0 + n x dt).
 std::vector<double> in_flight_series(std::span<const RequestRecord> records, Nanos w0, Nanos w1, Nanos dt, std::size_t n) {
@@ -33,6 +33,24 @@ std::vector<double> in_flight_series(std::span<const RequestRecord> records, Nan
   }
   for (double& v : busy) v /= static_cast<double>(dt.count());
   return busy;
+}
+
+// The rise of requests in flight (last quarter's mean over the first's) that a stationary load
+// reaches by chance with probability alpha. In flight is a count with variance about its mean L
+// (Poisson: arrivals independent of each other), and a request stays in flight for the mean E2E
+// tau, so the average over a quarter of T seconds varies by L x tau / T (tau <= T) and the
+// difference of two quarters by twice that: the rise must exceed z(1 - alpha) x sqrt(2 L tau / T),
+// and at least min_queue_rise. Short windows of a few seconds, as a capacity search runs, would
+// otherwise read the ordinary wandering of a few requests as growth.
+double in_flight_noise_rise(const std::vector<double>& series, double mean_e2e_s, double quarter_s,
+                            const OverloadOptions& o) {
+  if (series.empty() || !std::isfinite(mean_e2e_s) || quarter_s <= 0) return o.min_queue_rise;
+  double level = 0;
+  for (double v : series) level += v;
+  level /= static_cast<double>(series.size());
+  const double z = student_t_quantile(1 - o.alpha, kNormalDegreesOfFreedom);
+  const double noise = z * std::sqrt(2 * level * std::min(1.0, mean_e2e_s / quarter_s));
+  return std::max(o.min_queue_rise, noise);
 }
 
 }  // namespace
@@ -72,7 +90,10 @@ OverloadCheck detect_overload(std::span<const RequestRecord> records, Nanos w0, 
   c.completion_ratio_checked =
       std::isfinite(c.completion_ratio) && std::isfinite(c.mean_e2e_s) && c.window_s >= o.completion_window_e2e * c.mean_e2e_s;
   c.in_flight_series = in_flight_series(records, w0, w1, dt, n);
-  c.in_flight = detect_growth(c.in_flight_series, g, true, "in flight");
+  c.in_flight_needed_rise = in_flight_noise_rise(c.in_flight_series, c.mean_e2e_s, c.window_s / 4, o);
+  SaturationOptions in_flight_options = g;
+  in_flight_options.min_queue_rise = c.in_flight_needed_rise;
+  c.in_flight = detect_growth(c.in_flight_series, in_flight_options, true, "in flight");
   if (!server_waiting.empty()) {
     std::vector<double> q;
     for (const auto& s : server_waiting) {
@@ -122,6 +143,7 @@ nlohmann::json to_json(const OverloadCheck& c) {
           {"completion_ratio", number_or_null(c.completion_ratio)},
           {"completion_ratio_checked", c.completion_ratio_checked},
           {"mean_e2e_s", number_or_null(c.mean_e2e_s)},
+          {"in_flight_needed_rise", c.checked ? nlohmann::json(c.in_flight_needed_rise) : nlohmann::json(nullptr)},
           {"in_flight", c.checked ? trend(c.in_flight) : nlohmann::json(nullptr)},
           {"server_waiting", c.server_waiting_checked ? trend(c.server_waiting) : nlohmann::json(nullptr)}};
 }

@@ -27,7 +27,9 @@ struct OverloadOptions {
   Nanos min_interval = std::chrono::milliseconds(100);  // ... each at least this long
   double alpha = 0.01;                          // slope significance (one-sided)
   double min_relative_rise = 0.25;              // last quarter >= first x (1 + this) ...
-  double min_queue_rise = 2.0;                  // ... and at least this many requests more
+  double min_queue_rise = 2.0;                  // ... and at least this many requests more, and
+                                                // more than a stationary load's in flight wanders
+                                                // by chance (OverloadCheck::in_flight_needed_rise)
   double min_completion_ratio = 0.90;           // completions / arrivals below this: over-loaded ...
   double completion_window_e2e = 10;            // ... when the window is >= this x the mean E2E
 };
@@ -49,6 +51,8 @@ struct OverloadCheck {
   double completion_ratio = 0;   // completions / arrivals (NaN without arrivals)
   double mean_e2e_s = 0;         // successful requests of the window (NaN without any)
   bool completion_ratio_checked = false;  // the window is >= completion_window_e2e x mean E2E
+  double in_flight_needed_rise = 0;  // z(1 - alpha) x sqrt(2 x mean in flight x mean E2E / quarter
+                                     // window), at least min_queue_rise
   TrendResult in_flight;
   bool server_waiting_checked = false;
   TrendResult server_waiting;

@@ -1,0 +1,90 @@
+// The answer of `llmload sweep --find-capacity` checked the way a user would check it, against
+// llmload-server on loopback. These tests judge latency on a 2-core machine, so ctest runs them
+// alone (RUN_SERIAL in CMakeLists.txt): a test beside them steals the CPU the server's timing
+// needs and the search would find the capacity of a busier machine.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "llmload_run.hpp"
+#include "subprocess.hpp"
+
+namespace llmload::testing {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+json read_json(const std::string& path) { return json::parse(read_file(path)); }
+
+// --find-capacity with no start given (calibrated), then the answer checked the way a user
+// would: a run at 80% of it meets the SLO, a run at 150% does not. Durations are shortened with
+// the sweep's own options; the decisions are the same as with the defaults.
+struct CapacityCheck {
+  double capacity = 0;
+  std::string pass_80;
+  std::string verdict_150;
+  json sweep;
+};
+
+CapacityCheck find_and_check(const std::string& base_url, const std::vector<std::string>& workload,
+                             const std::string& slo, const std::vector<std::string>& search_options) {
+  CapacityCheck c;
+  TempDir dir;
+  std::vector<std::string> args = {binary_path("llmload"), "sweep", "--find-capacity", "--base-url", base_url, "--slo",
+                                   slo, "--quiet", "--output", dir.path()};
+  args.insert(args.end(), workload.begin(), workload.end());
+  args.insert(args.end(), search_options.begin(), search_options.end());
+  auto r = run(args, 240s);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  c.sweep = read_json(dir.file("sweep.json"));
+  const json& cap = c.sweep["capacity"];
+  if (!cap.is_object() || !cap["valid"].get<bool>() || !cap["highest_pass"].is_number()) return c;
+  EXPECT_TRUE(cap["calibration"].is_object());  // the start was found, not given
+  c.capacity = cap["highest_pass"].get<double>();
+  auto verdict_at = [&](double rate) {
+    TempDir rd;
+    std::vector<std::string> a = {"--scenario", "server", "--request-rate", std::to_string(rate), "--duration",
+                                  "6s", "--warmup", "1s", "--slo", slo, "--quiet", "--schedule-spin", "2ms"};
+    a.insert(a.begin(), workload.begin(), workload.end());
+    a.insert(a.begin(), {"--base-url", base_url});
+    auto run80 = run_llmload(rd, a);
+    EXPECT_EQ(run80.proc.exit_code, 0) << run80.proc.err;
+    return run80.result.is_object() ? run80.result["slo"]["verdict"].get<std::string>() + " (" +
+                                          run80.result["validity"]["verdict"].get<std::string>() + ")"
+                                    : std::string("no result");
+  };
+  c.pass_80 = verdict_at(0.8 * c.capacity);
+  c.verdict_150 = verdict_at(1.5 * c.capacity);
+  return c;
+}
+
+// 8 slots of 20 ms + 15 x 2 ms: 160 requests/s at most; the queue for a slot is TTFT.
+TEST(Capacity, FixedModelWithEightSlots) {
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "20ms", "--itl", "2ms", "--max-num-seqs", "8"});
+  const auto c = find_and_check(server.base_url, {"--input-tokens", "16", "--output-tokens", "16"}, "ttft:100ms,p95",
+                                {"--capacity-min-window", "3s", "--capacity-tolerance", "0.15", "--trials-near-boundary",
+                                 "1", "--max-points", "12"});
+  ASSERT_GT(c.capacity, 0) << c.sweep.dump(2);
+  EXPECT_LT(c.capacity, 160 * 1.05) << c.sweep["capacity"]["bounded_by"];  // never above what 8 slots serve
+  EXPECT_EQ(c.pass_80, "PASS (VALID)") << c.capacity;
+  EXPECT_EQ(c.verdict_150.substr(0, 4), "FAIL") << c.capacity;
+}
+
+// The engine model with the tiny profile (16 sequences, a 4096-token KV cache).
+TEST(Capacity, TinyProfile) {
+  auto server = start_server({"--profile", "tiny"});
+  const auto c = find_and_check(server.base_url, {}, "ttft:500ms,tpot:50ms,p95",
+                                {"--capacity-min-window", "3s", "--capacity-window-e2e", "5", "--capacity-tolerance",
+                                 "0.15", "--trials-near-boundary", "1", "--max-points", "12"});
+  ASSERT_GT(c.capacity, 0) << c.sweep.dump(2);
+  EXPECT_EQ(c.pass_80, "PASS (VALID)") << c.capacity;
+  EXPECT_EQ(c.verdict_150.substr(0, 4), "FAIL") << c.capacity;
+}
+
+}  // namespace
+}  // namespace llmload::testing
