@@ -68,7 +68,7 @@ void MetricsAccumulator::record(Metric m, Nanos v, std::int64_t count) {
   for (std::int64_t i = 0; i < count; ++i) mo.add(static_cast<double>(v.count()) / 1e3);
 }
 
-void MetricsAccumulator::add(const RequestRecord& r, std::span<const ChunkArrival> chunks) {
+void MetricsAccumulator::add(const RequestRecord& r, std::span<const ChunkArrival> chunks, bool itl) {
   // Token arrivals (for windowed throughput). When the server reported usage, spread its count
   // over the events so the series sums to the server's n_out.
   std::int64_t event_tokens = 0;
@@ -76,7 +76,10 @@ void MetricsAccumulator::add(const RequestRecord& r, std::span<const ChunkArriva
   const double scale = (r.tokens_from_usage && event_tokens > 0 && r.ok())
                            ? static_cast<double>(r.output_tokens) / static_cast<double>(event_tokens)
                            : 1.0;
+  // Only successful requests' tokens count (issue 16: a failed request's partial output was in
+  // output_throughput though the request is in no other throughput).
   for (const auto& c : chunks) {
+    if (!r.ok()) break;
     if (c.t.count() < 0) continue;
     const auto bin = static_cast<std::size_t>(c.t / kTokenBin);
     if (bin >= token_bins_.size()) token_bins_.resize(bin + 1, 0.0);
@@ -92,7 +95,7 @@ void MetricsAccumulator::add(const RequestRecord& r, std::span<const ChunkArriva
   if (auto v = r.tpot()) record(Metric::kTpot, *v);
   // ITL: gaps between consecutive output events; a gap before an event with n_k tokens counts
   // as n_k values of gap/n_k (token-weighted). The per-event gap list is kept beside it.
-  for (std::size_t k = 1; k < chunks.size(); ++k) {
+  for (std::size_t k = 1; itl && k < chunks.size(); ++k) {
     const Nanos gap = chunks[k].t - chunks[k - 1].t;
     const std::int64_t n = std::max<std::int64_t>(1, chunks[k].tokens);
     record(Metric::kItlEvent, gap);

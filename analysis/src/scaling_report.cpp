@@ -204,6 +204,11 @@ ConditionCheck check_conditions(const ScalingInput& base, double base_k, const S
         d.key == "trials.seeds" || d.key == "trials.pause_s") {
       d.material = false;
       note = "differs between deployments or runs of any size";
+    } else if (sweeps && d.key == "trials.n") {
+      // A capacity search gives its points the trials the search needed there (near the
+      // boundary, extensions of an INCONCLUSIVE probe): how it measured, not a condition.
+      d.material = false;
+      note = "the trials a capacity search ran at its capacity point";
     } else if (d.key.rfind("server.models", 0) == 0) {
       if (stable_models(parse_or_string(d.a)) == stable_models(parse_or_string(d.b))) {
         d.material = false;

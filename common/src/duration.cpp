@@ -51,7 +51,16 @@ std::chrono::nanoseconds parse_duration(std::string_view text, std::string_view 
     scale = unit->ns;
   } else {
     const Unit* bare = bare_unit.empty() ? nullptr : find_unit(bare_unit);
-    if (bare == nullptr) throw fail();
+    if (bare == nullptr) {
+      double number = 0;
+      auto [end, err] = std::from_chars(s.data(), s.data() + s.size(), number);
+      if (err == std::errc() && end == s.data() + s.size()) {
+        throw DurationParseError(fmt::format("invalid duration '{}': a duration needs its unit (ns, us, ms, s, m, h): "
+                                             "add it, e.g. {}s",
+                                             text, s));
+      }
+      throw fail();
+    }
     scale = bare->ns;
   }
   double value = 0;

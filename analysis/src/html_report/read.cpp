@@ -185,33 +185,16 @@ RunArtifact read_artifact(const std::string& dir, ReadMode mode) {
   const bool skip_records = mode == ReadMode::kTrialHistogramsOnly && hlog_text.has_value();
   if (records_text && !skip_records) {
     a.has_records = true;
-    const std::string& text = *records_text;
-    const std::string path = (root / "requests.jsonl").string();
-    std::size_t pos = 0, line_no = 0;
-    while (pos < text.size()) {
-      const std::size_t nl = text.find('\n', pos);
-      const bool unterminated = nl == std::string::npos;
-      const std::size_t end = unterminated ? text.size() : nl;
-      std::string_view line(text.data() + pos, end - pos);
-      pos = unterminated ? text.size() : nl + 1;
-      ++line_no;
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
-      json j = json::parse(line.begin(), line.end(), nullptr, false);
-      if (j.is_discarded()) {
-        if (unterminated) {
-          a.notes.push_back(fmt::format("requests.jsonl: the last line ({}) is cut off (the run was stopped while "
-                                        "writing?); it is left out",
-                                        line_no));
-          break;
-        }
-        throw ReportError(fmt::format("{}: line {} is not valid JSON", path, line_no));
+    try {
+      RecordsFile parsed = parse_records_jsonl(*records_text);
+      a.records = std::move(parsed.records);
+      if (parsed.cut_line) {
+        a.notes.push_back(fmt::format("requests.jsonl: the last line ({}) is cut off (the run was stopped while "
+                                      "writing?); it is left out",
+                                      *parsed.cut_line));
       }
-      try {
-        a.records.push_back(record_from_json(j));
-      } catch (const MergeError& e) {
-        throw ReportError(fmt::format("{}: line {}: {}", path, line_no, e.what()));
-      }
+    } catch (const MergeError& e) {
+      throw ReportError(fmt::format("{}: {}", (root / "requests.jsonl").string(), e.what()));
     }
     if (a.records.empty()) a.notes.push_back("requests.jsonl holds no request");
   } else if (!records_text) {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "llmload/analysis/html_report.hpp"
+#include "rebuild.hpp"
 #include "run_command.hpp"
 
 namespace llmload::app {
@@ -26,6 +27,8 @@ summary.md and summary.csv (one row per run or sweep point). The page makes no n
       llmload report results/run1
       llmload report results/sweep --output /tmp/sweep-report
 A partial artifact (an interrupted run, a missing file) still renders what it has, with a note.
+A run that did not finish (killed outright: run-in-progress.json beside requests.jsonl and no
+result.json) first gets result.json and latency.hlog rebuilt from requests.jsonl.
 Exit codes: 0 written, 1 failure writing the report, 2 an artifact that cannot be read.
 See docs/report.md.)");
 }
@@ -35,6 +38,15 @@ int report_command(const std::string& dir, const ReportOptions& o) {
   options.output_dir = o.output;
   options.interval_s = o.interval_s;
   try {
+    // A run that never finished (killed outright): its result.json rebuilt first (rebuild.hpp).
+    if (const auto rebuilt = rebuild_unfinished_run(dir)) {
+      fmt::print(stderr,
+                 "llmload report: the run in '{}' did not finish: result.json and latency.hlog rebuilt from the {} "
+                 "requests in requests.jsonl{} ({}; see `rebuilt` in result.json)\n",
+                 dir, rebuilt->requests,
+                 rebuilt->cut_line ? fmt::format(", its cut-off last line {} left out", *rebuilt->cut_line) : "",
+                 rebuilt->window);
+    }
     const analysis::ReportFiles files = analysis::write_report(dir, options);
     fmt::print("llmload report: wrote {}\n                    {}\n                    {}\n", files.html, files.markdown,
                files.csv);

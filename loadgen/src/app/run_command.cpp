@@ -6,12 +6,16 @@
 
 #include "file_write.hpp"
 #include "output_dir.hpp"
+#include "rebuild.hpp"
+#include "run_journal.hpp"
+#include "stop_signal.hpp"
 
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -26,6 +30,7 @@
 
 #include "llmload/analysis/report.hpp"
 #include "llmload/analysis/stage_metrics.hpp"
+#include "llmload/analysis/token_accounting.hpp"
 #include "llmload/common/build_info.hpp"
 #include "llmload/common/duration.hpp"
 #include "llmload/common/process_limits.hpp"
@@ -188,41 +193,6 @@ CalibrationResult calibrate(const ScenarioConfig& cfg, boost::asio::io_context& 
   return CalibrationResult{TokenModel::builtin(), estimate_report("the server has no /tokenize")};
 }
 
-// Requested versus server-counted tokens, and requests that ended early.
-json token_accounting(const std::vector<analysis::RequestRecord>& records) {
-  std::int64_t n = 0, from_usage = 0, req_in = 0, got_in = 0, req_out = 0, got_out = 0, early = 0;
-  std::int64_t usage_n = 0, usage_req_in = 0, usage_got_in = 0;
-  for (const auto& r : records) {
-    if (r.warmup || !r.ok()) continue;
-    ++n;
-    req_in += r.requested_input_tokens;
-    got_in += r.input_tokens;
-    req_out += r.requested_output_tokens;
-    got_out += r.output_tokens;
-    if (r.ended_early) ++early;
-    if (r.tokens_from_usage) {
-      ++from_usage;
-      ++usage_n;
-      usage_req_in += r.requested_input_tokens;
-      usage_got_in += r.input_tokens;
-    }
-  }
-  return {
-      {"requests", n},
-      {"requests_with_server_usage", from_usage},
-      {"estimated", from_usage < n},
-      {"estimate_method", "without usage: prompt tokens = the requested count, output tokens = output events (one per "
-                          "SSE chunk)"},
-      {"requested_input_tokens", req_in},
-      {"input_tokens", got_in},
-      {"server_counted_input_tokens", usage_n > 0 ? json(usage_got_in) : json(nullptr)},
-      {"requested_input_tokens_of_those", usage_n > 0 ? json(usage_req_in) : json(nullptr)},
-      {"requested_output_tokens", req_out},
-      {"output_tokens", got_out},
-      {"ended_early", early},
-  };
-}
-
 // What a shard's artifact records of its shard (conditions.shard), with its actual start.
 json shard_json(const ScenarioConfig& global, const ScenarioConfig& local, WallTime wall_start) {
   json j = describe_shard(global, local);
@@ -249,12 +219,13 @@ void check_start_at(WallTime start_at, WallTime now) {
   }
 }
 
-void sleep_until_wall(WallTime t) {
-  while (true) {
+bool sleep_until_wall(WallTime t) {
+  while (stop_signal() == 0) {
     const auto now = std::chrono::system_clock::now();
-    if (now >= t) return;
-    std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(t - now, std::chrono::seconds(1)));
+    if (now >= t) return true;
+    if (!sleep_unless_stopped(std::min<std::chrono::nanoseconds>(t - now, std::chrono::seconds(1)))) return false;
   }
+  return false;
 }
 
 // --verbose: the server-metric cross-checks and how the window was chosen, on stderr.
@@ -338,6 +309,31 @@ static json overload_check(const json& result, const analysis::RunMetrics& metri
     }
   }
   return analysis::to_json(analysis::detect_overload(records, metrics.window.start, metrics.window.end, waiting));
+}
+
+std::int64_t most_in_flight(const ScenarioConfig& cfg) {
+  std::int64_t n = cfg.max_inflight.value_or(0);
+  if (cfg.kind == ScenarioKind::kConcurrency) n = cfg.concurrency;
+  // Offline: every request at once, unless capped.
+  if (cfg.kind == ScenarioKind::kOffline && !cfg.max_inflight && cfg.num_requests) {
+    n = *cfg.num_requests + cfg.warmup.requests;
+  }
+  for (const auto& st : cfg.arrivals.stages) {
+    if (st.concurrency) n = std::max(n, static_cast<std::int64_t>(st.value));
+  }
+  return n;
+}
+
+void check_open_file_limit(std::int64_t in_flight) {
+  // Each request in flight holds a connection (a descriptor): refuse a load the open-file limit
+  // cannot hold instead of failing requests with EMFILE.
+  raise_open_file_limit();
+  if (auto limit = open_file_limit(); limit && in_flight > 0 && static_cast<std::uint64_t>(in_flight) + 64 > *limit) {
+    throw ConfigError(fmt::format("{} requests in flight need {} connections, but the open-file limit is {}: lower "
+                                  "--concurrency/--max-inflight (or --num-requests offline) or raise the limit "
+                                  "(ulimit -n)",
+                                  in_flight, in_flight, *limit));
+  }
 }
 
 int slo_gate(const ScenarioConfig& cfg, const json& result, int exit_code) {
@@ -509,14 +505,7 @@ bool write_artifact(const ScenarioConfig& cfg, const ScenarioConfig& local, cons
     }
   };
   stream_file("requests.jsonl", [&](std::ostream& f) {
-    for (const auto& r : records) {
-      json line = analysis::record_json(r);
-      if (local.shard.sharded()) {
-        line["shard"] = local.shard.index;
-        line["global_index"] = plan.global(r.index);
-      }
-      f << line.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
-    }
+    for (const auto& r : records) f << request_line(r, local, plan) << '\n';
   });
   stream_file("latency.hlog", [&](std::ostream& f) {
     analysis::write_latency_hlog(f, metrics, epoch_seconds(wall_start), fmt::format("llmload {}", kVersion));
@@ -589,10 +578,76 @@ void add_server_metrics(json& result, const net::MetricsScraper* scraper, const 
   result["littles_law"] = littles_law_check(result, metrics);
 }
 
+// Removes the run's output directory, when this run created it and left it empty, unless keep()
+// was called: a run refused or stopped before its load leaves nothing behind.
+class EmptyDirGuard {
+ public:
+  explicit EmptyDirGuard(const std::string& dir) {
+    std::error_code ec;
+    // The directories this run will create: `dir` and its parents that do not exist yet (a
+    // trial's directory inside the trials' own).
+    for (std::filesystem::path p = std::filesystem::absolute(dir, ec); !dir.empty() && !p.empty() && !ec;
+         p = p.parent_path()) {
+      if (std::filesystem::exists(p, ec) || p == p.parent_path()) break;
+      created_.push_back(p);
+    }
+  }
+  ~EmptyDirGuard() {
+    std::error_code ec;
+    for (const auto& p : created_) {  // innermost first
+      if (!std::filesystem::is_empty(p, ec) || ec) break;
+      std::filesystem::remove(p, ec);
+    }
+  }
+  EmptyDirGuard(const EmptyDirGuard&) = delete;
+  EmptyDirGuard& operator=(const EmptyDirGuard&) = delete;
+  void keep() { created_.clear(); }
+
+ private:
+  std::vector<std::filesystem::path> created_;
+};
+
+// A signal before the load began: nothing measured, nothing written.
+RunOutcome interrupted_before_load(const ScenarioConfig& cfg) {
+  if (!cfg.quiet) {
+    fmt::print(stderr, "llmload: {} received before the load started: stopping; nothing was measured\n",
+               stop_signal() == SIGINT ? "SIGINT" : "SIGTERM");
+  }
+  RunOutcome o;
+  o.exit_code = kExitInterrupted;
+  return o;
+}
+
+// result.json `conditions`: what was run, against what, on what, with which prompts.
+json run_conditions(const ScenarioConfig& cfg, const ScenarioConfig& local, const BaseUrl& url,
+                    const RequestBuilder& builder, const net::ModelsInfo& models, const std::vector<std::string>& argv,
+                    const json& env_settings, const CalibrationResult& calibration, const Workload& workload,
+                    WallTime wall_start) {
+  json c = conditions_json(cfg, url, builder, models, argv, iso8601_utc(wall_start));
+  c["start_epoch_s"] = epoch_seconds(wall_start);
+  c["environment_settings"] = env_settings;
+  c["devices"] = cfg.devices ? json(*cfg.devices) : json(nullptr);
+  c["price_per_hour"] = cfg.price_per_hour ? json(*cfg.price_per_hour) : json(nullptr);
+  c["prompts"] = calibration.report;
+  c["workload"] = workload.describe();
+  if (cfg.shard.sharded() || cfg.shard.count_given || cfg.shard.start_at) c["shard"] = shard_json(cfg, local, wall_start);
+  return c;
+}
+
+// result.json `load.offered_*`: the load asked for (null where the scenario has none).
+json offered_load(const ScenarioConfig& cfg) {
+  return {{"offered_rate", cfg.kind == ScenarioKind::kServer && !cfg.timed_arrivals ? json(cfg.request_rate) : json(nullptr)},
+          {"offered_concurrency", cfg.kind == ScenarioKind::kConcurrency || cfg.kind == ScenarioKind::kSingleStream
+                                      ? json(cfg.kind == ScenarioKind::kSingleStream ? 1 : cfg.concurrency)
+                                      : json(nullptr)}};
+}
+
 }  // namespace
 
 RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>& argv, const json& env_settings,
                     const RunHooks& hooks) {
+  install_stop_handler();  // a signal before the load (calibration, the start wait) is recorded
+  if (stop_signal() != 0) return interrupted_before_load(cfg_in);
   ScenarioConfig cfg = cfg_in;
   if (cfg.api_key.empty()) {
     if (const char* k = std::getenv("OPENAI_API_KEY"); k != nullptr) cfg.api_key = k;
@@ -619,6 +674,9 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
     fmt::print(stderr, "llmload: warning: shard {} of {} has no --start-at: it starts as soon as it is ready, not "
                        "together with the other shards\n", cfg.shard.index, cfg.shard.count);
   }
+  // The output directory is claimed (created, its writability probed) before anything is sent;
+  // a run refused before its load leaves no empty directory behind (issue 16).
+  EmptyDirGuard dir_guard(cfg.output_dir);
   claim_output_dir(cfg.output_dir, cfg.overwrite);
   raise_open_file_limit();
 
@@ -641,10 +699,15 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
         throw ConfigError(fmt::format("GET {}/v1/models listed no models: pass --model", url.to_string()));
       }
       cfg.model = models.ids.front();
+      if (printable(cfg.model) != cfg.model) {
+        throw ConfigError(fmt::format("the first model GET {}/v1/models lists, '{}', has control characters in its "
+                                      "id: pass --model with the model to use",
+                                      url.to_string(), printable(cfg.model)));
+      }
     }
     calibration = calibrate(cfg, ioc, transport, url);
   } catch (const ConfigError& e) {
-    throw ConfigError(cfg.secrets().redact(e.what()));  // the server may echo a secret back
+    throw ConfigError(cfg.secrets().for_output(e.what()));  // the server may echo a secret back
   }
   // An answer that echoes the request (its headers) is stored in the conditions: without secrets.
   models.raw = cfg.secrets().redact(std::move(models.raw));
@@ -678,17 +741,7 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   // This shard's part: `cfg` stays the whole run (recorded in the artifact), `local` is what this
   // process issues.
   const ScenarioConfig local = shard_config(cfg);
-  // Each request in flight holds a connection (a descriptor): refuse a closed-loop concurrency
-  // the open-file limit cannot hold instead of failing requests with EMFILE.
-  std::int64_t needed = local.kind == ScenarioKind::kConcurrency ? local.concurrency : local.max_inflight.value_or(0);
-  for (const auto& st : local.arrivals.stages) {
-    if (st.concurrency) needed = std::max(needed, static_cast<std::int64_t>(st.value));
-  }
-  if (auto limit = open_file_limit(); limit && needed > 0 && static_cast<std::uint64_t>(needed) + 64 > *limit) {
-    throw ConfigError(fmt::format("{} requests in flight need {} connections, but the open-file limit is {}: lower "
-                                  "--concurrency/--max-inflight or raise the limit (ulimit -n)",
-                                  needed, needed, *limit));
-  }
+  check_open_file_limit(most_in_flight(local));
 
   ShardPlan plan = plan_shard(local, local.timed_arrivals ? &timed : nullptr);
   ShardedWorkload sharded_workload(*workload, plan);
@@ -713,14 +766,31 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
       fmt::print(stderr, "llmload: waiting {} for the common start at {}{}\n", format_duration(*start_at - now),
                  format_rfc3339(*start_at), shard_label);
     }
-    sleep_until_wall(*start_at);
+    if (!sleep_until_wall(*start_at)) return interrupted_before_load(cfg);
   }
+  if (stop_signal() != 0) return interrupted_before_load(cfg);
   cfg.shard.start_at = start_at;
   const WallTime wall_start = std::chrono::time_point_cast<Nanos>(std::chrono::system_clock::now());
   if (!cfg.quiet) {
     fmt::print(stderr, "llmload {}: {} against {}{} model '{}'{}{}\n", kVersion, scenario_summary(cfg), url.to_string(),
                builder.path(), cfg.model, shard_label, hooks.label.empty() ? "" : " [" + hooks.label + "]");
   }
+  // Requests are streamed to requests.jsonl as they complete, beside run-in-progress.json: a run
+  // killed outright still leaves what it measured (run_journal.hpp; `llmload report` rebuilds).
+  const json conditions =
+      run_conditions(cfg, local, url, builder, models, argv, env_settings, calibration, *workload, wall_start);
+  RunJournal journal(cfg.output_dir,
+                     {{"artifact", "run-in-progress"},
+                      {"schema_version", kSchemaVersion},
+                      {"about", "written when the run started and removed once result.json is written: a run that "
+                                "left it did not finish; `llmload report DIR` rebuilds result.json from requests.jsonl"},
+                      {"conditions", conditions},
+                      {"load", offered_load(cfg)},
+                      {"judging", judging_json(controller.validity_options(), controller.verdict_view(), local.slo,
+                                               local.warmup, local.duration)}},
+                     [&](const analysis::RequestRecord& r) { return request_line(r, local, plan); }, cfg.quiet);
+  controller.on_record = [&](const analysis::RequestRecord& r) { journal.append(r); };
+  dir_guard.keep();  // the load starts: the directory holds the run from here on
   // The server's own metrics (Prometheus /metrics), co-computed with this run: a snapshot before,
   // a series during, a snapshot after. Absent or broken metrics never fail the run.
   std::optional<net::MetricsScraper> scraper;
@@ -742,7 +812,10 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
     if (scraper->probe()) scraper->start();
   }
   net::DriveOptions dopts;
+  dopts.stop_requested = [] { return stop_signal() != 0; };
+  dopts.on_signal = note_stop_signal;
   dopts.drain_timeout = cfg.drain_timeout;
+  dopts.hard_limit = local.max_duration;
   dopts.spin_lead = cfg.schedule_spin;
   MonitorOptions mopts;
   mopts.progress_line = !cfg.quiet && isatty(STDERR_FILENO) == 1 && std::getenv("TERM") != nullptr &&
@@ -761,15 +834,14 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   // Over-saturated: stop releasing, and cancel what waits in the server's queue (draining it would
   // take as long as the overload built up; the point fails either way). The canceled requests
   // are recorded as such (error class canceled).
-  mopts.stop = [&](const std::string& reason) {
-    controller.stop_early(reason);
-    transport.cancel_all();
-  };
+  mopts.stop = [&](const std::string& reason) { controller.stop_now(reason); };
   RunMonitor monitor(controller, clock, mopts);
-  if (mopts.progress_line || mopts.watch_saturation || mopts.log_interval || mopts.warn) {
-    dopts.tick_interval = RunMonitor::kTick;
-    dopts.on_tick = [&] { monitor.tick(); };
-  }
+  const bool monitor_ticks = mopts.progress_line || mopts.watch_saturation || mopts.log_interval || mopts.warn;
+  dopts.tick_interval = RunMonitor::kTick;
+  dopts.on_tick = [&] {
+    if (monitor_ticks) monitor.tick();
+    journal.flush_if_due();
+  };
   // The client's own CPU while the load ran (the whole process: the event loop, and the metrics
   // scraper's thread when there is one): whether the client could have been the bottleneck.
   auto cpu_now = [] {
@@ -781,6 +853,8 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   const auto cpu_before = cpu_now();
   const auto wall_before = std::chrono::steady_clock::now();
   net::drive(ioc, controller, dopts);
+  install_stop_handler();  // Asio put the default action back
+  journal.close();
   const auto cpu_after = cpu_now();
   const double load_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_before).count();
   monitor.finish();
@@ -790,7 +864,7 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   const double cpu_busy_s = cpu_after.first - cpu_before.first + cpu_after.second - cpu_before.second;
   const analysis::RunMetrics metrics =
       controller.metrics(load_wall_s > 0 ? std::optional<double>(cpu_busy_s / load_wall_s) : std::nullopt);
-  const json tokens = token_accounting(controller.records());
+  const json tokens = analysis::token_accounting(controller.records());
   std::vector<analysis::StageMetrics> stages;
   if (cfg.kind == ScenarioKind::kStages) {
     stages = analysis::stage_metrics(controller.records(), stage_plan(local), cfg.slo,
@@ -810,23 +884,9 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
     result = analysis::metrics_json(metrics);
     result["schema_version"] = kSchemaVersion;
     result["artifact"] = "run";
-    result["conditions"] = conditions_json(cfg, url, builder, models, argv, iso8601_utc(wall_start));
-    result["conditions"]["start_epoch_s"] = epoch_seconds(wall_start);
-    result["conditions"]["environment_settings"] = env_settings;
-    result["conditions"]["devices"] = cfg.devices ? json(*cfg.devices) : json(nullptr);
-    result["conditions"]["price_per_hour"] = cfg.price_per_hour ? json(*cfg.price_per_hour) : json(nullptr);
-    result["conditions"]["prompts"] = calibration.report;
-    result["conditions"]["workload"] = workload->describe();
-    if (cfg.shard.sharded() || cfg.shard.count_given || cfg.shard.start_at) {
-      result["conditions"]["shard"] = shard_json(cfg, local, wall_start);
-    }
+    result["conditions"] = conditions;
     result["tokens"].update(tokens);
-    result["load"]["offered_rate"] = cfg.kind == ScenarioKind::kServer && !cfg.timed_arrivals ? json(cfg.request_rate)
-                                                                                              : json(nullptr);
-    result["load"]["offered_concurrency"] =
-        cfg.kind == ScenarioKind::kConcurrency || cfg.kind == ScenarioKind::kSingleStream
-            ? json(cfg.kind == ScenarioKind::kSingleStream ? 1 : cfg.concurrency)
-            : json(nullptr);
+    result["load"].update(offered_load(cfg));
     result["interrupted"] = controller.interrupted();
     result["incomplete_files"] = nullptr;  // write_artifact names any file it could not write
     result["sequential"] = controller.sequential() ? analysis::sequential_json(*controller.sequential()) : json(nullptr);
@@ -843,6 +903,10 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   }
   if (!write_artifact(cfg, local, plan, controller.records(), metrics, result, wall_start, hooks)) {
     outcome.exit_code = kExitFailure;
+  }
+  std::error_code ec;
+  if (!cfg.output_dir.empty() && std::filesystem::exists(std::filesystem::path(cfg.output_dir) / "result.json", ec)) {
+    journal.finish();
   }
   return outcome;
 }

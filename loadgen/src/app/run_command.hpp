@@ -58,6 +58,13 @@ struct RunOutcome {
   nlohmann::json result;
 };
 
+/// The most requests `cfg` can have in flight when that is known before it runs (a concurrency,
+/// --max-inflight, concurrency stages, an uncapped offline run's requests); 0 when unbounded.
+std::int64_t most_in_flight(const ScenarioConfig& cfg);
+/// Raises the open-file limit to its hard limit, then refuses (ConfigError, with the fix) an
+/// `in_flight` the limit cannot hold (each request in flight holds a connection).
+void check_open_file_limit(std::int64_t in_flight);
+
 /// One run of `cfg` (no trials); writes the artifact to cfg.output_dir when set.
 RunOutcome run_once(const ScenarioConfig& cfg, const std::vector<std::string>& argv, const nlohmann::json& env_settings,
                     const RunHooks& hooks = {});
@@ -85,7 +92,8 @@ int run_command(const ScenarioConfig& cfg, const std::vector<std::string>& argv,
 void check_start_at(WallTime start_at, WallTime now);
 
 /// Sleeps until `t` on the system clock (in steps of at most a second, so that a clock step is
-/// noticed). Returns at once when `t` has passed.
-void sleep_until_wall(WallTime t);
+/// noticed). Returns at once when `t` has passed; false when SIGINT/SIGTERM ended the wait
+/// (stop_signal.hpp).
+bool sleep_until_wall(WallTime t);
 
 }  // namespace llmload::app

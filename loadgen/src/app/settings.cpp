@@ -5,8 +5,10 @@
 #include <charconv>
 #include <cstddef>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -17,6 +19,8 @@
 
 namespace llmload::app {
 namespace {
+
+constexpr std::size_t kMaxScenarioFileBytes = 1 << 20;  // settings only: 1 MiB is far beyond any
 
 std::int64_t parse_int(const std::string& v, const std::string& origin, std::int64_t min) {
   std::int64_t n = 0;
@@ -38,7 +42,7 @@ double parse_double(const std::string& v, const std::string& origin) {
 
 Nanos parse_dur(const std::string& v, const std::string& origin) {
   try {
-    return parse_duration(v);
+    return parse_duration(v);  // with its unit: the help says so, and a bare 10 could mean anything
   } catch (const DurationParseError& e) {
     throw ConfigError(fmt::format("bad {}: {}", origin, e.what()));
   }
@@ -107,6 +111,18 @@ bool apply_extended_setting(const std::string& name, const std::string& value, c
     if (colon == std::string::npos || key.empty() ||
         key.find_first_of(" \t\r\n") != std::string::npos) {
       throw ConfigError(fmt::format("bad {} '{}': give 'Name: value', e.g. --header 'X-Team: perf'", origin, value));
+    }
+    // The fields that frame the request or the connection are llmload's: a second Content-Length
+    // or Host makes the request ambiguous (a server may take either, or refuse it).
+    std::string lower = key;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (const char* framing : {"host", "content-length", "transfer-encoding", "connection", "keep-alive", "te",
+                                "trailer", "upgrade", "expect"}) {
+      if (lower == framing) {
+        throw ConfigError(fmt::format("bad {} '{}': {} is set by llmload (it frames the request or the connection) "
+                                      "and cannot be given; drop it",
+                                      origin, key, key));
+      }
     }
     std::string val = value.substr(colon + 1);
     while (!val.empty() && val.front() == ' ') val.erase(val.begin());
@@ -272,8 +288,8 @@ const std::vector<SettingInfo>& settings() {
                        "60s) and --min-requests are done; a shorter run is INVALID"},
       {"min-requests", "minimum measured requests (default: enough for the requested percentiles); a run with "
                        "fewer is INVALID"},
-      {"max-duration", "hard bound on the whole run, warmup included (e.g. 10m): stops issuing even if minimums are "
-                       "not met"},
+      {"max-duration", "hard bound on the load, warmup included (e.g. 10m): stops issuing even if minimums are not "
+                       "met, and cancels what is still in flight then (outcome stopped_early)"},
       {"max-error-rate", "validity: a run whose failed fraction of measured requests exceeds this is INVALID "
                          "(default 0.05)"},
       {"trials", "independent repetitions of the run (new connections, seeds derived from --seed and the trial); "
@@ -482,7 +498,13 @@ void apply_setting_to(const std::string& raw_name, const std::string& value, con
       if (!cfg.scenario_explicit) cfg.kind = ScenarioKind::kOffline;
     } else {
       cfg.request_rate = parse_double(value, origin);
-      if (!cfg.scenario_explicit && cfg.request_rate > 0) cfg.kind = ScenarioKind::kServer;
+      // Issue 16: 0 silently ran the default scenario (concurrency 1) instead of a rate.
+      if (cfg.request_rate <= 0) {
+        throw ConfigError(fmt::format("bad {} '{}': a rate must be above 0 requests per second, e.g. 0.5; for every "
+                                      "request at once give inf (the offline scenario)",
+                                      origin, value));
+      }
+      if (!cfg.scenario_explicit) cfg.kind = ScenarioKind::kServer;
     }
   } else if (name == "max-inflight") {
     cfg.max_inflight = parse_int(value, origin, 1);
@@ -521,9 +543,21 @@ void apply_setting_to(const std::string& raw_name, const std::string& value, con
 }  // namespace
 
 void apply_scenario_file(const std::string& path, ScenarioConfig& cfg) {
+  // Issue 16: a directory was an "internal error", and /dev/zero was read until memory ran out.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw ConfigError(fmt::format("scenario file '{}' is a directory: give a YAML or JSON file in it", path));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(fmt::format("cannot read scenario file '{}': check the path", path));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text(kMaxScenarioFileBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > kMaxScenarioFileBytes) {
+    throw ConfigError(fmt::format("scenario file '{}' is larger than {} KiB: a scenario file holds settings (the "
+                                  "requests go in --dataset-path or --trace); is it the right file?",
+                                  path, kMaxScenarioFileBytes / 1024));
+  }
   apply_scenario_text(text, path, cfg);
 }
 
@@ -547,6 +581,7 @@ void apply_scenario_text(const std::string& text, const std::string& path, Scena
                                   path, root.IsSequence() ? "list" : (root.IsNull() ? "empty document" : "scalar")));
   }
   try {
+    std::map<std::string, int> seen;  // normalized name -> line: a key given twice is refused
     for (const auto& kv : root) {
       if (!kv.first.IsScalar()) {
         throw ConfigError(fmt::format("scenario file '{}' (line {}): keys must be plain names", path,
@@ -556,6 +591,9 @@ void apply_scenario_text(const std::string& text, const std::string& path, Scena
       const std::string origin =
           fmt::format("scenario file '{}', key '{}' (line {})", path, key, kv.first.Mark().line + 1);
       const std::string name = normalize(key);
+      if (auto [it, fresh] = seen.emplace(name, kv.first.Mark().line + 1); !fresh) {
+        throw ConfigError(fmt::format("{}: given twice (first on line {}): keep one", origin, it->second));
+      }
       if (name == "api-key") {
         throw ConfigError(fmt::format("{}: API keys do not belong in scenario files; set OPENAI_API_KEY or pass "
                                       "--api-key-file",

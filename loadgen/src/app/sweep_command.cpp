@@ -2,6 +2,7 @@
 #include <utility>  // before Asio (Boost 1.74 + C++20)
 
 #include "sweep_command.hpp"
+#include "stop_signal.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -188,6 +189,11 @@ class Sweep {
     hooks.label = fmt::format("{} {}", concurrency_ ? "concurrency" : "rate", load_text(load));
     const std::size_t before = p.entries.size();
     TrialsOutcome t = run_trials(cfg, argv_, env_, hooks, p.entries, p.first);
+    if (!t.result.is_object()) {  // stopped before its load: no point to record
+      *exit_code = t.exit_code;
+      if (p.entries.empty()) points_.erase(load);
+      return {};
+    }
     p.entries = t.entries;
     p.aggregate = t.result;
     p.first = t.first;
@@ -435,7 +441,8 @@ Calibration calibrate(const ScenarioConfig& base, const std::vector<std::string>
     hooks.print_report = false;
     hooks.label = fmt::format("calibration: concurrency {}", c);
     const RunOutcome r = run_once(cfg, argv, env, hooks);
-    if (r.exit_code != kExitOk) throw ConfigError("the capacity search's calibration run was interrupted or not written");
+    if (r.exit_code == kExitInterrupted) throw StopRequested();
+    if (r.exit_code != kExitOk) throw ConfigError("the capacity search's calibration run was not written");
     const double x = num(r.result, "request_throughput", 0);
     const double e2e99 = num(r.result, "p99_e2el_ms", 0) / 1e3;
     cal.steps.push_back({{"concurrency", c}, {"request_throughput", x}, {"p99_e2e_s", e2e99},
@@ -491,6 +498,10 @@ class CapacityDriver {
   CapacityRun run(const std::string& given) {
     setup(given);
     while (auto probe = search_->next()) {
+      if (stop_signal() != 0) {  // between probes: the search so far is written
+        out_.exit_code = kExitInterrupted;
+        break;
+      }
       const analysis::PointOutcome outcome = run_probe(*probe);
       if (outcome.trials.empty()) break;
       search_->report(probe->load, outcome);
@@ -675,9 +686,14 @@ int sweep_command(const SweepOptions& o, int argc, char** argv) {
     }
     user.warmup = !cfg.warmup.none();
     user.max_duration = cfg.max_duration.has_value();
-    CapacityRun run = CapacityDriver(o, cfg, conc, user, run_argv, env).run(conc ? conc_text : rate_text);
-    capacity = std::move(run.capacity);
-    exit_code = run.exit_code;
+    try {
+      CapacityRun run = CapacityDriver(o, cfg, conc, user, run_argv, env).run(conc ? conc_text : rate_text);
+      capacity = std::move(run.capacity);
+      exit_code = run.exit_code;
+    } catch (const StopRequested&) {
+      if (!cfg.quiet) fmt::print(stderr, "llmload: signal received during the capacity search's calibration: stopped\n");
+      return kExitInterrupted;
+    }
   } else {
     if (conc_text.empty() && rate_text.empty()) {
       throw ConfigError("a sweep needs the loads: --concurrency 1,2,4,8 (or 1..64) or --request-rate 1,2,5 (or "
@@ -685,8 +701,22 @@ int sweep_command(const SweepOptions& o, int argc, char** argv) {
     }
     const bool conc = !conc_text.empty();
     const auto loads = parse_load_list(conc ? conc_text : rate_text, conc, conc ? "--concurrency" : "--request-rate");
+    // Every point's descriptors are checked before the first runs (issue 16: a point too big for
+    // the open-file limit was refused only after the points before it had run).
+    for (double load : loads) {
+      ScenarioConfig point = cfg;
+      if (conc) {
+        point.kind = ScenarioKind::kConcurrency;
+        point.concurrency = static_cast<std::int64_t>(load);
+      }
+      check_open_file_limit(most_in_flight(point));
+    }
     Sweep sweep(cfg, conc, run_argv, env);
     for (double load : loads) {
+      if (stop_signal() != 0) {  // between points: the points so far are written
+        exit_code = kExitInterrupted;
+        break;
+      }
       sweep.run_point(load, cfg.trials, &exit_code);
       if (!sweep.write(capacity) && exit_code == kExitOk) exit_code = kExitFailure;
       if (exit_code != kExitOk) break;

@@ -3,6 +3,9 @@
 
 #include "trials.hpp"
 
+#include "file_write.hpp"
+#include "stop_signal.hpp"
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -249,7 +252,16 @@ TrialsOutcome run_trials(const ScenarioConfig& cfg, const std::vector<std::strin
   const auto first_index = static_cast<std::int64_t>(previous.size());
   const std::int64_t total = first_index + cfg.trials;
   for (std::int64_t i = first_index; i < total; ++i) {
-    if (i > first_index && cfg.trial_pause.count() > 0) std::this_thread::sleep_for(cfg.trial_pause);
+    // A signal between trials (issue 16: during the pause it killed the command, and the trials
+    // summary was never written): stop here and write what the trials measured.
+    if (stop_signal() != 0 || (i > first_index && !sleep_unless_stopped(cfg.trial_pause))) {
+      if (!cfg.quiet) {
+        fmt::print(stderr, "llmload: signal received between trials: {} of {} trials ran; writing their summary\n",
+                   i - first_index, total - first_index);
+      }
+      out.exit_code = kExitInterrupted;
+      break;
+    }
     ScenarioConfig t = cfg;
     t.trials = 1;
     t.seed = trial_seed(cfg.seed, i);
@@ -259,6 +271,10 @@ TrialsOutcome run_trials(const ScenarioConfig& cfg, const std::vector<std::strin
     h.print_report = hooks.print_report && cfg.verbose && !cfg.quiet;
     h.label = fmt::format("{}{}trial {}/{}", hooks.label, hooks.label.empty() ? "" : ", ", i + 1, total);
     RunOutcome o = run_once(t, argv, env_settings, h);
+    if (!o.result.is_object()) {  // stopped before its load: nothing measured
+      out.exit_code = o.exit_code;
+      break;
+    }
     if (first.is_null() || first.empty()) first = o.result;
     out.entries.push_back(trial_entry(o.result, i + 1, name, t.seed));
     const json& e = out.entries.back();
@@ -278,13 +294,13 @@ TrialsOutcome run_trials(const ScenarioConfig& cfg, const std::vector<std::strin
     }
   }
   out.first = first;
+  if (out.entries.empty()) return out;
   out.result = aggregate_trials(out.entries, first, std::chrono::duration<double>(cfg.trial_pause).count());
   if (hooks.print_report) print_trials_report(out.result);
-  if (!cfg.output_dir.empty()) {
-    std::ofstream f(std::filesystem::path(cfg.output_dir) / "result.json");
-    f << out.result.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
-    if (!f) {
-      fmt::print(stderr, "llmload: error: writing {}/result.json failed (disk full?)\n", cfg.output_dir);
+  if (!cfg.output_dir.empty() && !out.entries.empty()) {
+    if (auto e = write_file_atomically(std::filesystem::path(cfg.output_dir) / "result.json",
+                                       out.result.dump(2, ' ', false, json::error_handler_t::replace) + "\n")) {
+      fmt::print(stderr, "llmload: error: writing {}/result.json failed: {}\n", cfg.output_dir, *e);
       if (out.exit_code == kExitOk) out.exit_code = kExitFailure;
       return out;
     }

@@ -40,6 +40,31 @@ std::string Secrets::redact(std::string text) const {
   return out;
 }
 
+std::string Secrets::for_output(std::string text) const { return printable(redact(std::move(text))); }
+
+std::string printable(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7f) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    } else if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {
+      const auto d = static_cast<unsigned char>(text[++i]);
+      out += "\\u00";
+      out += kHex[d >> 4];
+      out += kHex[d & 0xf];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 std::string redact(std::string text, std::string_view secret) {
   Secrets s;
   s.add(secret);

@@ -1,5 +1,11 @@
 #include "llmload/loadgen/request_builder.hpp"
 
+#include <algorithm>
+
+#include <cctype>
+
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "llmload/common/version.hpp"
@@ -183,13 +189,11 @@ HttpRequest RequestBuilder::build(const WorkItem& item, const std::vector<Turn>&
   HttpRequest req;
   req.method = "POST";
   req.target = path_;
-  req.headers.reserve(6 + cfg_.headers.size());
-  req.headers.emplace_back("Host", host_header_);
-  req.headers.emplace_back("Content-Type", "application/json");
-  req.headers.emplace_back("Accept", cfg_.stream ? "text/event-stream" : "application/json");
-  req.headers.emplace_back("User-Agent", std::string("llmload/") + kVersion);
-  if (!cfg_.api_key.empty()) req.headers.emplace_back("Authorization", "Bearer " + cfg_.api_key);
-  for (const auto& h : cfg_.headers) req.headers.push_back(h);
+  req.set_headers(host_header_,
+                  {{"Content-Type", "application/json"},
+                   {"Accept", cfg_.stream ? "text/event-stream" : "application/json"},
+                   {"User-Agent", std::string("llmload/") + kVersion}},
+                  cfg_.api_key, cfg_.headers);
   if (history.empty() && !body_template_.empty()) {
     req.body.reserve(item.prompt.size() + 512);
     for (const auto& piece : body_template_) {

@@ -9,6 +9,10 @@ using analysis::ErrorClass;
 namespace {
 constexpr std::size_t kMaxKeptBody = 64 * 1024;  // of error or non-streamed bodies
 constexpr std::size_t kMaxWholeBody = 64 * 1024 * 1024;
+// After "data: [DONE]" the body ends at once (the chunked terminator follows in the same write);
+// a server that leaves it open gets this long before the connection is closed, and the request
+// counts as the success it was.
+constexpr Nanos kBodyEndAfterDone = std::chrono::milliseconds(250);
 }  // namespace
 
 RequestTracker::RequestTracker(analysis::RequestRecord record, TimePoint run_start, const TrackerOptions& options)
@@ -16,6 +20,7 @@ RequestTracker::RequestTracker(analysis::RequestRecord record, TimePoint run_sta
 
 std::optional<TimePoint> RequestTracker::deadline() const {
   if (complete_ || !record_.t_send) return std::nullopt;
+  if (done_seen_) return run_start_ + done_at_ + kBodyEndAfterDone;
   if (!record_.t_first) {
     if (options_.first_token_timeout.count() > 0) return run_start_ + *record_.t_send + options_.first_token_timeout;
     return std::nullopt;
@@ -28,6 +33,9 @@ std::optional<TimePoint> RequestTracker::deadline() const {
 
 TransportError RequestTracker::on_deadline(TimePoint now) {
   const auto secs = [](Nanos d) { return std::chrono::duration<double>(d).count(); };
+  if (done_seen_) {  // harmless (on_complete): the stream had finished
+    return TransportError{ErrorClass::kIncomplete, "the response body did not end after data: [DONE]"};
+  }
   if (!record_.t_first) {
     return TransportError{ErrorClass::kFirstTokenTimeout,
                           fmt::format("no generated token {:.3f} s after the request was sent (--first-token-timeout "
@@ -51,6 +59,8 @@ void RequestTracker::on_sent(TimePoint t) { record_.t_send = offset(t); }
 
 void RequestTracker::on_header_field(std::string_view name, std::string_view value) {
   if (name == "Retry-After") retry_after_.assign(value.substr(0, 64));
+  if (name == "Location") location_.assign(value.substr(0, 512));
+  if (name == "Content-Encoding") content_encoding_.assign(value.substr(0, 64));
 }
 
 void RequestTracker::on_headers(TimePoint t, int status, std::string_view content_type) {
@@ -61,6 +71,15 @@ void RequestTracker::on_headers(TimePoint t, int status, std::string_view conten
 
 bool RequestTracker::on_body(TimePoint t, std::string_view bytes) {
   const bool success_status = record_.http_status >= 200 && record_.http_status < 300;
+  if (success_status && !content_encoding_.empty() && content_encoding_ != "identity") {
+    // llmload asks for no compression (no Accept-Encoding); a proxy that compresses anyway
+    // gives bytes no parser can read.
+    fail(ErrorClass::kProtocol,
+         fmt::format("the response is compressed (Content-Encoding: {}) though llmload asked for none: turn "
+                     "compression off for this route (a proxy or gateway in front of the server?)",
+                     content_encoding_));
+    return false;
+  }
   if (!success_status || !sse_) {
     // Error bodies are kept (capped) for the message; non-streamed 200 bodies are kept whole.
     const std::size_t cap = success_status ? kMaxWholeBody : kMaxKeptBody;
@@ -106,6 +125,7 @@ void RequestTracker::on_event(TimePoint t, SseEvent&& ev) {
       break;
     case StreamUpdate::Kind::kDone:
       done_seen_ = true;
+      done_at_ = offset(t);
       break;
     case StreamUpdate::Kind::kError:
       fail(ErrorClass::kStreamError, "error event in stream: " + u.message);
@@ -124,13 +144,18 @@ void RequestTracker::on_complete(TimePoint t, const TransportError& error) {
   record_.t_done = offset(t);
   const bool success_status = record_.http_status >= 200 && record_.http_status < 300;
   if (!error.ok()) {
-    // A transport error after the server already finished the stream is harmless.
-    if (!(done_seen_ && error.cls == ErrorClass::kIncomplete)) fail(error.cls, error.message);
+    // A transport error after the server already finished the stream (a reset, a body left
+    // open and closed by us or timing out) is harmless: the response was complete.
+    if (!done_seen_) fail(error.cls, error.message);
   } else if (record_.http_status != 0 && !success_status) {
+    const bool redirect = record_.http_status >= 300 && record_.http_status < 400;
     fail(ErrorClass::kHttpStatus,
-         fmt::format("HTTP {}{}: {}", record_.http_status,
-                     retry_after_.empty() ? std::string() : " (Retry-After: " + retry_after_ + ")",
-                     error_message_from_body(body_)));
+         redirect ? fmt::format("HTTP {}: the server redirects to '{}' and llmload does not follow redirects: give "
+                                "that address as --base-url",
+                                record_.http_status, location_.empty() ? std::string("(no Location)") : location_)
+                  : fmt::format("HTTP {}{}: {}", record_.http_status,
+                                retry_after_.empty() ? std::string() : " (Retry-After: " + retry_after_ + ")",
+                                error_message_from_body(body_)));
   } else if (options_.stream) {
     if (!sse_) {
       fail(ErrorClass::kProtocol, fmt::format("expected a text/event-stream response to a streaming request, got: {}",

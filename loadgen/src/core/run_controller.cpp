@@ -123,6 +123,11 @@ void RunController::stop_early(std::string reason) {
   pacer_.stop();
 }
 
+void RunController::stop_now(std::string reason) {
+  stop_early(std::move(reason));
+  transport_.cancel_all();
+}
+
 void RunController::complete(std::uint64_t index, TimePoint t) {
   auto it = trackers_.find(index);
   if (it == trackers_.end()) return;
@@ -134,7 +139,7 @@ void RunController::complete(std::uint64_t index, TimePoint t) {
     rec.error_message = fmt::format("canceled by the early stop ({})", *stopped_early_);
   }
   // A server may echo the API key back in an error: it never reaches any output.
-  rec.error_message = secrets_.redact(std::move(rec.error_message));
+  rec.error_message = secrets_.for_output(std::move(rec.error_message));
   acc_.add(rec, tracker.chunks());
   if (sequential_ && sequential_->on_complete(it->second->ordinal, rec)) {
     // Conclusive: stop issuing; what is in flight completes and is measured, as after the last
@@ -157,6 +162,7 @@ void RunController::complete(std::uint64_t index, TimePoint t) {
     if (!last_measured_intended_ || rec.t_intended > *last_measured_intended_) last_measured_intended_ = rec.t_intended;
   }
   last_event_ = t;
+  if (on_record) on_record(rec);
   records_.push_back(std::move(rec));
   graveyard_.push_back(std::move(it->second));
   trackers_.erase(it);

@@ -17,9 +17,33 @@ std::string BaseUrl::host_header() const {
 
 std::string BaseUrl::to_string() const { return scheme + "://" + host_header() + path; }
 
+namespace {
+
+// The URL as an error message may show it: credentials (user:password@) and a query or fragment
+// (which may carry a key) replaced by placeholders.
+std::string shown_url(std::string_view url) {
+  const auto sep = url.find("://");
+  const std::size_t from = sep == std::string_view::npos ? 0 : sep + 3;
+  std::string out(url.substr(0, from));
+  std::string_view rest = url.substr(from);
+  const auto end_of_authority = rest.find_first_of("/?#");
+  const auto at = rest.substr(0, end_of_authority).rfind('@');
+  if (at != std::string_view::npos) {
+    out += "<credentials>@";
+    rest.remove_prefix(at + 1);
+  }
+  const auto query = rest.find_first_of("?#");
+  out += rest.substr(0, query);
+  if (query != std::string_view::npos) out += rest[query] == '?' ? "?<query>" : "#<fragment>";
+  return out;
+}
+
+}  // namespace
+
 BaseUrl parse_base_url(std::string_view url) {
   auto bad = [&](std::string_view why) {
-    return ConfigError(fmt::format("bad --base-url '{}': {} (expected e.g. http://127.0.0.1:8000)", url, why));
+    return ConfigError(
+        fmt::format("bad --base-url '{}': {} (expected e.g. http://127.0.0.1:8000)", shown_url(url), why));
   };
   BaseUrl u;
   auto sep = url.find("://");
@@ -28,7 +52,7 @@ BaseUrl parse_base_url(std::string_view url) {
   std::transform(u.scheme.begin(), u.scheme.end(), u.scheme.begin(), [](unsigned char c) { return std::tolower(c); });
   if (u.scheme != "http" && u.scheme != "https") throw bad("unsupported scheme '" + u.scheme + "' (http or https)");
   std::string_view rest = url.substr(sep + 3);
-  auto slash = rest.find('/');
+  const auto slash = rest.find_first_of("/?#");  // a query may follow the authority directly
   std::string_view authority = rest.substr(0, slash);
   std::string_view path = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash);
   if (authority.empty()) throw bad("missing host");

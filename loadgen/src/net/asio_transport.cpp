@@ -53,6 +53,17 @@ using analysis::ErrorClass;
 
 namespace {
 
+// The client out of file descriptors (EMFILE, ENFILE): its own limit, not the server's failure
+// (issue 16: it showed as "canceled"). The message names the fix.
+bool out_of_descriptors(const beast::error_code& ec) {
+  return ec == asio::error::no_descriptors || ec == boost::system::errc::too_many_files_open_in_system;
+}
+std::string descriptors_message(const char* what, const beast::error_code& ec) {
+  return fmt::format("{}: {} (the client's open-file limit: raise it with ulimit -n, or cap the requests in flight "
+                     "with --max-inflight)",
+                     what, ec.message());
+}
+
 // The TLS connection's stream (plain TCP has its own lean exchange, PlainExchange). The Beast
 // exchange stays a template on the stream type.
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
@@ -370,9 +381,14 @@ struct Exchange final : ExchangeBase, std::enable_shared_from_this<Exchange<Stre
                             [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
                               if (ec || self->stopping()) return self->fail_or_retry("read response header", ec, false);
                               const auto& h = self->parser->get();
-                              if (auto it = h.find(http::field::retry_after); it != h.end()) {
-                                const auto v = it->value();
-                                self->observer.on_header_field("Retry-After", std::string_view(v.data(), v.size()));
+                              for (const auto& [field, name] :
+                                   {std::pair{http::field::retry_after, "Retry-After"},
+                                    std::pair{http::field::location, "Location"},
+                                    std::pair{http::field::content_encoding, "Content-Encoding"}}) {
+                                if (auto it = h.find(field); it != h.end()) {
+                                  const auto v = it->value();
+                                  self->observer.on_header_field(name, std::string_view(v.data(), v.size()));
+                                }
                               }
                               const auto ct = h[http::field::content_type];
                               self->observer.on_headers(self->now(), static_cast<int>(h.result_int()),
@@ -499,6 +515,7 @@ struct Exchange final : ExchangeBase, std::enable_shared_from_this<Exchange<Stre
       TransportError e = std::move(*abort_error);
       return finish(e.cls, std::move(e.message), false);
     }
+    if (out_of_descriptors(ec)) return finish(ErrorClass::kConnect, descriptors_message(what, ec), false);
     if (canceled || ec == asio::error::operation_aborted) return finish(ErrorClass::kCanceled, "canceled", false);
     if (ec == beast::error::timeout) {
       const auto& o = transport->options;
@@ -777,6 +794,8 @@ struct PlainExchange final : ExchangeBase, std::enable_shared_from_this<PlainExc
     if (r.headers) {
       phase = Phase::kBody;
       if (!parser.retry_after().empty()) observer.on_header_field("Retry-After", parser.retry_after());
+      if (!parser.location().empty()) observer.on_header_field("Location", parser.location());
+      if (!parser.content_encoding().empty()) observer.on_header_field("Content-Encoding", parser.content_encoding());
       observer.on_headers(t, parser.status(), parser.content_type());
     }
     if (!r.body.empty()) {
@@ -833,6 +852,7 @@ struct PlainExchange final : ExchangeBase, std::enable_shared_from_this<PlainExc
       TransportError e = std::move(*abort_error);
       return finish(e.cls, std::move(e.message), false);
     }
+    if (out_of_descriptors(ec)) return finish(ErrorClass::kConnect, descriptors_message(what, ec), false);
     if (canceled || ec == asio::error::operation_aborted) return finish(ErrorClass::kCanceled, "canceled", false);
     const std::string target = cls == ErrorClass::kConnect ? " " + transport->url.host_header() : "";
     finish(cls, fmt::format("{}{}: {}", what, target, ec.message()), false);

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "llmload/common/duration.hpp"
 #include "llmload/loadgen/config_error.hpp"
 #include "llmload/loadgen/stream_decoder.hpp"
 
@@ -24,6 +25,7 @@ void drive(asio::io_context& ioc, RunController& controller, const DriveOptions&
   asio::steady_timer timer(ioc);
   asio::steady_timer drain_timer(ioc);
   asio::steady_timer tick_timer(ioc);
+  asio::steady_timer hard_timer(ioc);
   asio::signal_set signals(ioc);
   int signals_seen = 0;
   bool stopped = false;
@@ -35,6 +37,7 @@ void drive(asio::io_context& ioc, RunController& controller, const DriveOptions&
     timer.cancel();
     drain_timer.cancel();
     tick_timer.cancel();
+    hard_timer.cancel();
     signals.cancel();
   };
   bool pump_posted = false;
@@ -88,6 +91,7 @@ void drive(asio::io_context& ioc, RunController& controller, const DriveOptions&
     signals.async_wait([&](boost::system::error_code ec, int sig) {
       if (ec) return;
       ++signals_seen;
+      if (options.on_signal) options.on_signal(sig);
       if (signals_seen == 1) {
         fmt::print(stderr, "\nllmload: {} received: stopping; waiting up to {:.0f} s for {} requests in flight "
                    "(press Ctrl-C again to stop at once)\n",
@@ -125,6 +129,16 @@ void drive(asio::io_context& ioc, RunController& controller, const DriveOptions&
   };
   asio::post(ioc, [&] {
     controller.begin();
+    if (options.stop_requested && options.stop_requested()) controller.interrupt();
+    if (options.hard_limit) {
+      hard_timer.expires_after(*options.hard_limit);
+      hard_timer.async_wait([&](boost::system::error_code ec) {
+        if (ec || stopped || controller.in_flight() == 0) return;
+        controller.stop_now(fmt::format("--max-duration {} reached: the {} requests still in flight were canceled",
+                                        format_duration(*options.hard_limit), controller.in_flight()));
+        post_pump();
+      });
+    }
     pump();
     if (options.on_tick && options.tick_interval.count() > 0 && !stopped) arm_tick();
   });
@@ -139,10 +153,7 @@ ModelsInfo probe_models(asio::io_context& ioc, Transport& transport, const std::
   HttpRequest req;
   req.method = "GET";
   req.target = base_path + "/v1/models";
-  req.headers.emplace_back("Host", host_header);
-  req.headers.emplace_back("Accept", "application/json");
-  if (!api_key.empty()) req.headers.emplace_back("Authorization", "Bearer " + api_key);
-  for (const auto& h : headers) req.headers.push_back(h);
+  req.set_headers(host_header, {{"Accept", "application/json"}}, api_key, headers);
   ResponseCollector c;
   transport.start(req, c);
   ioc.restart();
@@ -159,6 +170,17 @@ ModelsInfo probe_models(asio::io_context& ioc, Transport& transport, const std::
     throw ConfigError(fmt::format("the endpoint refused the API key ({} returned HTTP {}: {}): set --api-key or "
                                   "OPENAI_API_KEY",
                                   tried, c.status, error_message_from_body(c.body)));
+  }
+  if (c.status >= 300 && c.status < 400) {
+    throw ConfigError(fmt::format("{} returned HTTP {}: the server redirects to '{}' and llmload does not follow "
+                                  "redirects: give that address (without /v1/models) as --base-url",
+                                  tried, c.status, c.location.empty() ? std::string("(no Location)") : c.location));
+  }
+  if (!c.content_encoding.empty() && c.content_encoding != "identity") {
+    throw ConfigError(fmt::format("{} answered compressed (Content-Encoding: {}) though llmload asked for no "
+                                  "compression: turn compression off for this route (a proxy or gateway in front of "
+                                  "the server?)",
+                                  tried, c.content_encoding));
   }
   if (c.status != 200) {
     throw ConfigError(fmt::format("not an OpenAI-compatible endpoint: {} returned HTTP {}: {}", tried, c.status,
@@ -190,11 +212,8 @@ std::optional<std::int64_t> tokenize_count(asio::io_context& ioc, Transport& tra
   HttpRequest req;
   req.method = "POST";
   req.target = target.base_path + "/tokenize";
-  req.headers.emplace_back("Host", target.host_header);
-  req.headers.emplace_back("Content-Type", "application/json");
-  req.headers.emplace_back("Accept", "application/json");
-  if (!target.api_key.empty()) req.headers.emplace_back("Authorization", "Bearer " + target.api_key);
-  for (const auto& h : target.headers) req.headers.push_back(h);
+  req.set_headers(target.host_header, {{"Content-Type", "application/json"}, {"Accept", "application/json"}},
+                  target.api_key, target.headers);
   req.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   ResponseCollector c;
   transport.start(req, c);

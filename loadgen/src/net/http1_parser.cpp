@@ -78,6 +78,8 @@ const char* Http1ResponseParser::parse_head() {
   length_ = 0;
   content_type_.clear();
   retry_after_.clear();
+  location_.clear();
+  content_encoding_.clear();
   while (!h.empty()) {
     const std::string_view line = next_line();
     if (line.empty()) break;
@@ -123,6 +125,10 @@ const char* Http1ResponseParser::parse_head() {
       content_type_.assign(value);
     } else if (iequals(name, "retry-after")) {
       retry_after_.assign(value);
+    } else if (iequals(name, "location")) {
+      location_.assign(value.substr(0, 512));
+    } else if (iequals(name, "content-encoding")) {
+      content_encoding_.assign(value.substr(0, 64));
     }
   }
   status_ = status;

@@ -76,10 +76,8 @@ struct MetricsScraper::Impl {
     HttpRequest req;
     req.method = "GET";
     req.target = target;
-    req.headers.emplace_back("Host", options.url.host_header());
-    req.headers.emplace_back("Accept", "text/plain;version=0.0.4;q=1,*/*;q=0.1");
-    if (!options.api_key.empty()) req.headers.emplace_back("Authorization", "Bearer " + options.api_key);
-    for (const auto& h : options.headers) req.headers.push_back(h);
+    req.set_headers(options.url.host_header(), {{"Accept", "text/plain;version=0.0.4;q=1,*/*;q=0.1"}},
+                    options.api_key, options.headers);
     return req;
   }
 

@@ -25,8 +25,14 @@ class ResponseCollector final : public ResponseObserver {
     overflow = false;
     t_sent.reset();
     t_headers.reset();
+    location.clear();
+    content_encoding.clear();
   }
   void on_sent(TimePoint t) override { t_sent = t; }
+  void on_header_field(std::string_view name, std::string_view value) override {
+    if (name == "Location") location.assign(value);
+    if (name == "Content-Encoding") content_encoding.assign(value);
+  }
   void on_headers(TimePoint t, int s, std::string_view) override {
     t_headers = t;
     status = s;
@@ -53,6 +59,8 @@ class ResponseCollector final : public ResponseObserver {
   bool overflow = false;
   std::optional<TimePoint> t_sent;
   std::optional<TimePoint> t_headers;
+  std::string location;          // a redirect's target
+  std::string content_encoding;  // a compressed body's coding
 
  private:
   std::size_t max_body_;

@@ -216,6 +216,14 @@ void FaultServer::serve(int fd) {
         while (wait_or_stop(fd, 100)) {
         }
         return;
+      case Fault::kDoneNoEnd: {
+        std::string out = kSseHead;
+        for (int k = 0; k < 4; ++k) out += token_event(k);
+        send_all(fd, out + usage_event(3, 4) + event("[DONE]"));  // no "0\r\n\r\n"
+        while (wait_or_stop(fd, 100)) {
+        }
+        return;
+      }
       case Fault::kTrickleForever:
         send_all(fd, std::string(kSseHead) + token_event(0));
         while (wait_or_stop(fd, 100)) {
@@ -236,6 +244,16 @@ void FaultServer::serve(int fd) {
         send_all(fd, json_response(500, "Internal Server Error",
                                    R"({"error":{"message":"engine crashed","type":"InternalServerError","param":null,"code":500}})"));
         break;
+      case Fault::kRedirect:
+        send_all(fd, "HTTP/1.1 301 Moved Permanently\r\nLocation: http://127.0.0.1:9/v1/completions\r\n"
+                     "Content-Length: 0\r\n\r\n");
+        break;
+      case Fault::kGzipStream: {
+        const std::string gz("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\x4b\x49\x2c\x49\xb4\x02\x00", 17);
+        send_all(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Encoding: gzip\r\n"
+                     "Content-Length: " + std::to_string(gz.size()) + "\r\n\r\n" + gz);
+        break;
+      }
       case Fault::kHttp503Text: {
         std::string body = "Service Unavailable: upstream overloaded";
         send_all(fd, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: " +

@@ -30,6 +30,9 @@ enum class Fault {
   kStreamError,      // an {"error":...} event inside the 200 stream, then [DONE]
   kEchoAuth401,      // 401 whose body echoes the Authorization header (a leaky server)
   kEndlessTokens,    // output events as fast as the socket takes them, forever (max_tokens ignored)
+  kDoneNoEnd,        // a correct stream up to [DONE], then the chunked body never ends (silence)
+  kRedirect,         // 301 to another address (Location), empty body
+  kGzipStream,       // 200 text/event-stream with Content-Encoding: gzip (bytes that are not SSE)
 };
 
 class FaultServer {

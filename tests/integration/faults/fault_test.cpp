@@ -60,6 +60,10 @@ TEST(Faults, EachFaultEndsAsTheRightErrorClassAndTheRunContinues) {
       {Fault::kStreamError, "stream_error"},
       {Fault::kStallForever, "idle_timeout"},
       {Fault::kOk, "none"},
+      {Fault::kDoneNoEnd, "none"},  // issue 16: was idle_timeout, though the stream had finished
+      {Fault::kOk, "none"},
+      {Fault::kRedirect, "http_status"},  // issue 16: the messages did not say what happened
+      {Fault::kGzipStream, "protocol"},
   };
   std::vector<Fault> script;
   for (const auto& c : cases) script.push_back(c.first);
@@ -76,8 +80,8 @@ TEST(Faults, EachFaultEndsAsTheRightErrorClassAndTheRunContinues) {
     EXPECT_EQ(o.records[i]["error_class"], cases[i].second)
         << "request " << i << ": " << o.records[i].dump();
   }
-  EXPECT_EQ(o.result["completed"], 4);
-  EXPECT_EQ(o.result["failed"], static_cast<int>(cases.size()) - 4);
+  EXPECT_EQ(o.result["completed"], 6);
+  EXPECT_EQ(o.result["failed"], static_cast<int>(cases.size()) - 6);
   // Messages say what happened.
   EXPECT_NE(o.records[4]["error"].get<std::string>().find("HTTP 500: engine crashed"), std::string::npos);
   EXPECT_NE(o.records[5]["error"].get<std::string>().find("upstream overloaded"), std::string::npos);
@@ -90,6 +94,13 @@ TEST(Faults, EachFaultEndsAsTheRightErrorClassAndTheRunContinues) {
   EXPECT_EQ(o.result["errors"]["by_class"]["incomplete"]["count"], 4);
   // The huge (5 MB) event was taken as the output it is.
   EXPECT_EQ(o.records[9]["output_tokens"], 1);
+  EXPECT_NE(o.records[17]["error"].get<std::string>().find("redirects to 'http://127.0.0.1:9/v1/completions'"),
+            std::string::npos) << o.records[17];
+  EXPECT_NE(o.records[18]["error"].get<std::string>().find("compressed (Content-Encoding: gzip)"), std::string::npos)
+      << o.records[18];
+  // A body left open after [DONE] is closed by llmload soon after, long before the idle timeout.
+  EXPECT_EQ(o.records[15]["output_tokens"], 4);
+  EXPECT_LT(o.records[15]["t_done_ms"].get<double>() - o.records[15]["t_last_ms"].get<double>(), 900.0);
 }
 
 TEST(Faults, ServerClosingKeepAliveBetweenRequestsCostsNothing) {
@@ -354,6 +365,29 @@ TEST(Signals, SecondSignalStopsAtOnceAndStillWritesWhatItHas) {
   for (const auto& rec : o.records) canceled += rec["error_class"] == "canceled" ? 1 : 0;
   EXPECT_GE(canceled, 1);
   EXPECT_GE(o.result["completed"].get<int>(), 2);
+}
+
+// Issue 16: against a stalled server, --duration 3s --max-duration 5s took 60 s (the idle timeout).
+TEST(Faults, MaxDurationIsAHardBoundAgainstAStalledServer) {
+  FaultServer server({Fault::kOk, Fault::kOk, Fault::kStallForever});
+  TempDir dir;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = run(llmload_args(server.base_url(), dir,
+                            {"--concurrency", "2", "--duration", "3s", "--max-duration", "5s", "--idle-timeout", "60s"}),
+               60s);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_LT(took, 20s) << r.err;
+  EXPECT_NE(r.exit_code, 130) << r.err;
+  auto o = read_outputs(dir);
+  ASSERT_TRUE(o.result["stopped_early"].is_object()) << o.result.dump(2);
+  EXPECT_NE(o.result["stopped_early"]["reason"].get<std::string>().find("--max-duration"), std::string::npos);
+  EXPECT_FALSE(o.result["interrupted"].get<bool>());
+  int cut = 0;
+  for (const auto& rec : o.records) cut += rec["error_class"] == "stopped_early" ? 1 : 0;
+  // The script repeats (ok, ok, stall): requests 0, 1, 3 and 4 complete, 2 and 5 hold the two
+  // slots until the bound cuts them.
+  EXPECT_EQ(cut, 2) << "the two stalled requests";
+  EXPECT_EQ(o.result["completed"], 4);
 }
 
 TEST(Signals, DrainIsBoundedByDrainTimeout) {

@@ -87,6 +87,28 @@ TEST(RequestBuilder, NoIgnoreEosNoContinuousUsageExtraBodyAndHeaders) {
   EXPECT_EQ(header(r, "Authorization"), "Bearer sk-1");
 }
 
+// Issue 16: a --header named like one of llmload's own fields was sent beside it (two fields of
+// one name); now it replaces llmload's, in any case.
+TEST(RequestBuilder, AHeaderOfTheSameNameReplacesLlmloadsOwn) {
+  ScenarioConfig cfg;
+  cfg.model = "m";
+  cfg.api_key = "sk-1";
+  cfg.headers = {{"user-agent", "my-bench/2"}, {"Authorization", "Basic abc"}};
+  RequestBuilder b(cfg, "", "h");
+  const HttpRequest r = b.build(0);
+  int agents = 0, auths = 0;
+  for (const auto& [k, v] : r.headers) {
+    agents += k == "User-Agent" || k == "user-agent";
+    auths += k == "Authorization";
+  }
+  EXPECT_EQ(agents, 1);
+  EXPECT_EQ(auths, 1);
+  EXPECT_EQ(header(r, "user-agent"), "my-bench/2");
+  EXPECT_EQ(header(r, "Authorization"), "Basic abc");
+  EXPECT_EQ(header(r, "Content-Type"), "application/json");
+  EXPECT_EQ(r.headers.front().first, "Host");
+}
+
 // The pre-serialized body template gives exactly the bytes of the DOM path, for every backend
 // and option, and prompts that need escaping or replacement (invalid UTF-8).
 TEST(RequestBuilder, TemplatedBodyIsByteIdenticalToTheDomBody) {

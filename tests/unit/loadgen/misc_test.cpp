@@ -18,8 +18,14 @@ TEST(Duration, ParsesUnitsAndRejectsGarbage) {
   EXPECT_EQ(parse_duration("1.5s"), Nanos(1500ms));
   EXPECT_EQ(parse_duration("2m"), Nanos(120s));
   EXPECT_EQ(parse_duration("250us"), Nanos(250us));
-  EXPECT_EQ(parse_duration("10"), Nanos(10s));
   EXPECT_EQ(parse_duration("10", "ms"), Nanos(10ms));
+  // Issue 16: a bare number was taken as seconds though the help says durations take a unit.
+  try {
+    parse_duration("10");
+    ADD_FAILURE() << "a bare number was accepted";
+  } catch (const DurationParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("add it, e.g. 10s"), std::string::npos) << e.what();
+  }
   for (const char* bad : {"", "ms", "-1s", "5 parsecs", "1e400s", "nan s"}) {
     EXPECT_THROW(parse_duration(bad), DurationParseError) << bad;
   }
@@ -43,6 +49,29 @@ TEST(Url, ParsesBaseUrls) {
                           "https://"}) {
     EXPECT_THROW(parse_base_url(bad), ConfigError) << bad;
   }
+}
+
+// Issue 16: a password in the URL was printed in the refusal; a query right after the port was
+// reported as a bad port.
+TEST(Url, ErrorsNeverShowCredentialsOrQueriesAndSayWhatIsWrong) {
+  auto message = [](const char* url) {
+    try {
+      parse_base_url(url);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const std::string creds = message("http://user:hunter2secret@127.0.0.1:8000/v1");
+  EXPECT_EQ(creds.find("hunter2secret"), std::string::npos) << creds;
+  EXPECT_EQ(creds.find("user"), std::string::npos) << creds;
+  EXPECT_NE(creds.find("credentials in the URL"), std::string::npos) << creds;
+  EXPECT_NE(creds.find("http://<credentials>@127.0.0.1:8000/v1"), std::string::npos) << creds;
+  const std::string query = message("http://127.0.0.1:8000?api_key=sk-abcdefgh12345678");
+  EXPECT_NE(query.find("query strings"), std::string::npos) << query;
+  EXPECT_EQ(query.find("port"), std::string::npos) << query;
+  EXPECT_EQ(query.find("sk-abcdefgh"), std::string::npos) << query;
+  EXPECT_NE(message("http://127.0.0.1:8000/v1#frag").find("#<fragment>"), std::string::npos);
 }
 
 TEST(Prompt, ExactWordCountAndDeterministic) {
@@ -110,6 +139,37 @@ TEST(ScenarioText, ErrorsNameTheFileTheKeyAndTheFix) {
   }
   EXPECT_THROW(app::apply_scenario_text("- a\n- b\n", "l.yaml", c), ConfigError);
   EXPECT_THROW(app::apply_scenario_text("concurrency: [1, 2]\n", "m.yaml", c), ConfigError);
+}
+
+// Issue 16: a key given twice silently kept the last; a directory was an internal error;
+// /dev/zero was read until memory ran out; 0 as a rate ran concurrency 1; a framing header was
+// sent twice.
+TEST(ScenarioText, DuplicateKeysOversizeFilesAndDirectoriesAreRefused) {
+  auto error_of = [](auto&& f) {
+    try {
+      f();
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  ScenarioConfig c;
+  const std::string dup = error_of([&] { app::apply_scenario_text("model: a\nseed: 1\nmodel: b\n", "d.yaml", c); });
+  EXPECT_NE(dup.find("given twice (first on line 1)"), std::string::npos) << dup;
+  const std::string spelled = error_of([&] { app::apply_scenario_text("{\"input-tokens\": 5, \"input_tokens\": 6}", "d.json", c); });
+  EXPECT_NE(spelled.find("given twice"), std::string::npos) << spelled;
+  const std::string dir = error_of([&] { app::apply_scenario_file("/tmp", c); });
+  EXPECT_NE(dir.find("is a directory"), std::string::npos) << dir;
+  const std::string zero = error_of([&] { app::apply_scenario_file("/dev/zero", c); });
+  EXPECT_NE(zero.find("larger than 1024 KiB"), std::string::npos) << zero;
+  const std::string rate = error_of([&] { app::apply_setting("request-rate", "0", "--request-rate", c); });
+  EXPECT_NE(rate.find("above 0"), std::string::npos) << rate;
+  for (const char* framing : {"Content-Length: 5", "host: x", "Transfer-Encoding: chunked", "Connection: close"}) {
+    const std::string h = error_of([&] { app::apply_setting("header", framing, "--header", c); });
+    EXPECT_NE(h.find("is set by llmload"), std::string::npos) << framing << ": " << h;
+  }
+  const std::string bare = error_of([&] { app::apply_setting("duration", "10", "--duration", c); });
+  EXPECT_NE(bare.find("add it, e.g. 10s"), std::string::npos) << bare;
 }
 
 }  // namespace

@@ -51,5 +51,16 @@ TEST(Redact, HeaderValuesLongEnoughToBeCredentialsAreSecrets) {
   EXPECT_EQ(Secrets().redact("as is"), "as is");
 }
 
+// Issue 16: a server's text (a model id, an error body) printed raw could drive the terminal.
+TEST(Printable, ControlCharactersAreWrittenAsEscapesAndTheRestIsKept) {
+  EXPECT_EQ(printable("model\x1b[2J\x1b]0;pwned\x07"), "model\\x1b[2J\\x1b]0;pwned\\x07");
+  EXPECT_EQ(printable("a\nb\tc\x7f"), "a\\x0ab\\x09c\\x7f");
+  EXPECT_EQ(printable("csi \xc2\x9b" "31m"), "csi \\u009b31m");  // U+009B, the one-byte CSI
+  EXPECT_EQ(printable("caf\xc3\xa9 \xe2\x9c\x93 \xc2\xa0"), "caf\xc3\xa9 \xe2\x9c\x93 \xc2\xa0");  // UTF-8 kept
+  Secrets s;
+  s.add("sk-0123456789abcdef");
+  EXPECT_EQ(s.for_output("key sk-0123456789abcdef\x1b[0m"), "key ***\\x1b[0m");
+}
+
 }  // namespace
 }  // namespace llmload

@@ -96,6 +96,8 @@ TEST_F(CustomJsonlTest, LineErrorsNameFileAndLine) {
       {ok + "{\"prompt\": \"x\", \"output_tokens\": 2.5}\n", ":2:", "output_tokens"},
       {ok + "{\"prompt\": \"x\", \"timestamp\": \"now\"}\n", ":2:", "timestamp"},
       {ok + "\n{\"prompt\": \"x\", \"timestamp\": 1}\n", ":3:", "every line a timestamp or none"},
+      // Issue 16: the last of two "prompt"s was taken silently.
+      {ok + "{\"prompt\": \"a\", \"prompt\": \"b\"}\n", ":2:", "key \"prompt\" is given twice"},
   };
   for (const auto& c : cases) {
     const std::string msg = error(c.content);

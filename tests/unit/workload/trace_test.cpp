@@ -327,6 +327,16 @@ TEST_F(SyntheticTrace, MooncakeWithLateStartAndFractionalMilliseconds) {
   }
 }
 
+// Issue 16: a key given twice in a trace row (last wins in JSON readers) is refused, naming the row.
+TEST_F(SyntheticTrace, MooncakeRowWithAKeyGivenTwiceIsRefused) {
+  const std::string p = write("dup.jsonl",
+                              "{\"timestamp\": 0, \"input_length\": 8, \"output_length\": 1}\n"
+                              "{\"timestamp\": 1, \"input_length\": 6, \"input_length\": 60, \"output_length\": 1}\n");
+  const std::string msg = config_error([&] { load(trace_cfg(p)); });
+  EXPECT_NE(msg.find("dup.jsonl:2"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("\"input_length\" is given twice"), std::string::npos) << msg;
+}
+
 TEST_F(SyntheticTrace, MooncakeBlocksAreSharedAndCutBlocksArePrefixes) {
   const std::string p = write("blocks.jsonl",
                               "{\"timestamp\": 0, \"input_length\": 8, \"output_length\": 1, \"hash_ids\": [1, 2]}\n"

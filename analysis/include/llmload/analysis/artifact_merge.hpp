@@ -20,7 +20,9 @@
 // - The per-shard breakdown is kept (`shards` in result.json, a table in the report), and a
 //   straggling shard (late start, late finish, a client that fell behind) is flagged.
 
+#include <optional>
 #include <stdexcept>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -50,6 +52,15 @@ struct ShardArtifact {
 /// A requests.jsonl line (record_json) back as a record: times from their ms values (to the
 /// nanosecond), the error class from its name. Throws MergeError naming the missing/bad field.
 RequestRecord record_from_json(const nlohmann::json& j);
+
+/// A requests.jsonl file's records. A last line cut off mid-way (a run stopped while writing it)
+/// is left out and its number kept in `cut_line`; blank lines are skipped. Throws MergeError
+/// "line N: ..." for a line that is not a record.
+struct RecordsFile {
+  std::vector<RequestRecord> records;
+  std::optional<std::size_t> cut_line;
+};
+RecordsFile parse_records_jsonl(std::string_view text);
 
 struct MergedArtifact {
   RunMetrics metrics;

@@ -198,8 +198,9 @@ class MetricsAccumulator {
 
   /// Adds a finished request with its output events in arrival order. Requests not in the window
   /// only contribute their token arrivals (throughput counts tokens arriving in the window,
-  /// whoever requested them).
-  void add(const RequestRecord& r, std::span<const ChunkArrival> chunks);
+  /// whoever requested them). `itl` false: the events are not the measured ones (a run rebuilt
+  /// from requests.jsonl), so no inter-token latency is taken from them.
+  void add(const RequestRecord& r, std::span<const ChunkArrival> chunks, bool itl = true);
 
   /// Computes the metrics for the window. `open_loop` enables the schedule-lag validity check;
   /// the SLO (if any) is judged in `view`; `validity` sets the other checks (the defaults: error

@@ -1,6 +1,7 @@
 #pragma once
-// Keeping secrets out of everything llmload writes: the one rule, applied to every message that
-// can carry text from the server (error bodies, /v1/models answers) before it reaches any output.
+// Keeping secrets out of everything llmload writes, and a server's control characters off the
+// user's terminal: the one rule, applied to every message that can carry text from the server
+// (error bodies, /v1/models answers) before it reaches any output.
 
 #include <cstddef>
 #include <string>
@@ -27,6 +28,8 @@ class Secrets {
   /// consecutive characters of one (as a cut leaves it: at the end, at the start, before "..."),
   /// with "***".
   std::string redact(std::string text) const;
+  /// redact(), then printable(): a message from the server as any output may show it.
+  std::string for_output(std::string text) const;
 
  private:
   std::vector<std::string> values_;
@@ -45,6 +48,12 @@ inline std::size_t longest_secret_fragment(std::string_view text, std::string_vi
   }
   return best;
 }
+
+/// `text` with every control character (C0, DEL, and the C1 range U+0080-U+009F, such as the
+/// escape that starts a terminal sequence) written as an escape (\x1b, \u009b): a server's text
+/// can neither move the cursor, recolour nor retitle the terminal it is printed on. Other bytes,
+/// UTF-8 included, are kept.
+std::string printable(std::string_view text);
 
 /// One secret: Secrets with that secret only.
 std::string redact(std::string text, std::string_view secret);

@@ -56,7 +56,10 @@ class RequestTracker final : public ResponseObserver {
   TimePoint run_start_;
   TrackerOptions options_;
   bool sse_ = false;         // response is text/event-stream
+  std::string location_;          // a redirect's target
+  std::string content_encoding_;  // a compressed body's coding
   bool done_seen_ = false;   // "data: [DONE]" arrived
+  Nanos done_at_{0};         // ... at this offset from the run's start
   bool complete_ = false;
   SseParser parser_;
   OpenAiStreamDecoder decoder_;

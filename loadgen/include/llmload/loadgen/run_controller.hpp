@@ -46,6 +46,9 @@ class RunController {
   /// ends where issuing stopped (the drain after it is not in throughput). The first reason is
   /// kept; the metrics carry it (`stopped_early`).
   void stop_early(std::string reason);
+  /// stop_early(reason), and what is in flight is canceled at once (each request's outcome is
+  /// stopped_early, not a failure): the over-saturation watch, the hard --max-duration bound.
+  void stop_now(std::string reason);
   const std::optional<std::string>& stopped_early() const { return stopped_early_; }
   /// An SLO-sized run (cfg.sequential): its looks and whether its verdict became conclusive (the
   /// run then stopped issuing and drained, like a run that reached its --num-requests); else null.
@@ -53,6 +56,10 @@ class RunController {
 
   /// Called after every completion (the driver re-polls and re-arms its timer).
   std::function<void()> on_progress;
+  /// Called with each finished request's record as it completes, before on_progress (the run's
+  /// journal streams it to requests.jsonl). Its warmup/in_window flags are as released: --warmup
+  /// auto relabels records only once the run has finished.
+  std::function<void(const analysis::RequestRecord&)> on_record;
 
   TimePoint start_time() const { return start_; }
   /// Every request's record, in completion order. With --warmup auto, once finished() the
@@ -63,15 +70,16 @@ class RunController {
   /// The run's metrics and validity verdict (valid once finished()). `client_core_share`: the
   /// client's CPU share while the load ran, when measured (it words the schedule-lag remedy).
   analysis::RunMetrics metrics(std::optional<double> client_core_share = std::nullopt) const;
+  /// The validity checks the run is judged by (the run's journal records them for a rebuild).
+  analysis::ValidityOptions validity_options() const;
+  /// The view the run's SLO verdict is judged in: response for open-loop load, else service.
+  analysis::LatencyView verdict_view() const;
 
  private:
   class Slot;
   void complete(std::uint64_t index, TimePoint t);
   // The window as the pacer and the run's bounds give it, before any auto warmup.
   analysis::Window planned_window() const;
-  analysis::ValidityOptions validity_options() const;
-  // The view the run's SLO verdict is judged in: response for open-loop load, else service.
-  analysis::LatencyView verdict_view() const;
   // --warmup auto, once finished(): detects the steady state, relabels the records before it and
   // recomputes the latency histograms (done once; the results are cached).
   void settle() const;

@@ -2,6 +2,8 @@
 // The transport seam: sends one HTTP request and reports the response as it arrives.
 // The real one is Boost.Beast over TCP (net/); tests script a fake one on a manual clock.
 
+#include <algorithm>
+#include <cctype>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,11 +15,34 @@
 
 namespace llmload {
 
+using HeaderFields = std::vector<std::pair<std::string, std::string>>;
+
 struct HttpRequest {
   std::string method = "POST";
   std::string target;  // path and query, e.g. "/v1/completions"
-  std::vector<std::pair<std::string, std::string>> headers;
+  HeaderFields headers;
   std::string body;
+
+  /// The one rule for a request's fields: Host, then llmload's own (`own`, and Authorization:
+  /// Bearer `api_key` when a key is set), each unless a user field (--header) of the same name,
+  /// in any case, replaces it, then the user's fields. One field of each name goes on the wire.
+  void set_headers(const std::string& host, HeaderFields own, const std::string& api_key, const HeaderFields& user) {
+    auto same = [](const std::string& a, const std::string& b) {
+      return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+             });
+    };
+    if (!api_key.empty()) own.emplace_back("Authorization", "Bearer " + api_key);
+    headers.clear();
+    headers.reserve(1 + own.size() + user.size());
+    headers.emplace_back("Host", host);
+    for (auto& field : own) {
+      const bool replaced =
+          std::any_of(user.begin(), user.end(), [&](const auto& u) { return same(u.first, field.first); });
+      if (!replaced) headers.push_back(std::move(field));
+    }
+    headers.insert(headers.end(), user.begin(), user.end());
+  }
 };
 
 /// An I/O-level failure: its class and a message naming the operation ("connect: refused").
@@ -34,8 +59,8 @@ class ResponseObserver {
  public:
   virtual ~ResponseObserver() = default;
   virtual void on_sent(TimePoint t) = 0;
-  /// Response header fields the recorder may want, delivered before on_headers (today only
-  /// Retry-After). Default: ignored.
+  /// Response header fields the recorder may want, delivered before on_headers: Retry-After,
+  /// Location and Content-Encoding. Default: ignored.
   virtual void on_header_field(std::string_view name, std::string_view value) {
     (void)name;
     (void)value;

@@ -44,7 +44,7 @@ class CustomWorkload final : public Workload {
 
 // One line's object → CustomLine; `where` is "file:line" for the errors.
 CustomLine parse_custom_line(std::string_view text, const std::string& where, std::int64_t default_output) {
-  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const json j = workload_detail::parse_json_line(text, where);
   if (j.is_discarded() || !j.is_object()) {
     throw ConfigError(fmt::format("{}: not a JSON object; {}", where, kLineForm));
   }

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -51,5 +53,27 @@ std::optional<double> parse_double(std::string_view s) {
 }
 
 double to_seconds(std::int64_t nanos) { return static_cast<double>(nanos) * 1e-9; }
+
+nlohmann::json parse_json_line(std::string_view text, const std::string& where) {
+  using nlohmann::json;
+  std::vector<std::set<std::string>> keys;  // the keys of each object being read, innermost last
+  std::optional<std::string> twice;
+  const json::parser_callback_t check = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) {
+      keys.emplace_back();
+    } else if (event == json::parse_event_t::object_end) {
+      if (!keys.empty()) keys.pop_back();
+    } else if (event == json::parse_event_t::key && !keys.empty() && !twice &&
+               !keys.back().insert(parsed.get<std::string>()).second) {
+      twice = parsed.get<std::string>();
+    }
+    return true;
+  };
+  json j = json::parse(text, check, /*allow_exceptions=*/false);
+  if (twice && !j.is_discarded()) {
+    throw ConfigError(fmt::format("{}: key \"{}\" is given twice in one object: keep one", where, *twice));
+  }
+  return j;
+}
 
 }  // namespace llmload::workload_detail

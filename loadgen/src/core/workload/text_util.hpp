@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 namespace llmload::workload_detail {
 
 /// The whole file; throws ConfigError "cannot read <what> file "<path>": <reason>".
@@ -40,5 +42,10 @@ void for_each_line(std::string_view text, Fn&& fn) {
 
 /// Seconds as a JSON-friendly double.
 double to_seconds(std::int64_t nanos);
+
+/// One JSON line of a dataset or trace, parsed (discarded when it is not JSON). A key given twice
+/// in one object (JSON leaves it to the reader; nlohmann keeps the last) throws ConfigError
+/// "<where>: key "<key>" is given twice in one object: keep one".
+nlohmann::json parse_json_line(std::string_view text, const std::string& where);
 
 }  // namespace llmload::workload_detail

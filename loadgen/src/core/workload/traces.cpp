@@ -175,7 +175,7 @@ ParsedTrace parse_mooncake(std::string_view content, const std::string& path) {
   workload_detail::for_each_line(content, [&](std::int64_t no, std::string_view raw) {
     const std::string_view line = trim(raw);
     if (line.empty()) return true;
-    const json obj = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    const json obj = workload_detail::parse_json_line(line, fmt::format("{}:{}", path, no));
     const bool is_obj = !obj.is_discarded() && obj.is_object();
     TraceRow r;
     r.hash_begin = t.hashes.size();

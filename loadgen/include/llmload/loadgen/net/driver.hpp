@@ -32,6 +32,15 @@ struct DriveOptions {
   /// on a VM, more under load) does not add to the schedule lag. Costs up to this much CPU per
   /// scheduled release. 0: sleep until the due time (the timer alone).
   Nanos spin_lead{0};
+  /// --max-duration: the load's hard bound from its start (warmup included). The pacer stops
+  /// releasing there; what is still in flight then is canceled at once (RunController::stop_now),
+  /// so a stalled server cannot hold the run past it.
+  std::optional<Nanos> hard_limit;
+  /// A signal that arrived before the load (during calibration, the start wait): checked when the
+  /// load begins, which then stops at once like an interrupted run. Unset: none.
+  std::function<bool()> stop_requested;
+  /// Told of each SIGINT/SIGTERM the load receives (so the command's later phases see it).
+  std::function<void(int)> on_signal;
 };
 
 /// Runs until the controller has finished. Returns normally also when interrupted (see

@@ -38,6 +38,8 @@ class Http1ResponseParser {
   bool keep_alive() const { return keep_alive_; }
   const std::string& content_type() const { return content_type_; }
   const std::string& retry_after() const { return retry_after_; }
+  const std::string& location() const { return location_; }                  // a redirect's target
+  const std::string& content_encoding() const { return content_encoding_; }  // gzip, br, ...
   /// No byte of a response has been received (a connection closed now never took the request).
   bool nothing_received() const { return state_ == State::kHead && head_.empty() && !got_some_; }
   bool in_head() const { return state_ == State::kHead; }
@@ -65,6 +67,8 @@ class Http1ResponseParser {
   std::uint64_t remaining_ = 0;  // of the current chunk or of the Content-Length body
   std::string content_type_;
   std::string retry_after_;
+  std::string location_;
+  std::string content_encoding_;
 };
 
 }  // namespace llmload::net

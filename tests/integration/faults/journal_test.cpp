@@ -1,0 +1,159 @@
+// A run killed outright (SIGKILL: no handler, no drain) leaves what it measured: requests.jsonl,
+// streamed as requests complete and flushed at least every second, beside run-in-progress.json;
+// `llmload report DIR` rebuilds result.json and latency.hlog from them (app/run_journal.hpp,
+// app/rebuild.hpp). A run that finishes leaves no run-in-progress.json.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "llmload_run.hpp"
+#include "subprocess.hpp"
+
+namespace llmload::testing {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+std::size_t complete_lines(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return 0;
+  const std::string text = read_file(path);
+  std::size_t n = 0;
+  for (char c : text) n += c == '\n' ? 1 : 0;
+  return n;
+}
+
+std::vector<std::string> run_args(const std::string& url, const TempDir& dir, std::vector<std::string> extra) {
+  std::vector<std::string> a = {binary_path("llmload"), "run", "--base-url", url, "--output", dir.path(),
+                                "--input-tokens", "8", "--output-tokens", "8", "--quiet"};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
+}
+
+TEST(Journal, ARunKilledOutrightLeavesItsRequestsAndAReportRebuildsItsResult) {
+  auto srv = start_server({"--latency-model", "fixed", "--ttft", "20ms", "--itl", "5ms"});
+  TempDir dir;
+  Subprocess p(run_args(srv.base_url, dir,
+                        {"--scenario", "server", "--request-rate", "40", "--duration", "60s", "--slo", "ttft:1s,p90"}));
+  // Requests reach the disk while the run goes on (flushed at least every second).
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (complete_lines(dir.file("requests.jsonl")) < 40 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(100ms);
+  }
+  const std::size_t seen = complete_lines(dir.file("requests.jsonl"));
+  ASSERT_GE(seen, 40u) << "requests.jsonl is not written as the run goes";
+  EXPECT_TRUE(fs::exists(dir.file("run-in-progress.json")));
+  EXPECT_FALSE(fs::exists(dir.file("result.json")));
+  p.signal(SIGKILL);
+  EXPECT_EQ(p.wait(10s), 128 + SIGKILL);
+
+  // What was flushed before the kill is still there; the report rebuilds the result from it.
+  const std::size_t left = complete_lines(dir.file("requests.jsonl"));
+  EXPECT_GE(left, seen);
+  auto r = run({binary_path("llmload"), "report", dir.path()}, 60s);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("did not finish"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.file("run-in-progress.json")));
+  const json result = json::parse(read_file(dir.file("result.json")));
+  EXPECT_TRUE(result["interrupted"].get<bool>());
+  ASSERT_TRUE(result["rebuilt"].is_object()) << result.dump(2);
+  EXPECT_GE(result["rebuilt"]["requests"].get<std::size_t>(), left);
+  // Judged by the run's own rules: its SLO, in the response-time view of an open-loop run.
+  EXPECT_EQ(result["slo"]["spec"], "ttft:1000ms,p90") << result["slo"].dump();
+  EXPECT_EQ(result["slo"]["view"], "response");
+  EXPECT_GE(result["completed"].get<std::int64_t>(), 30);
+  EXPECT_EQ(result["failed"], 0);
+  EXPECT_GT(result["request_throughput"].get<double>(), 20.0);
+  EXPECT_GT(result["output_throughput"].get<double>(), 100.0);  // tokens arriving in the window
+  EXPECT_GT(result["median_ttft_ms"].get<double>(), 15.0);
+  EXPECT_TRUE(result["p99_itl_ms"].is_null()) << "no ITL without the events' times";
+  EXPECT_EQ(result["conditions"]["scenario"]["request_rate"], 40.0);
+  EXPECT_EQ(result["load"]["offered_rate"], 40.0);
+  EXPECT_TRUE(fs::exists(dir.file("latency.hlog")));
+  EXPECT_TRUE(fs::exists(dir.file("report.html")));
+  // A second report renders the rebuilt result as it is.
+  auto again = run({binary_path("llmload"), "report", dir.path()}, 60s);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.err.find("did not finish"), std::string::npos) << again.err;
+}
+
+TEST(Journal, AFinishedRunLeavesNoInProgressFileAndTheFinalRequests) {
+  auto srv = start_server({"--latency-model", "fixed", "--ttft", "5ms", "--itl", "1ms"});
+  TempDir dir;
+  auto r = run(run_args(srv.base_url, dir, {"--concurrency", "2", "--num-requests", "30", "--warmup", "5"}), 60s);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(fs::exists(dir.file("run-in-progress.json")));
+  EXPECT_EQ(complete_lines(dir.file("requests.jsonl")), 35u);
+  const json result = json::parse(read_file(dir.file("result.json")));
+  EXPECT_FALSE(result.contains("rebuilt"));
+  // Nothing to rebuild: the report leaves result.json as the run wrote it.
+  const std::string before = read_file(dir.file("result.json"));
+  auto rep = run({binary_path("llmload"), "report", dir.path()}, 60s);
+  ASSERT_EQ(rep.exit_code, 0) << rep.err;
+  EXPECT_EQ(read_file(dir.file("result.json")), before);
+}
+
+// Issue 16: SIGTERM during --trial-pause exited 143 and the trials summary was never written.
+TEST(Signals, ASignalBetweenTrialsWritesTheTrialsSoFarAndExits130) {
+  auto srv = start_server({"--latency-model", "fixed", "--ttft", "5ms", "--itl", "1ms"});
+  TempDir dir;
+  Subprocess p(run_args(srv.base_url, dir,
+                        {"--concurrency", "2", "--num-requests", "20", "--trials", "3", "--trial-pause", "30s"}));
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (!fs::exists(dir.file("trial-1/result.json")) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_TRUE(fs::exists(dir.file("trial-1/result.json")));
+  std::this_thread::sleep_for(500ms);  // in the pause
+  const auto t0 = std::chrono::steady_clock::now();
+  p.signal(SIGTERM);
+  EXPECT_EQ(p.wait(20s), 130) << p.err();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 10s);
+  const json summary = json::parse(read_file(dir.file("result.json")));
+  EXPECT_EQ(summary["trials"].size(), 1u) << summary.dump(2);
+  EXPECT_FALSE(fs::exists(dir.file("trial-2")));
+}
+
+// Issue 16: a signal during the --start-at wait; the run ends at once, exit 130, no directory.
+TEST(Signals, ASignalDuringTheStartWaitEndsTheRunAtOnce) {
+  auto srv = start_server({"--latency-model", "fixed", "--ttft", "5ms", "--itl", "1ms"});
+  TempDir parent;
+  const std::string out = parent.file("waiting");
+  const auto start = std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch() + std::chrono::seconds(60))
+                         .count();
+  Subprocess p({binary_path("llmload"), "run", "--base-url", srv.base_url, "--output", out, "--input-tokens", "8",
+                "--output-tokens", "8", "--num-requests", "10", "--start-at", std::to_string(start)});
+  std::this_thread::sleep_for(2s);  // probed and calibrated: waiting for the start
+  const auto t0 = std::chrono::steady_clock::now();
+  p.signal(SIGINT);
+  EXPECT_EQ(p.wait(20s), 130) << p.err();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+  EXPECT_NE(p.err().find("before the load started"), std::string::npos) << p.err();
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// Issue 16: a run refused before its load (here: nothing listens) left an empty directory.
+TEST(OutputDir, ARunRefusedBeforeItsLoadLeavesNoDirectory) {
+  TempDir parent;
+  const std::string out = parent.file("never");
+  auto r = run({binary_path("llmload"), "run", "--base-url", "http://127.0.0.1:1", "--model", "m", "--output", out,
+                "--num-requests", "5"},
+               60s);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_FALSE(fs::exists(out)) << r.err;
+}
+
+}  // namespace
+}  // namespace llmload::testing
