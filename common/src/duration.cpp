@@ -54,6 +54,7 @@ std::chrono::nanoseconds parse_duration(std::string_view text, std::string_view 
     if (bare == nullptr) {
       double number = 0;
       auto [end, err] = std::from_chars(s.data(), s.data() + s.size(), number);
+      if (err == std::errc() && end == s.data() + s.size() && number == 0) return std::chrono::nanoseconds(0);
       if (err == std::errc() && end == s.data() + s.size()) {
         throw DurationParseError(fmt::format("invalid duration '{}': a duration needs its unit (ns, us, ms, s, m, h): "
                                              "add it, e.g. {}s",

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "llmload/common/duration.hpp"
 #include "llmload/loadgen/redact.hpp"
 
 namespace llmload {
@@ -128,6 +129,15 @@ void RunController::stop_now(std::string reason) {
   transport_.cancel_all();
 }
 
+void RunController::cut_at_max_duration() {
+  if (trackers_.empty() || !cfg_.max_duration) return;
+  cut_at_max_duration_ = true;
+  stop_now(fmt::format("--max-duration {} reached: the {} requests still in flight were canceled",
+                       format_duration(*cfg_.max_duration), trackers_.size()));
+}
+
+bool RunController::max_duration_reached() const { return cut_at_max_duration_ || pacer_.max_duration_reached(); }
+
 void RunController::complete(std::uint64_t index, TimePoint t) {
   auto it = trackers_.find(index);
   if (it == trackers_.end()) return;
@@ -200,7 +210,7 @@ analysis::Window RunController::planned_window() const {
     w.method = wu.none() ? "from the first request to the last completion"
                          : "from the first request after warmup to the last completion";
   }
-  if (pacer_.max_duration_reached()) w.method += " (cut at --max-duration)";
+  if (max_duration_reached()) w.method += " (cut at --max-duration)";
   if (stopped_at_) {
     // Stopped early: the window ends where issuing stopped; the drain after it is not measured.
     w.end = std::min(w.end, *stopped_at_ - start_);
@@ -237,7 +247,7 @@ void RunController::settle() const {
     w.method = fmt::format("warmup auto found no steady state, the whole run is kept: from the first request to {}",
                            end_rule);
   }
-  if (pacer_.max_duration_reached()) w.method += " (cut at --max-duration)";
+  if (max_duration_reached()) w.method += " (cut at --max-duration)";
   if (stopped_early_) w.method += fmt::format(" (stopped early: {})", *stopped_early_);
   if (interrupted_) w.method += " (run interrupted)";
   w.detection = std::move(d);
@@ -270,7 +280,7 @@ analysis::ValidityOptions RunController::validity_options() const {
   o.min_duration = cfg_.min_duration;
   o.min_requests = cfg_.min_requests;
   o.max_duration = cfg_.max_duration;
-  o.max_duration_reached = pacer_.max_duration_reached();
+  o.max_duration_reached = max_duration_reached();
   // A shard's sample is part of the run's: the merged run is judged on those.
   o.check_samples = !cfg_.shard.sharded();
   o.max_inflight = cfg_.max_inflight;

@@ -133,9 +133,8 @@ void drive(asio::io_context& ioc, RunController& controller, const DriveOptions&
     if (options.hard_limit) {
       hard_timer.expires_after(*options.hard_limit);
       hard_timer.async_wait([&](boost::system::error_code ec) {
-        if (ec || stopped || controller.in_flight() == 0) return;
-        controller.stop_now(fmt::format("--max-duration {} reached: the {} requests still in flight were canceled",
-                                        format_duration(*options.hard_limit), controller.in_flight()));
+        if (ec || stopped) return;
+        controller.cut_at_max_duration();
         post_pump();
       });
     }

@@ -17,7 +17,7 @@ class DurationParseError : public std::invalid_argument {
 /// Parses a non-negative duration: a decimal number followed by a unit, one of
 /// ns, us, ms, s, m, h. A bare number is taken in `bare_unit` when it is non-empty (an SLO bound's
 /// milliseconds), else rejected with the fix ("add its unit, e.g. 10s"): every duration flag says
-/// its unit. Throws DurationParseError.
+/// its unit; 0 needs none. Throws DurationParseError.
 std::chrono::nanoseconds parse_duration(std::string_view text, std::string_view bare_unit = "");
 
 /// True when `text` ends in a duration unit (used to tell "10" requests from "10s").

@@ -49,6 +49,11 @@ class RunController {
   /// stop_early(reason), and what is in flight is canceled at once (each request's outcome is
   /// stopped_early, not a failure): the over-saturation watch, the hard --max-duration bound.
   void stop_now(std::string reason);
+  /// The hard --max-duration bound has passed with requests in flight: stop_now, and the run
+  /// counts as cut there (max_duration_reached).
+  void cut_at_max_duration();
+  /// True when --max-duration stopped the releases or cut what was in flight.
+  bool max_duration_reached() const;
   const std::optional<std::string>& stopped_early() const { return stopped_early_; }
   /// An SLO-sized run (cfg.sequential): its looks and whether its verdict became conclusive (the
   /// run then stopped issuing and drained, like a run that reached its --num-requests); else null.
@@ -86,6 +91,7 @@ class RunController {
 
   const ScenarioConfig& cfg_;
   const Clock& clock_;
+  bool cut_at_max_duration_ = false;
   Pacer& pacer_;
   Transport& transport_;
   const RequestBuilder& builder_;
