@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "fuzz_check.hpp"
@@ -74,6 +75,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   for (const std::string& shown : {secrets.for_output(cut), secrets.for_output(echo)}) {
     if (is_secret && secret.size() >= llmload::kMinSecretFragment) {
+      if (llmload::longest_secret_fragment(shown, secret) >= llmload::kMinSecretFragment) {
+        std::fprintf(stderr, "secret: %s\necho: %s\nshown: %s\n", secret.c_str(), echo.c_str(), shown.c_str());
+      }
       FUZZ_CHECK(llmload::longest_secret_fragment(shown, secret) < llmload::kMinSecretFragment);
     } else if (is_secret) {
       FUZZ_CHECK(shown.find(secret) == std::string::npos);

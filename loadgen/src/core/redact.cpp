@@ -40,7 +40,10 @@ std::string Secrets::redact(std::string text) const {
   return out;
 }
 
-std::string Secrets::for_output(std::string text) const { return printable(redact(std::move(text))); }
+// Escapes first, then redacts: an escape's digits next to a fragment could otherwise complete a
+// run of a secret's characters (found by fuzz_secret_scan: "\x00" + "0_tcOP" holds "000_tcOP").
+// Secrets are printable, so escaping never hides one from the redaction.
+std::string Secrets::for_output(std::string text) const { return redact(printable(text)); }
 
 std::string printable(std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";

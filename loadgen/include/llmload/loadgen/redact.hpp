@@ -28,7 +28,7 @@ class Secrets {
   /// consecutive characters of one (as a cut leaves it: at the end, at the start, before "..."),
   /// with "***".
   std::string redact(std::string text) const;
-  /// redact(), then printable(): a message from the server as any output may show it.
+  /// printable(), then redact(): a message from the server as any output may show it.
   std::string for_output(std::string text) const;
 
  private:
