@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <queue>
 #include <string>
 #include <vector>
@@ -120,6 +121,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
 
+  // Plans of more than ~100,000 arrivals are valid (up to validate()'s bound) but take seconds to
+  // build under the sanitizers: the fuzzer looks at smaller ones.
+  double expected = 0;
+  if (cfg.kind == ScenarioKind::kServer && cfg.duration) {
+    expected = std::max(cfg.request_rate, cfg.arrivals.ramp_start_rate) *
+               seconds(*cfg.duration + cfg.warmup.duration + cfg.min_duration.value_or(Nanos(0)));
+  }
+  for (const auto& st : cfg.arrivals.stages) expected += st.concurrency ? 0.0 : st.value * seconds(st.duration);
+  if (expected > 1e5) return 0;
+  if (std::getenv("FUZZ_SCHEDULE_VERBOSE") != nullptr) {
+    std::fprintf(stderr, "kind %d rate %g process %s burst %g ramp %s stages '%s' concurrency %lld max_inflight %lld\n",
+                 static_cast<int>(cfg.kind), cfg.request_rate, cfg.arrivals.process.c_str(), cfg.arrivals.burstiness,
+                 cfg.arrivals.ramp.c_str(), stages_text.c_str(), static_cast<long long>(cfg.concurrency),
+                 static_cast<long long>(cfg.max_inflight.value_or(-1)));
+  }
   auto pacer = llmload::make_pacer(cfg);
   const TimePoint t0(std::chrono::seconds(1));
   pacer->begin(t0);
