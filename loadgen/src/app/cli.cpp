@@ -57,7 +57,8 @@ vLLM users: `vllm bench serve` flags work with the same meaning (--backend, --ba
 Durations take a unit: 500ms, 30s, 5m. Exit codes: 0 done, 1 failure writing results,
 2 bad configuration or unreachable endpoint, 3/4/5 with --fail-on-slo (SLO FAIL, INCONCLUSIVE,
 run INVALID), 6 no measured request succeeded, 130 interrupted (results still written in all
-but 1 and 2).
+but 1 and 2). requests.jsonl is written as the run goes: after a SIGKILL or a crash,
+`llmload report DIR` rebuilds result.json from it.
 Metric definitions: docs/metrics.md)";
 
 // True when the flag itself (not its environment variable) is on the command line.

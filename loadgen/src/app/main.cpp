@@ -14,6 +14,7 @@
 #include "llmload/common/version.hpp"
 #include "llmload/loadgen/config_error.hpp"
 #include "merge.hpp"
+#include "stop_signal.hpp"
 #include "report_command.hpp"
 #include "run_command.hpp"
 #include "scaling_command.hpp"
@@ -107,7 +108,16 @@ See docs/statistics.md ("Comparing two runs").)HELP");
   }
 
   try {
-    if (merge->parsed()) return app::merge_command(merge_dirs, merge_output, true, merge_fail_on_slo);
+    if (merge->parsed()) {
+      // A signal during the merge is held until its files are written whole, then exits 130.
+      app::install_stop_handler();
+      const int code = app::merge_command(merge_dirs, merge_output, true, merge_fail_on_slo);
+      if (app::stop_signal() != 0) {
+        std::fprintf(stderr, "llmload merge: signal received: the merge was completed and written first\n");
+        return app::kExitInterrupted;
+      }
+      return code;
+    }
     if (report->parsed()) return app::report_command(report_options.dir, report_options);
     if (compare->parsed()) return app::compare_command(compare_options);
     if (scaling->parsed()) return app::scaling_command(scaling_options);

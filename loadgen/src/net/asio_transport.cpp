@@ -58,6 +58,16 @@ namespace {
 bool out_of_descriptors(const beast::error_code& ec) {
   return ec == asio::error::no_descriptors || ec == boost::system::errc::too_many_files_open_in_system;
 }
+// Asio's range connect reports a socket it could not open (EMFILE) as operation_aborted: a
+// connect "aborted" that nobody canceled is told apart by trying to open a socket now.
+bool no_descriptor_left() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd >= 0) {
+    ::close(fd);
+    return false;
+  }
+  return errno == EMFILE || errno == ENFILE;
+}
 std::string descriptors_message(const char* what, const beast::error_code& ec) {
   return fmt::format("{}: {} (the client's open-file limit: raise it with ulimit -n, or cap the requests in flight "
                      "with --max-inflight)",
@@ -515,7 +525,10 @@ struct Exchange final : ExchangeBase, std::enable_shared_from_this<Exchange<Stre
       TransportError e = std::move(*abort_error);
       return finish(e.cls, std::move(e.message), false);
     }
-    if (out_of_descriptors(ec)) return finish(ErrorClass::kConnect, descriptors_message(what, ec), false);
+    if (out_of_descriptors(ec) || (connecting && !canceled && ec == asio::error::operation_aborted &&
+                                   no_descriptor_left())) {
+      return finish(ErrorClass::kConnect, descriptors_message(what, asio::error::no_descriptors), false);
+    }
     if (canceled || ec == asio::error::operation_aborted) return finish(ErrorClass::kCanceled, "canceled", false);
     if (ec == beast::error::timeout) {
       const auto& o = transport->options;
@@ -852,7 +865,10 @@ struct PlainExchange final : ExchangeBase, std::enable_shared_from_this<PlainExc
       TransportError e = std::move(*abort_error);
       return finish(e.cls, std::move(e.message), false);
     }
-    if (out_of_descriptors(ec)) return finish(ErrorClass::kConnect, descriptors_message(what, ec), false);
+    if (out_of_descriptors(ec) || (phase == Phase::kConnect && !canceled && ec == asio::error::operation_aborted &&
+                                   no_descriptor_left())) {
+      return finish(ErrorClass::kConnect, descriptors_message(what, asio::error::no_descriptors), false);
+    }
     if (canceled || ec == asio::error::operation_aborted) return finish(ErrorClass::kCanceled, "canceled", false);
     const std::string target = cls == ErrorClass::kConnect ? " " + transport->url.host_header() : "";
     finish(cls, fmt::format("{}{}: {}", what, target, ec.message()), false);

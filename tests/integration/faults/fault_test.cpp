@@ -390,6 +390,33 @@ TEST(Faults, MaxDurationIsAHardBoundAgainstAStalledServer) {
   EXPECT_EQ(o.result["completed"], 4);
 }
 
+// Issue 16: running out of descriptors showed as "canceled". Now a connect failure that names the
+// client's limit and the fix (an open-loop run cannot be checked up front: its in-flight count is
+// the server's doing).
+TEST(Faults, RunningOutOfDescriptorsNamesTheClientsLimit) {
+  auto srv = start_server({"--latency-model", "fixed", "--ttft", "400ms", "--itl", "1ms"});
+  TempDir dir;
+  const std::string cmd = "ulimit -n 48 && exec " + binary_path("llmload") + " run --base-url " + srv.base_url +
+                          " --output " + dir.path() +
+                          " --input-tokens 4 --output-tokens 2 --scenario server --request-rate 400 --num-requests 120"
+                          " --seed 1 --quiet";
+  auto r = run({"/bin/bash", "-c", cmd}, 60s);
+  ASSERT_TRUE(std::filesystem::exists(dir.file("result.json"))) << r.err;
+  auto o = read_outputs(dir);
+  int limited = 0, canceled = 0;
+  for (const auto& rec : o.records) {
+    const std::string msg = rec["error"].is_string() ? rec["error"].get<std::string>() : "";
+    if (msg.find("open-file limit") != std::string::npos) {
+      ++limited;
+      EXPECT_EQ(rec["error_class"], "connect") << rec.dump();
+      EXPECT_NE(msg.find("ulimit -n"), std::string::npos) << msg;
+    }
+    canceled += rec["error_class"] == "canceled" ? 1 : 0;
+  }
+  EXPECT_GT(limited, 0) << o.result["errors"].dump();
+  EXPECT_EQ(canceled, 0) << o.result["errors"].dump();
+}
+
 TEST(Signals, DrainIsBoundedByDrainTimeout) {
   FaultServer server({Fault::kStallForever});
   TempDir dir;
