@@ -318,9 +318,11 @@ void ScenarioConfig::validate() {
   // Stages set the run's length themselves; a trace's length is its own.
   if (!num_requests && !duration && kind != ScenarioKind::kStages && !timed_arrivals) {
     // --slo and no size: run until the verdict is conclusive, unless the run's length is fixed
-    // otherwise (offline releases everything at once; shards and minimums set their own).
+    // otherwise (offline releases everything at once; shards and minimums set their own). With
+    // --warmup auto the measured requests are known only after the run (the detected warmup is
+    // cut off then), so the looks could not count them: a fixed SLO-sized run instead.
     sequential = slo && !slo->empty() && kind != ScenarioKind::kOffline && !shard.sharded() && !shard.count_given &&
-                 !min_requests && !min_duration;
+                 !min_requests && !min_duration && !warmup.automatic;
     if (sequential) {
       num_requests = analysis::SequentialSlo::first_look_size(*slo);
       sequential_cap = *num_requests << (kSequentialMaxLooks - 1);

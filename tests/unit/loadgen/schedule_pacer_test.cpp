@@ -195,6 +195,14 @@ TEST(Scenario, ValidationNamesTheFieldAndTheFix) {
   EXPECT_EQ(with_slo.sequential_cap, 64 * *with_slo.num_requests);
   EXPECT_EQ(with_slo.max_duration, kSequentialMaxDuration);
   EXPECT_EQ(run_limits(with_slo).min_requests, with_slo.sequential_cap);
+  // --warmup auto: the measured requests are known only after the run, so no look can count
+  // them: the fixed SLO size.
+  ScenarioConfig auto_warmup;
+  auto_warmup.slo = with_slo.slo;
+  auto_warmup.warmup = parse_warmup("auto");
+  auto_warmup.validate();
+  EXPECT_FALSE(auto_warmup.sequential);
+  EXPECT_TRUE(auto_warmup.num_requests.has_value());
   // Offline releases everything at once: a fixed size, enough for a conclusive PASS at half the
   // allowed exceedances.
   ScenarioConfig offline = with_slo;
