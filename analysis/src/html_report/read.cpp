@@ -230,123 +230,100 @@ RunArtifact read_artifact(const std::string& dir, ReadMode mode) {
   return a;
 }
 
-}  // namespace
+// One point of a sweep or of a directory of runs, before they are put in load order.
+struct ReadPoint {
+  RunArtifact a;
+  double offered;
+  json entry;
+};
 
-RunArtifact read_run_artifact(const std::string& dir) { return read_artifact(dir, ReadMode::kTop); }
-
-ReportInput read_report_input(const std::string& dir) {
-  const fs::path root(dir);
+// sweep.json's points (each its directory's artifact) and its capacity.
+void read_sweep(const fs::path& root, const std::string& dir, const fs::path& sweep_path, const std::string& text,
+                ReportInput& in, std::vector<ReadPoint>& points, std::vector<std::string>& kinds) {
   std::error_code ec;
-  if (!fs::exists(root, ec)) throw ReportError(fmt::format("'{}' does not exist", dir));
-  if (!fs::is_directory(root, ec)) {
-    throw ReportError(fmt::format("'{}' is not a directory: give the directory that `llmload run --output` wrote", dir));
+  in.sweep = true;
+  const json sj = parse_json_text(sweep_path, text);
+  in.sweep_json = sj;
+  const std::string sp = sweep_path.string();
+  if (!sj.is_object()) throw ReportError(fmt::format("{}: expected an object {{\"points\": [...]}}", sp));
+  const json* pts = find_path(sj, {"points"});
+  if (pts == nullptr || !pts->is_array()) {
+    throw ReportError(fmt::format("{}: missing \"points\" (an array of {{\"dir\": ..., \"offered\": ...}})", sp));
   }
-  ReportInput in;
-  in.dir = dir;
-  struct Point {
-    RunArtifact a;
-    double offered;
-    json entry;
-  };
-  std::vector<Point> points;
-  std::vector<std::string> kinds;
-  const fs::path sweep_path = root / "sweep.json";
-  if (auto text = read_if_exists(sweep_path)) {
-    in.sweep = true;
-    const json sj = parse_json_text(sweep_path, *text);
-    in.sweep_json = sj;
-    const std::string sp = sweep_path.string();
-    if (!sj.is_object()) throw ReportError(fmt::format("{}: expected an object {{\"points\": [...]}}", sp));
-    const json* pts = find_path(sj, {"points"});
-    if (pts == nullptr || !pts->is_array()) {
-      throw ReportError(fmt::format("{}: missing \"points\" (an array of {{\"dir\": ..., \"offered\": ...}})", sp));
+  for (std::size_t i = 0; i < pts->size(); ++i) {
+    const json& p = (*pts)[i];
+    const json* d = find_path(p, {"dir"});
+    if (d == nullptr || !d->is_string() || d->get<std::string>().empty()) {
+      throw ReportError(fmt::format("{}: points[{}] needs \"dir\" (a directory, relative to {})", sp, i, dir));
     }
-    for (std::size_t i = 0; i < pts->size(); ++i) {
-      const json& p = (*pts)[i];
-      const json* d = find_path(p, {"dir"});
-      if (d == nullptr || !d->is_string() || d->get<std::string>().empty()) {
-        throw ReportError(fmt::format("{}: points[{}] needs \"dir\" (a directory, relative to {})", sp, i, dir));
-      }
-      double offered = kNaN;
-      if (const json* o = find_path(p, {"offered"}); o != nullptr && !o->is_null()) {
-        if (!o->is_number()) throw ReportError(fmt::format("{}: points[{}].offered is not a number", sp, i));
-        offered = o->get<double>();
-      }
-      fs::path pd(d->get<std::string>());
-      if (pd.is_relative()) pd = root / pd;
-      if (!fs::is_directory(pd, ec) || !holds_artifact(pd)) {
-        in.notes.push_back(fmt::format("sweep.json points[{}] ('{}'): no artifact there (not run yet, or an interrupted "
-                                       "sweep); left out",
-                                       i, d->get<std::string>()));
-        continue;
-      }
-      RunArtifact a = read_run_artifact(pd.string());
-      a.name = d->get<std::string>();
-      const Load l = offered_of_artifact(a);
-      if (!std::isfinite(offered)) offered = l.value;
-      if (!l.kind.empty()) kinds.push_back(l.kind);
-      points.push_back({std::move(a), offered, p});
+    double offered = kNaN;
+    if (const json* o = find_path(p, {"offered"}); o != nullptr && !o->is_null()) {
+      if (!o->is_number()) throw ReportError(fmt::format("{}: points[{}].offered is not a number", sp, i));
+      offered = o->get<double>();
     }
-    if (const json* cap = find_path(sj, {"capacity"}); cap != nullptr && !cap->is_null()) {
-      if (!cap->is_object()) throw ReportError(fmt::format("{}: \"capacity\" is not an object", sp));
-      for (const char* k : {"highest_pass", "lowest_fail"}) {
-        const json* v = find_path(*cap, {k});
-        if (v == nullptr || v->is_null()) continue;
-        if (!v->is_number()) throw ReportError(fmt::format("{}: capacity.{} is not a number", sp, k));
-        (std::string_view(k) == "highest_pass" ? in.highest_pass : in.lowest_fail) = v->get<double>();
-      }
-      if (in.highest_pass || in.lowest_fail) in.capacity_source = "sweep.json";
+    fs::path pd(d->get<std::string>());
+    if (pd.is_relative()) pd = root / pd;
+    if (!fs::is_directory(pd, ec) || !holds_artifact(pd)) {
+      in.notes.push_back(fmt::format("sweep.json points[{}] ('{}'): no artifact there (not run yet, or an interrupted "
+                                     "sweep); left out",
+                                     i, d->get<std::string>()));
+      continue;
     }
-    for (const char* k : {"load_kind", "load"}) {
-      if (auto s = str_at(sj, {k}); s == "rate" || s == "concurrency") kinds.insert(kinds.begin(), s);
+    RunArtifact a = read_run_artifact(pd.string());
+    a.name = d->get<std::string>();
+    const Load l = offered_of_artifact(a);
+    if (!std::isfinite(offered)) offered = l.value;
+    if (!l.kind.empty()) kinds.push_back(l.kind);
+    points.push_back({std::move(a), offered, p});
+  }
+  if (const json* cap = find_path(sj, {"capacity"}); cap != nullptr && !cap->is_null()) {
+    if (!cap->is_object()) throw ReportError(fmt::format("{}: \"capacity\" is not an object", sp));
+    for (const char* k : {"highest_pass", "lowest_fail"}) {
+      const json* v = find_path(*cap, {k});
+      if (v == nullptr || v->is_null()) continue;
+      if (!v->is_number()) throw ReportError(fmt::format("{}: capacity.{} is not a number", sp, k));
+      (std::string_view(k) == "highest_pass" ? in.highest_pass : in.lowest_fail) = v->get<double>();
     }
-    if (points.empty()) throw ReportError(fmt::format("{}: none of its points has an artifact yet", sp));
-  } else if (holds_artifact(root)) {
-    RunArtifact a = read_run_artifact(dir);
+    if (in.highest_pass || in.lowest_fail) in.capacity_source = "sweep.json";
+  }
+  for (const char* k : {"load_kind", "load"}) {
+    if (auto s = str_at(sj, {k}); s == "rate" || s == "concurrency") kinds.insert(kinds.begin(), s);
+  }
+  if (points.empty()) throw ReportError(fmt::format("{}: none of its points has an artifact yet", sp));
+}
+
+// A directory without sweep.json whose subdirectories hold runs (an unfinished sweep or trials).
+void read_subdirectories(const fs::path& root, const std::string& dir, ReportInput& in, std::vector<ReadPoint>& points,
+                         std::vector<std::string>& kinds) {
+  std::error_code ec;
+  std::vector<fs::path> subdirs;
+  for (const auto& e : fs::directory_iterator(root, ec)) {
+    std::error_code ec2;
+    if (!e.is_directory(ec2)) continue;
+    if (fs::exists(e.path() / "result.json", ec2) || fs::exists(e.path() / "requests.jsonl", ec2)) subdirs.push_back(e.path());
+  }
+  if (ec) throw ReportError(fmt::format("'{}': cannot list the directory: {}", dir, ec.message()));
+  if (subdirs.empty()) {
+    throw ReportError(fmt::format("'{}' holds no llmload artifact: no result.json or requests.jsonl, no sweep.json, and no "
+                                  "subdirectory holding a result.json",
+                                  dir));
+  }
+  std::sort(subdirs.begin(), subdirs.end());
+  in.sweep = true;
+  if (std::all_of(subdirs.begin(), subdirs.end(), [](const fs::path& d) { return d.filename().string().rfind("trial-", 0) == 0; })) {
+    in.notes.push_back("these look like the trials of an unfinished `llmload run --trials` (no result.json at the top, "
+                       "which holds their medians): each trial is shown as a point");
+  }
+  for (const auto& d : subdirs) {
+    RunArtifact a = read_run_artifact(d.string());
     const Load l = offered_of_artifact(a);
     if (!l.kind.empty()) kinds.push_back(l.kind);
     points.push_back({std::move(a), l.value, nullptr});
-  } else {
-    std::vector<fs::path> subdirs;
-    for (const auto& e : fs::directory_iterator(root, ec)) {
-      std::error_code ec2;
-      if (!e.is_directory(ec2)) continue;
-      if (fs::exists(e.path() / "result.json", ec2) || fs::exists(e.path() / "requests.jsonl", ec2)) subdirs.push_back(e.path());
-    }
-    if (ec) throw ReportError(fmt::format("'{}': cannot list the directory: {}", dir, ec.message()));
-    if (subdirs.empty()) {
-      throw ReportError(fmt::format("'{}' holds no llmload artifact: no result.json or requests.jsonl, no sweep.json, and no "
-                                    "subdirectory holding a result.json",
-                                    dir));
-    }
-    std::sort(subdirs.begin(), subdirs.end());
-    in.sweep = true;
-    if (std::all_of(subdirs.begin(), subdirs.end(), [](const fs::path& d) { return d.filename().string().rfind("trial-", 0) == 0; })) {
-      in.notes.push_back("these look like the trials of an unfinished `llmload run --trials` (no result.json at the top, "
-                         "which holds their medians): each trial is shown as a point");
-    }
-    for (const auto& d : subdirs) {
-      RunArtifact a = read_run_artifact(d.string());
-      const Load l = offered_of_artifact(a);
-      if (!l.kind.empty()) kinds.push_back(l.kind);
-      points.push_back({std::move(a), l.value, nullptr});
-    }
   }
-  if (!kinds.empty()) {
-    in.load_kind = kinds.front();
-    if (std::any_of(kinds.begin(), kinds.end(), [&](const std::string& k) { return k != in.load_kind; })) {
-      in.notes.push_back("the points mix request rates and concurrencies: the offered-load axis is not one quantity");
-    }
-  }
-  std::stable_sort(points.begin(), points.end(), [](const Point& x, const Point& y) {
-    if (std::isfinite(x.offered) != std::isfinite(y.offered)) return std::isfinite(x.offered);
-    return std::isfinite(x.offered) && x.offered < y.offered;
-  });
-  for (auto& p : points) {
-    in.runs.push_back(std::move(p.a));
-    in.offered.push_back(p.offered);
-    in.point_entries.push_back(std::move(p.entry));
-  }
+}
+
+// A sweep without a capacity in sweep.json: the bracket from its points' SLO verdicts.
+void capacity_from_verdicts(ReportInput& in) {
   std::vector<std::string> verdicts;
   for (std::size_t i = 0; i < in.runs.size(); ++i) verdicts.push_back(point_verdict(in.runs[i].result, in.point_entries[i]));
   const bool conclusive =
@@ -374,6 +351,50 @@ ReportInput read_report_input(const std::string& dir) {
     in.lowest_fail = lowest_fail;
     if (highest_pass || lowest_fail) in.capacity_source = "slo verdicts";
   }
+}
+
+}  // namespace
+
+RunArtifact read_run_artifact(const std::string& dir) { return read_artifact(dir, ReadMode::kTop); }
+
+ReportInput read_report_input(const std::string& dir) {
+  const fs::path root(dir);
+  std::error_code ec;
+  if (!fs::exists(root, ec)) throw ReportError(fmt::format("'{}' does not exist", dir));
+  if (!fs::is_directory(root, ec)) {
+    throw ReportError(fmt::format("'{}' is not a directory: give the directory that `llmload run --output` wrote", dir));
+  }
+  ReportInput in;
+  in.dir = dir;
+  std::vector<ReadPoint> points;
+  std::vector<std::string> kinds;
+  const fs::path sweep_path = root / "sweep.json";
+  if (auto text = read_if_exists(sweep_path)) {
+    read_sweep(root, dir, sweep_path, *text, in, points, kinds);
+  } else if (holds_artifact(root)) {
+    RunArtifact a = read_run_artifact(dir);
+    const Load l = offered_of_artifact(a);
+    if (!l.kind.empty()) kinds.push_back(l.kind);
+    points.push_back({std::move(a), l.value, nullptr});
+  } else {
+    read_subdirectories(root, dir, in, points, kinds);
+  }
+  if (!kinds.empty()) {
+    in.load_kind = kinds.front();
+    if (std::any_of(kinds.begin(), kinds.end(), [&](const std::string& k) { return k != in.load_kind; })) {
+      in.notes.push_back("the points mix request rates and concurrencies: the offered-load axis is not one quantity");
+    }
+  }
+  std::stable_sort(points.begin(), points.end(), [](const ReadPoint& x, const ReadPoint& y) {
+    if (std::isfinite(x.offered) != std::isfinite(y.offered)) return std::isfinite(x.offered);
+    return std::isfinite(x.offered) && x.offered < y.offered;
+  });
+  for (auto& p : points) {
+    in.runs.push_back(std::move(p.a));
+    in.offered.push_back(p.offered);
+    in.point_entries.push_back(std::move(p.entry));
+  }
+  capacity_from_verdicts(in);
   return in;
 }
 
