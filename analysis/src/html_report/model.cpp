@@ -267,6 +267,130 @@ static void errors_from(const json& r, std::map<std::string, std::int64_t>& by_c
   }
 }
 
+// The validity verdict and its reasons, as result.json's `validity` gives them.
+static void summarize_validity(RunSummary& s, const json& r) {
+  if (const json* v = find_path(r, {"validity"}); v != nullptr && v->is_object()) {
+    const json* valid = find_path(*v, {"valid"});
+    const bool invalid = valid != nullptr && valid->is_boolean() && !valid->get<bool>();
+    const bool checked =
+        !(find_path(*v, {"checked"}) != nullptr && (*v)["checked"].is_boolean() && !(*v)["checked"].get<bool>());
+    const bool current_shape = v->contains("verdict") || v->contains("reasons");
+    if (invalid) {
+      s.validity = "INVALID";
+    } else if (!checked && !current_shape) {
+      s.validity = "not checked";
+    } else {
+      s.validity = "valid";
+      s.lag_not_checked = !checked;
+    }
+    s.reasons = validity_reasons(r);
+    if (invalid) {
+      s.validity_reason = str_at(*v, {"reason"});
+      if (s.validity_reason.empty() && !s.reasons.empty()) s.validity_reason = s.reasons.front().message;
+    }
+  }
+}
+
+// Cost per 1M output tokens: result.json "cost", else from the conditions' price and devices.
+static void summarize_cost(RunSummary& s, const json& r) {
+  if (const json* c = find_path(r, {"cost"}); c != nullptr && c->is_object()) {
+    s.cost = nan_at(*c, {"per_million_output_tokens"});
+    s.price_per_hour = nan_at(*c, {"price_per_hour"});
+    s.devices = nan_at(*c, {"devices"});
+  } else if (auto price = num_at(r, {"conditions", "price_per_hour"})) {
+    const double devices = num_at(r, {"conditions", "devices"}).value_or(1.0);
+    if (*price >= 0 && devices >= 0 && std::isfinite(s.output_throughput) && s.output_throughput > 0) {
+      s.cost = cost_per_million_tokens(*price, devices, s.output_throughput);
+      s.price_per_hour = *price;
+      s.devices = devices;
+      s.cost_computed = true;
+    }
+  }
+}
+
+// Counts from requests.jsonl alone (no result.json: an interrupted or unfinished run).
+static void summarize_records(RunSummary& s, const RunArtifact& a) {
+  std::int64_t ok = 0, bad = 0, warm = 0;
+  std::map<std::string, std::int64_t> by_class;
+  for (const auto& rec : a.records) {
+    if (rec.warmup) {
+      ++warm;
+    } else if (rec.ok()) {
+      ++ok;
+    } else {
+      ++bad;
+      ++by_class[std::string(to_string(rec.error))];
+    }
+  }
+  s.completed = static_cast<double>(ok);
+  s.failed = static_cast<double>(bad);
+  s.warmup = static_cast<double>(warm);
+  s.issued = static_cast<double>(a.records.size());
+  for (const auto& [cls, n] : by_class) s.errors.emplace_back(cls, n);
+}
+
+static RunSummary summarize(const RunArtifact& a, double offered, const std::string& kind);
+
+// A trials artifact: each trial's summary, the trial count, the goodputs and verdicts across
+// trials, the noisy metrics and the trials that stopped early.
+static void summarize_trials(RunSummary& s, const RunArtifact& a, double offered, const std::string& kind) {
+  const json& r = a.result;
+  s.trials = true;
+  for (const auto& t : a.trials) s.trial_sums.push_back(summarize(t, offered, kind));
+  const json* tr = find_path(r, {"trials"});
+  s.n_trials = tr != nullptr && tr->is_array() ? tr->size() : 0;
+  if (s.n_trials == 0) s.n_trials = static_cast<std::size_t>(num_at(r, {"conditions", "trials", "n"}).value_or(0.0));
+  if (s.n_trials == 0) s.n_trials = a.trials.size();
+  if (!std::isfinite(s.request_goodput)) s.request_goodput = nan_at(r, {"request_goodput"});
+  if (!std::isfinite(s.request_goodput))
+    s.request_goodput = trial_spread(a, "request_goodput", trial_request_goodput).median;
+  if (!std::isfinite(s.token_goodput)) s.token_goodput = trial_spread(a, "token_goodput", trial_token_goodput).median;
+  if (!std::isfinite(s.attainment)) s.attainment = trial_spread(a, "attainment", trial_attainment).median;
+  if (const json* nz = find_path(r, {"noisy"}); nz != nullptr && nz->is_boolean()) s.noisy = nz->get<bool>();
+  if (const json* nm = find_path(r, {"noisy_metrics"}); nm != nullptr && nm->is_array()) {
+    for (const auto& m : *nm) {
+      if (m.is_string()) s.noisy_metrics.push_back(m.get<std::string>());
+    }
+  }
+  if (!s.noisy_metrics.empty()) s.noisy = true;
+  if (const json* tv = find_path(r, {"slo", "trial_verdicts"}); tv != nullptr && tv->is_array()) {
+    for (const auto& v : *tv) s.trial_verdicts.push_back(v.is_string() ? v.get<std::string>() : std::string());
+  } else if (tr != nullptr && tr->is_array()) {
+    for (const auto& t : *tr) s.trial_verdicts.push_back(str_at(t, {"slo_verdict"}));
+  }
+  if (s.slo_view.empty() && !s.trial_sums.empty()) s.slo_view = s.trial_sums.front().slo_view;
+  if (s.slo_spec.empty() && !s.trial_sums.empty()) s.slo_spec = s.trial_sums.front().slo_spec;
+  for (const auto& t : s.trial_sums) s.interrupted = s.interrupted || t.interrupted;
+  // Trials that stopped early (over-saturated sweep points).
+  if (!s.stopped_early && tr != nullptr && tr->is_array()) {
+    std::string text;
+    for (std::size_t i = 0; i < tr->size(); ++i) {
+      if (auto why = stopped_reason(find_path((*tr)[i], {"stopped_early"}))) {
+        const int num = static_cast<int>(num_at((*tr)[i], {"trial"}).value_or(static_cast<double>(i + 1)));
+        text += fmt::format("{}trial {}: {}", text.empty() ? "" : "; ", num, *why);
+      }
+    }
+    if (!text.empty()) s.stopped_early = text;
+  }
+}
+
+// The latency rows: result.json's distributions, else the artifact's histograms, else (trials)
+// vLLM's headline keys.
+static void summarize_latency(RunSummary& s, const RunArtifact& a) {
+  const json& r = a.result;
+  for (const MetricDef& d : kMetricDefs) {
+    const json* j = nullptr;
+    if (r.is_object()) j = d.json_key != nullptr ? find_path(r, {d.section, d.json_key}) : find_path(r, {d.section});
+    if (j != nullptr && j->is_object() && nan_at(*j, {"count"}) > 0) {
+      s.latency.push_back(lat_from_json(*j, d));
+    } else if (auto it = a.histograms.find(d.key); it != a.histograms.end() && it->second.total_count() > 0) {
+      s.latency.push_back(lat_from_hist(it->second, d));
+    } else if (a.is_trials()) {
+      if (auto row = lat_from_vllm_keys(r, d)) s.latency.push_back(*row);
+    }
+  }
+}
+
 static RunSummary summarize(const RunArtifact& a, double offered, const std::string& kind) {
   RunSummary s;
   s.name = a.name;
@@ -294,112 +418,20 @@ static RunSummary summarize(const RunArtifact& a, double offered, const std::str
       for (const auto& t : a.trials) errors_from(t.result, by_class);
     }
     for (const auto& [cls, n] : by_class) s.errors.emplace_back(cls, n);
-    if (const json* v = find_path(r, {"validity"}); v != nullptr && v->is_object()) {
-      const json* valid = find_path(*v, {"valid"});
-      const bool invalid = valid != nullptr && valid->is_boolean() && !valid->get<bool>();
-      const bool checked = !(find_path(*v, {"checked"}) != nullptr && (*v)["checked"].is_boolean() && !(*v)["checked"].get<bool>());
-      const bool current_shape = v->contains("verdict") || v->contains("reasons");
-      if (invalid) {
-        s.validity = "INVALID";
-      } else if (!checked && !current_shape) {
-        s.validity = "not checked";
-      } else {
-        s.validity = "valid";
-        s.lag_not_checked = !checked;
-      }
-      s.reasons = validity_reasons(r);
-      if (invalid) {
-        s.validity_reason = str_at(*v, {"reason"});
-        if (s.validity_reason.empty() && !s.reasons.empty()) s.validity_reason = s.reasons.front().message;
-      }
-    }
+    summarize_validity(s, r);
     s.slo_verdict = str_at(r, {"slo", "verdict"});
     s.slo_spec = str_at(r, {"slo", "spec"});
     s.slo_view = str_at(r, {"slo", "view"});
     s.interrupted = flag(r, "interrupted", false);
     s.stopped_early = stopped_reason(find_path(r, {"stopped_early"}));
-    // Cost per 1M output tokens: result.json "cost", else from the conditions' price and devices.
-    if (const json* c = find_path(r, {"cost"}); c != nullptr && c->is_object()) {
-      s.cost = nan_at(*c, {"per_million_output_tokens"});
-      s.price_per_hour = nan_at(*c, {"price_per_hour"});
-      s.devices = nan_at(*c, {"devices"});
-    } else if (auto price = num_at(r, {"conditions", "price_per_hour"})) {
-      const double devices = num_at(r, {"conditions", "devices"}).value_or(1.0);
-      if (*price >= 0 && devices >= 0 && std::isfinite(s.output_throughput) && s.output_throughput > 0) {
-        s.cost = cost_per_million_tokens(*price, devices, s.output_throughput);
-        s.price_per_hour = *price;
-        s.devices = devices;
-        s.cost_computed = true;
-      }
-    }
+    summarize_cost(s, r);
   } else if (a.has_records) {
-    std::int64_t ok = 0, bad = 0, warm = 0;
-    std::map<std::string, std::int64_t> by_class;
-    for (const auto& rec : a.records) {
-      if (rec.warmup) {
-        ++warm;
-      } else if (rec.ok()) {
-        ++ok;
-      } else {
-        ++bad;
-        ++by_class[std::string(to_string(rec.error))];
-      }
-    }
-    s.completed = static_cast<double>(ok);
-    s.failed = static_cast<double>(bad);
-    s.warmup = static_cast<double>(warm);
-    s.issued = static_cast<double>(a.records.size());
-    for (const auto& [cls, n] : by_class) s.errors.emplace_back(cls, n);
+    summarize_records(s, a);
   }
   if (a.is_trials()) {
-    s.trials = true;
-    for (const auto& t : a.trials) s.trial_sums.push_back(summarize(t, offered, kind));
-    const json* tr = find_path(r, {"trials"});
-    s.n_trials = tr != nullptr && tr->is_array() ? tr->size() : 0;
-    if (s.n_trials == 0) s.n_trials = static_cast<std::size_t>(num_at(r, {"conditions", "trials", "n"}).value_or(0.0));
-    if (s.n_trials == 0) s.n_trials = a.trials.size();
-    if (!std::isfinite(s.request_goodput)) s.request_goodput = nan_at(r, {"request_goodput"});
-    if (!std::isfinite(s.request_goodput)) s.request_goodput = trial_spread(a, "request_goodput", trial_request_goodput).median;
-    if (!std::isfinite(s.token_goodput)) s.token_goodput = trial_spread(a, "token_goodput", trial_token_goodput).median;
-    if (!std::isfinite(s.attainment)) s.attainment = trial_spread(a, "attainment", trial_attainment).median;
-    if (const json* nz = find_path(r, {"noisy"}); nz != nullptr && nz->is_boolean()) s.noisy = nz->get<bool>();
-    if (const json* nm = find_path(r, {"noisy_metrics"}); nm != nullptr && nm->is_array()) {
-      for (const auto& m : *nm) {
-        if (m.is_string()) s.noisy_metrics.push_back(m.get<std::string>());
-      }
-    }
-    if (!s.noisy_metrics.empty()) s.noisy = true;
-    if (const json* tv = find_path(r, {"slo", "trial_verdicts"}); tv != nullptr && tv->is_array()) {
-      for (const auto& v : *tv) s.trial_verdicts.push_back(v.is_string() ? v.get<std::string>() : std::string());
-    } else if (tr != nullptr && tr->is_array()) {
-      for (const auto& t : *tr) s.trial_verdicts.push_back(str_at(t, {"slo_verdict"}));
-    }
-    if (s.slo_view.empty() && !s.trial_sums.empty()) s.slo_view = s.trial_sums.front().slo_view;
-    if (s.slo_spec.empty() && !s.trial_sums.empty()) s.slo_spec = s.trial_sums.front().slo_spec;
-    for (const auto& t : s.trial_sums) s.interrupted = s.interrupted || t.interrupted;
-    // Trials that stopped early (over-saturated sweep points).
-    if (!s.stopped_early && tr != nullptr && tr->is_array()) {
-      std::string text;
-      for (std::size_t i = 0; i < tr->size(); ++i) {
-        if (auto why = stopped_reason(find_path((*tr)[i], {"stopped_early"}))) {
-          const int num = static_cast<int>(num_at((*tr)[i], {"trial"}).value_or(static_cast<double>(i + 1)));
-          text += fmt::format("{}trial {}: {}", text.empty() ? "" : "; ", num, *why);
-        }
-      }
-      if (!text.empty()) s.stopped_early = text;
-    }
+    summarize_trials(s, a, offered, kind);
   }
-  for (const MetricDef& d : kMetricDefs) {
-    const json* j = nullptr;
-    if (r.is_object()) j = d.json_key != nullptr ? find_path(r, {d.section, d.json_key}) : find_path(r, {d.section});
-    if (j != nullptr && j->is_object() && nan_at(*j, {"count"}) > 0) {
-      s.latency.push_back(lat_from_json(*j, d));
-    } else if (auto it = a.histograms.find(d.key); it != a.histograms.end() && it->second.total_count() > 0) {
-      s.latency.push_back(lat_from_hist(it->second, d));
-    } else if (a.is_trials()) {
-      if (auto row = lat_from_vllm_keys(r, d)) s.latency.push_back(*row);
-    }
-  }
+  summarize_latency(s, a);
   return s;
 }
 
