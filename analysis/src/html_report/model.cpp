@@ -333,7 +333,7 @@ static RunSummary summarize(const RunArtifact& a, double offered, const std::str
 
 // A trials artifact: each trial's summary, the trial count, the goodputs and verdicts across
 // trials, the noisy metrics and the trials that stopped early.
-static void summarize_trials(RunSummary& s, const RunArtifact& a, double offered, const std::string& kind) {
+static void summarize_trial_runs(RunSummary& s, const RunArtifact& a, double offered, const std::string& kind) {
   const json& r = a.result;
   s.trials = true;
   for (const auto& t : a.trials) s.trial_sums.push_back(summarize(t, offered, kind));
@@ -376,7 +376,7 @@ static void summarize_trials(RunSummary& s, const RunArtifact& a, double offered
 
 // The latency rows: result.json's distributions, else the artifact's histograms, else (trials)
 // vLLM's headline keys.
-static void summarize_latency(RunSummary& s, const RunArtifact& a) {
+static void summarize_latency_rows(RunSummary& s, const RunArtifact& a) {
   const json& r = a.result;
   for (const MetricDef& d : kMetricDefs) {
     const json* j = nullptr;
@@ -429,9 +429,9 @@ static RunSummary summarize(const RunArtifact& a, double offered, const std::str
     summarize_records(s, a);
   }
   if (a.is_trials()) {
-    summarize_trials(s, a, offered, kind);
+    summarize_trial_runs(s, a, offered, kind);
   }
-  summarize_latency(s, a);
+  summarize_latency_rows(s, a);
   return s;
 }
 

@@ -95,15 +95,13 @@ static std::string warmup_words(const json& result) {
   return o;
 }
 
-std::vector<Chart> time_series_charts(const RunArtifact& a, double interval_s, const std::string& which) {
-  std::vector<Chart> charts;
-  if (!a.has_records || a.records.empty()) return charts;
-  const TimeSeries ts = compute_time_series(a.records, a.result, interval_s);
-  std::vector<double> mid;
-  for (double s : ts.start_s) mid.push_back(std::min(s + ts.interval_s / 2, ts.end_s));
+namespace {
+
+// The shaded bands of a run's time series: the discarded warmup (when something before the
+// window was discarded: warmup requests, or requests intended before the window's start;
+// `--warmup none` leaves only the idle start) and the drain.
+std::vector<Band> window_bands(const RunArtifact& a, const TimeSeries& ts) {
   std::vector<Band> bands;
-  // The warmup is shaded when something before the window was discarded: warmup requests, or
-  // requests intended before the window's start (`--warmup none` leaves only the idle start).
   const bool discarded_start =
       ts.window_start_s && *ts.window_start_s > 0 &&
       std::any_of(a.records.begin(), a.records.end(),
@@ -113,14 +111,24 @@ std::vector<Chart> time_series_charts(const RunArtifact& a, double interval_s, c
     bands.push_back({0, *ts.window_start_s, auto_warmup ? "auto warmup (discarded)" : "warmup (discarded)", false});
   }
   if (ts.window_end_s && *ts.window_end_s < ts.end_s) bands.push_back({*ts.window_end_s, ts.end_s, "drain (discarded)", false});
-  const std::string how = warmup_words(a.result);
-  const std::string xl = "time since the run's start (s)";
-  auto base = [&](std::string key, std::string title, std::string yl) {
+  return bands;
+}
+
+// What every time-series chart of one run shares: the axis, the bands and the note, and the
+// series over the intervals' midpoints.
+struct SeriesFrame {
+  const TimeSeries& ts;
+  std::vector<Band> bands;
+  std::string how;    // how the warmup was chosen
+  std::string which;  // which run of a trials artifact
+  std::vector<double> mid;
+
+  Chart chart(std::string key, std::string title, std::string y_label) const {
     Chart c;
     c.key = std::move(key);
     c.title = std::move(title);
-    c.x_label = xl;
-    c.y_label = std::move(yl);
+    c.x_label = "time since the run's start (s)";
+    c.y_label = std::move(y_label);
     c.bands = bands;
     c.x_min = 0;
     c.x_max = ts.end_s > 0 ? ts.end_s : 1;
@@ -137,8 +145,8 @@ std::vector<Chart> time_series_charts(const RunArtifact& a, double interval_s, c
     if (ts.clamped) c.note += fmt::format(" (widened to keep at most {} intervals)", kMaxIntervals);
     if (!which.empty()) c.note += "; " + which;
     return c;
-  };
-  auto series = [&](std::string name, const std::vector<double>& y, const char* col, bool dashed = false) {
+  }
+  Series series(std::string name, const std::vector<double>& y, const char* col, bool dashed = false) const {
     Series s;
     s.name = std::move(name);
     s.x = mid;
@@ -146,69 +154,86 @@ std::vector<Chart> time_series_charts(const RunArtifact& a, double interval_s, c
     s.color = col;
     s.dashed = dashed;
     return s;
+  }
+};
+
+// TTFT p50 and p99 per interval, with the SLO's bound.
+Chart ttft_chart(const SeriesFrame& f, const json& result) {
+  double mx = 0;
+  for (double v : f.ts.ttft_p99_ms) {
+    if (std::isfinite(v)) mx = std::max(mx, v);
+  }
+  const auto [div, unit] = latency_unit(mx);
+  std::vector<double> p50 = f.ts.ttft_p50_ms, p99 = f.ts.ttft_p99_ms;
+  for (double& v : p50) v /= div;
+  for (double& v : p99) v /= div;
+  Chart c = f.chart("ts-ttft", "TTFT per interval", fmt::format("TTFT ({})", unit));
+  c.series.push_back(f.series("p50", p50, color::kBlue));
+  c.series.push_back(f.series("p99", p99, color::kVermillion));
+  if (auto b = slo_bound(result, "ttft")) {
+    c.hlines.push_back({*b / div, fmt::format("SLO {} {}", format_number(*b / div), unit), color::kRed});
+  }
+  c.note += " (by first-token time; from t_send; p99 of an interval with few requests is close to its max)";
+  return c;
+}
+
+// The server's own view (its /metrics, scraped during the run), against the client's in-flight;
+// nullopt without a series.
+std::optional<Chart> server_chart(const SeriesFrame& f, const json& result) {
+  const json* sr = find_path(result, {"server_metrics", "series"});
+  if (sr == nullptr || !sr->is_object()) return std::nullopt;
+  const json* t = find_path(*sr, {"t_s"});
+  if (t == nullptr || !t->is_array() || t->size() < 2) return std::nullopt;
+  Chart c = f.chart("ts-server", "Server: requests running and waiting", "requests");
+  auto from = [&](const char* key, std::string name, const char* col, bool dashed) {
+    Series s = make_series(std::move(name), col, dashed, false);
+    const json* v = find_path(*sr, {key});
+    if (v == nullptr || !v->is_array()) return s;
+    for (std::size_t i = 0; i < t->size() && i < v->size(); ++i) {
+      const double x = (*t)[i].is_number() ? (*t)[i].get<double>() : kNaN;
+      s.x.push_back(x >= 0 && x <= f.ts.end_s ? x : kNaN);  // the before and after snapshots lie just outside
+      s.y.push_back((*v)[i].is_number() ? (*v)[i].get<double>() : kNaN);
+    }
+    return s;
   };
+  c.series.push_back(from("running", "running (server)", color::kBlue, false));
+  c.series.push_back(from("waiting", "waiting (server)", color::kVermillion, false));
+  c.series.push_back(f.series("in flight (client)", f.ts.in_flight, color::kGray, true));
+  c.note += "; the server's gauges from its /metrics, one point per scrape; the client's in-flight, dashed, "
+            "for comparison (the server also counts other clients)";
+  return c;
+}
+
+}  // namespace
+
+std::vector<Chart> time_series_charts(const RunArtifact& a, double interval_s, const std::string& which) {
+  std::vector<Chart> charts;
+  if (!a.has_records || a.records.empty()) return charts;
+  const TimeSeries ts = compute_time_series(a.records, a.result, interval_s);
+  SeriesFrame f{ts, window_bands(a, ts), warmup_words(a.result), which, {}};
+  for (double s : ts.start_s) f.mid.push_back(std::min(s + ts.interval_s / 2, ts.end_s));
   {
-    Chart c = base("ts-requests", "Requests per second", "requests/s");
-    c.series.push_back(series("sent", ts.sends_per_s, color::kGray, true));
-    c.series.push_back(series("completed", ts.completions_per_s, color::kBlue));
+    Chart c = f.chart("ts-requests", "Requests per second", "requests/s");
+    c.series.push_back(f.series("sent", ts.sends_per_s, color::kGray, true));
+    c.series.push_back(f.series("completed", ts.completions_per_s, color::kBlue));
     if (std::any_of(ts.errors_per_s.begin(), ts.errors_per_s.end(), [](double v) { return v > 0; })) {
-      c.series.push_back(series("failed", ts.errors_per_s, color::kRed));
+      c.series.push_back(f.series("failed", ts.errors_per_s, color::kRed));
     }
     charts.push_back(std::move(c));
   }
   {
-    Chart c = base("ts-tokens", "Output tokens per second", "tokens/s");
-    c.series.push_back(series("output tokens/s", ts.tokens_per_s, color::kGreen));
+    Chart c = f.chart("ts-tokens", "Output tokens per second", "tokens/s");
+    c.series.push_back(f.series("output tokens/s", ts.tokens_per_s, color::kGreen));
     c.note += "; each request's tokens spread evenly between its first and last token";
     charts.push_back(std::move(c));
   }
   {
-    Chart c = base("ts-inflight", "Requests in flight", "requests (time-averaged)");
-    c.series.push_back(series("in flight", ts.in_flight, color::kPurple));
+    Chart c = f.chart("ts-inflight", "Requests in flight", "requests (time-averaged)");
+    c.series.push_back(f.series("in flight", ts.in_flight, color::kPurple));
     charts.push_back(std::move(c));
   }
-  {
-    double mx = 0;
-    for (double v : ts.ttft_p99_ms) {
-      if (std::isfinite(v)) mx = std::max(mx, v);
-    }
-    const auto [div, unit] = latency_unit(mx);
-    std::vector<double> p50 = ts.ttft_p50_ms, p99 = ts.ttft_p99_ms;
-    for (double& v : p50) v /= div;
-    for (double& v : p99) v /= div;
-    Chart c = base("ts-ttft", "TTFT per interval", fmt::format("TTFT ({})", unit));
-    c.series.push_back(series("p50", p50, color::kBlue));
-    c.series.push_back(series("p99", p99, color::kVermillion));
-    if (auto b = slo_bound(a.result, "ttft")) {
-      c.hlines.push_back({*b / div, fmt::format("SLO {} {}", format_number(*b / div), unit), color::kRed});
-    }
-    c.note += " (by first-token time; from t_send; p99 of an interval with few requests is close to its max)";
-    charts.push_back(std::move(c));
-  }
-  // The server's own view (its /metrics, scraped during the run), against the client's in-flight.
-  if (const json* sr = find_path(a.result, {"server_metrics", "series"}); sr != nullptr && sr->is_object()) {
-    const json* t = find_path(*sr, {"t_s"});
-    if (t != nullptr && t->is_array() && t->size() >= 2) {
-      Chart c = base("ts-server", "Server: requests running and waiting", "requests");
-      auto from = [&](const char* key, std::string name, const char* col, bool dashed) {
-        Series s = make_series(std::move(name), col, dashed, false);
-        const json* v = find_path(*sr, {key});
-        if (v == nullptr || !v->is_array()) return s;
-        for (std::size_t i = 0; i < t->size() && i < v->size(); ++i) {
-          const double x = (*t)[i].is_number() ? (*t)[i].get<double>() : kNaN;
-          s.x.push_back(x >= 0 && x <= ts.end_s ? x : kNaN);  // the before and after snapshots lie just outside
-          s.y.push_back((*v)[i].is_number() ? (*v)[i].get<double>() : kNaN);
-        }
-        return s;
-      };
-      c.series.push_back(from("running", "running (server)", color::kBlue, false));
-      c.series.push_back(from("waiting", "waiting (server)", color::kVermillion, false));
-      c.series.push_back(series("in flight (client)", ts.in_flight, color::kGray, true));
-      c.note += "; the server's gauges from its /metrics, one point per scrape; the client's in-flight, dashed, "
-                "for comparison (the server also counts other clients)";
-      charts.push_back(std::move(c));
-    }
-  }
+  charts.push_back(ttft_chart(f, a.result));
+  if (auto c = server_chart(f, a.result)) charts.push_back(std::move(*c));
   return charts;
 }
 
