@@ -6,6 +6,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <sstream>
@@ -102,6 +103,29 @@ TEST(Journal, AFinishedRunLeavesNoInProgressFileAndTheFinalRequests) {
   auto rep = run({binary_path("llmload"), "report", dir.path()}, 60s);
   ASSERT_EQ(rep.exit_code, 0) << rep.err;
   EXPECT_EQ(read_file(dir.file("result.json")), before);
+}
+
+// A full disk under requests.jsonl itself (its writes land on /dev/full: ENOSPC): while the run
+// goes, a warning and the run goes on; at the end result.json is written and names the file it
+// could not write, with the operating system's reason.
+TEST(Journal, AFullDiskUnderRequestsJsonlIsNamedAndResultJsonSaysSo) {
+  auto srv = start_server({"--latency-model", "fixed", "--ttft", "5ms", "--itl", "1ms"});
+  TempDir dir;
+  fs::create_symlink("/dev/full", dir.file("requests.jsonl"));
+  fs::create_symlink("/dev/full", dir.file("requests.jsonl.tmp"));
+  auto args = run_args(srv.base_url, dir, {"--concurrency", "2", "--num-requests", "400", "--overwrite"});
+  args.erase(std::find(args.begin(), args.end(), "--quiet"));  // the journal's warning is not an error
+  auto r = run(args, 60s);
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // results could not all be written
+  EXPECT_NE(r.err.find("requests.jsonl can no longer be written as the run goes (No space left on device"),
+            std::string::npos)
+      << r.err;
+  const json result = json::parse(read_file(dir.file("result.json")));
+  ASSERT_TRUE(result["incomplete_files"].is_array()) << result.dump(2);
+  EXPECT_NE(result["incomplete_files"][0].get<std::string>().find("requests.jsonl: No space left on device"),
+            std::string::npos)
+      << result["incomplete_files"];
+  EXPECT_EQ(result["completed"], 400);
 }
 
 // Issue 16: SIGTERM during --trial-pause exited 143 and the trials summary was never written.
