@@ -44,9 +44,9 @@ done
 wait "$client" || { echo "llmload exited $?:" >&2; tail -20 "$work/soak.err" >&2; }
 curl -s "$url/metrics" >"$work/server_metrics.txt"
 
-python3 - "$work" "$rate" <<'PY'
+python3 - "$work" "$rate" "$seconds" <<'PY'
 import json, sys
-work, rate = sys.argv[1], float(sys.argv[2])
+work, rate, seconds = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
 r = json.load(open(f"{work}/soak/result.json"))
 recs = [json.loads(l) for l in open(f"{work}/soak/requests.jsonl")]
 req = r["requests"]
@@ -66,11 +66,16 @@ print(f"server: vllm:request_success_total {server_ok:.0f}; client completed + i
       f"the 3rd token) {by_class.get('none', 0) + by_class.get('incomplete', 0)}")
 ok = len(recs) == issued and r["completed"] + r["failed"] + req.get("stopped_early", 0) == issued
 print("accounting:", "every request accounted for" if ok else "MISMATCH")
-if rss:
-    mid = rss[len(rss) // 2]
-    first, last = rss[min(1, len(rss) - 1)], rss[-1]
+# While the load runs (the samples before its end), then the peak after it (the results computed
+# and written).
+during = [x for x in rss if x[0] < seconds]
+if len(during) >= 3:
+    first, mid, last = during[1], during[len(during) // 2], during[-1]
     per_k = (last[1] - first[1]) / max(1.0, (last[0] - first[0]) * rate / 1000.0)
-    print(f"client RSS: {first[1] / 1024:.1f} MB at {first[0]} s, {mid[1] / 1024:.1f} MB at {mid[0]} s, "
-          f"{last[1] / 1024:.1f} MB at {last[0]} s ({per_k:.2f} KB per 1,000 requests); "
+    print(f"client RSS while the load ran: {first[1] / 1024:.1f} MB at {first[0]} s, {mid[1] / 1024:.1f} MB at "
+          f"{mid[0]} s, {last[1] / 1024:.1f} MB at {last[0]} s: {per_k:.0f} KB per 1,000 requests "
+          f"({(last[1] - first[1]) / max(1, last[0] - first[0]):.1f} KB/s)")
+if rss:
+    print(f"client RSS at the end (results computed and written): {max(x[1] for x in rss) / 1024:.1f} MB at most; "
           f"samples in {work}/rss.txt")
 PY
