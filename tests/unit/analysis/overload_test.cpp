@@ -15,6 +15,17 @@ namespace {
 using namespace llmload::analysis;
 using std::chrono::milliseconds;
 
+// A request sent at t ms, started at `start` (first token 1 ms later) and done at `done`.
+RequestRecord served(std::uint64_t index, double t, double start, double done) {
+  RequestRecord r;
+  r.index = index;
+  r.in_window = true;
+  r.t_intended = r.t_send.emplace(Nanos(static_cast<std::int64_t>(t * 1e6)));
+  r.t_first = Nanos(static_cast<std::int64_t>((start + 1) * 1e6));
+  r.t_last = r.t_done = Nanos(static_cast<std::int64_t>(done * 1e6));
+  return r;
+}
+
 // Arrivals every `gap_ms` for `seconds`; each served FIFO by `servers` parallel servers in
 // `service_ms` (a server too slow for the arrivals builds a queue).
 std::vector<RequestRecord> run(double gap_ms, double seconds, double service_ms, int servers) {
@@ -26,13 +37,7 @@ std::vector<RequestRecord> run(double gap_ms, double seconds, double service_ms,
     const double start = std::max(t, *it);
     const double done = start + service_ms;
     *it = done;
-    RequestRecord r;
-    r.index = static_cast<std::uint64_t>(i);
-    r.in_window = true;
-    r.t_intended = r.t_send.emplace(Nanos(static_cast<std::int64_t>(t * 1e6)));
-    r.t_first = Nanos(static_cast<std::int64_t>((start + 1) * 1e6));
-    r.t_last = r.t_done = Nanos(static_cast<std::int64_t>(done * 1e6));
-    out.push_back(r);
+    out.push_back(served(static_cast<std::uint64_t>(i), t, start, done));
   }
   return out;
 }
@@ -88,13 +93,7 @@ std::vector<RequestRecord> poisson_run(std::uint64_t seed, double rate, double s
     const double start = std::max(t, *it);
     const double done = start + service(rng);
     *it = done;
-    RequestRecord r;
-    r.index = out.size();
-    r.in_window = true;
-    r.t_intended = r.t_send.emplace(Nanos(static_cast<std::int64_t>(t * 1e6)));
-    r.t_first = Nanos(static_cast<std::int64_t>((start + 1) * 1e6));
-    r.t_last = r.t_done = Nanos(static_cast<std::int64_t>(done * 1e6));
-    out.push_back(r);
+    out.push_back(served(out.size(), t, start, done));
   }
   return out;
 }
