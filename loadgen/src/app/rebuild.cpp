@@ -113,11 +113,7 @@ analysis::Window rebuilt_window(std::vector<RequestRecord>& records, const Judgi
     analysis::WarmupDetection d = analysis::detect_warmup(records, w.end);
     if (d.found && d.start > w.start) {
       const Nanos cut = std::min(d.start, w.end);
-      for (auto& r : records) {
-        if (r.warmup || r.t_intended >= cut) continue;
-        r.warmup = true;
-        r.in_window = false;
-      }
+      analysis::mark_warmup_before(records, cut);
       w.start = cut;
       w.method += fmt::format("; warmup auto: from the start of steady state at {:.3f} s", to_seconds(cut));
     }

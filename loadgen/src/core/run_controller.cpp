@@ -230,11 +230,7 @@ void RunController::settle() const {
   const std::string end_rule = pacer_.window_end() ? "the duration's end" : "the end of issuing (the last measured request's intended time)";
   if (d.found && d.start > w.start) {
     const Nanos cut = std::min(d.start, w.end);
-    for (auto& r : records_) {
-      if (r.warmup || r.t_intended >= cut) continue;
-      r.warmup = true;
-      r.in_window = false;
-    }
+    analysis::mark_warmup_before(records_, cut);
     w.start = cut;
     w.method = fmt::format("warmup auto: from the start of steady state at {:.3f} s (MSER-5 over {} intervals of {} ms, "
                            "decided by '{}') to {}",

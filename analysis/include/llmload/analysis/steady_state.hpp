@@ -82,6 +82,15 @@ Nanos warmup_interval(Nanos span);
 /// detect_steady_state on them. Not found: start = 0 (keep the whole run).
 WarmupDetection detect_warmup(std::span<const RequestRecord> records, Nanos span_end);
 
+/// --warmup auto's cut: every record intended before `cut` becomes warmup (out of the window).
+inline void mark_warmup_before(std::span<RequestRecord> records, Nanos cut) {
+  for (auto& r : records) {
+    if (r.warmup || r.t_intended >= cut) continue;
+    r.warmup = true;
+    r.in_window = false;
+  }
+}
+
 /// Growth test of one series.
 struct TrendResult {
   std::size_t points = 0;       // finite values used
