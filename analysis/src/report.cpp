@@ -97,6 +97,7 @@ json metrics_json(const RunMetrics& m) {
   j["tokens"] = {{"total_input_tokens", m.total_input_tokens},
                  {"total_output_tokens", m.total_output_tokens},
                  {"output_tokens_arriving_in_window", m.output_tokens_in_window},
+                 {"arrival_bin_ms", to_seconds(m.token_bin) * 1e3},
                  {"source", m.tokens_estimated ? "estimated (some responses had no usage)" : "server usage"}};
   json latency = json::object();
   for (Metric metric : {Metric::kTtft, Metric::kTpot, Metric::kItl, Metric::kItlEvent, Metric::kE2e}) {

@@ -56,7 +56,7 @@ void MetricsAccumulator::Moments::add(double x) {
   m2 += d * (x - mean);
 }
 
-MetricsAccumulator::MetricsAccumulator() {
+MetricsAccumulator::MetricsAccumulator() : token_bin_(kTokenBin) {
   for (Metric m : kAllMetrics) hist_.emplace(m, HdrHistogram(1, kHighestUs, 3));
 }
 
@@ -81,7 +81,16 @@ void MetricsAccumulator::add(const RequestRecord& r, std::span<const ChunkArriva
   for (const auto& c : chunks) {
     if (!r.ok()) break;
     if (c.t.count() < 0) continue;
-    const auto bin = static_cast<std::size_t>(c.t / kTokenBin);
+    auto bin = static_cast<std::size_t>(c.t / token_bin_);
+    while (bin >= kMaxTokenBins) {
+      // Twice as wide: pairs of bins merged into the first half.
+      for (std::size_t b = 0; b < token_bins_.size(); b += 2) {
+        token_bins_[b / 2] = token_bins_[b] + (b + 1 < token_bins_.size() ? token_bins_[b + 1] : 0.0);
+      }
+      token_bins_.resize((token_bins_.size() + 1) / 2);
+      token_bin_ *= 2;
+      bin = static_cast<std::size_t>(c.t / token_bin_);
+    }
     if (bin >= token_bins_.size()) token_bins_.resize(bin + 1, 0.0);
     token_bins_[bin] += static_cast<double>(c.tokens) * scale;
   }
@@ -287,10 +296,11 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
     }
   }
 
-  // Output tokens whose arrival falls in the window (1 ms bins: bins overlapping the window).
+  // Output tokens whose arrival falls in the window (the bins overlapping the window).
+  m.token_bin = token_bin_;
   if (!token_bins_.empty() && window.end > window.start) {
-    const auto first = static_cast<std::size_t>(std::max<std::int64_t>(0, window.start / kTokenBin));
-    const auto last = static_cast<std::size_t>(std::max<std::int64_t>(0, window.end / kTokenBin));
+    const auto first = static_cast<std::size_t>(std::max<std::int64_t>(0, window.start / token_bin_));
+    const auto last = static_cast<std::size_t>(std::max<std::int64_t>(0, window.end / token_bin_));
     for (std::size_t b = first; b <= last && b < token_bins_.size(); ++b) m.output_tokens_in_window += token_bins_[b];
   }
   if (secs > 0) {

@@ -32,25 +32,16 @@ RunMonitor::RunMonitor(RunController& controller, const Clock& clock, MonitorOpt
 
 RunMonitor::~RunMonitor() { finish(); }
 
-void RunMonitor::scan() {
-  const auto& records = controller_.records();
-  if (seen_.size() < records.size()) seen_.resize(records.size(), false);
-  for (std::size_t i = scan_from_; i < records.size(); ++i) {
-    if (seen_[i]) continue;
-    const auto& r = records[i];
-    if (!r.t_done) continue;
-    seen_[i] = true;
-    ++done_;
-    if (!r.ok()) {
-      ++errors_;
-    } else if (auto t = r.ttft(); t && !r.warmup) {
-      const auto us = std::chrono::duration_cast<std::chrono::microseconds>(*t).count();
-      ttft_.record(std::max<std::int64_t>(us, 1));
-      tick_ttft_sum_ms_ += static_cast<double>(us) / 1e3;
-      ++tick_ttft_n_;
-    }
+void RunMonitor::observe(const analysis::RequestRecord& r) {
+  ++done_;
+  if (!r.ok()) {
+    ++errors_;
+  } else if (auto t = r.ttft(); t && !r.warmup) {
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(*t).count();
+    ttft_.record(std::max<std::int64_t>(us, 1));
+    tick_ttft_sum_ms_ += static_cast<double>(us) / 1e3;
+    ++tick_ttft_n_;
   }
-  while (scan_from_ < seen_.size() && seen_[scan_from_]) ++scan_from_;
 }
 
 void RunMonitor::check_saturation() {
@@ -129,7 +120,6 @@ std::string RunMonitor::line() const {
 }
 
 void RunMonitor::tick() {
-  scan();
   const double elapsed = std::chrono::duration<double>(clock_.now() - controller_.start_time()).count();
   rate_samples_.emplace_back(elapsed, done_);
   // The current rate: completions over the last 5 s (10 ticks).

@@ -46,6 +46,8 @@ class RunMonitor {
 
   /// The tick interval to give the driver.
   static constexpr Nanos kTick = std::chrono::milliseconds(500);
+  /// Counts a finished request (RunController::on_record): the monitor keeps no records.
+  void observe(const analysis::RequestRecord& r);
   void tick();
   /// Erases the progress line (before the report is printed).
   void finish();
@@ -56,14 +58,11 @@ class RunMonitor {
   const std::optional<std::string>& saturation() const { return saturation_; }
 
  private:
-  void scan();
   void check_saturation();
 
   RunController& controller_;
   const Clock& clock_;
   MonitorOptions options_;
-  std::size_t scan_from_ = 0;
-  std::vector<bool> seen_;
   std::int64_t done_ = 0;
   std::int64_t errors_ = 0;
   analysis::HdrHistogram ttft_;

@@ -487,7 +487,6 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
                                          *prep.workload, wall_start);
   RunJournal journal(cfg.output_dir, in_progress(conditions, cfg, local, controller),
                      [&](const analysis::RequestRecord& r) { return request_line(r, local, plan); }, cfg.quiet);
-  controller.on_record = [&](const analysis::RequestRecord& r) { journal.append(r); };
   dir_guard.keep();  // the load starts: the directory holds the run from here on
   std::optional<net::MetricsScraper> scraper;
   start_scraper(scraper, cfg, url, prep.models.raw);
@@ -497,6 +496,10 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   // are recorded as such (error class stopped_early).
   mopts.stop = [&](const std::string& reason) { controller.stop_now(reason); };
   RunMonitor monitor(controller, clock, mopts);
+  controller.on_record = [&](const analysis::RequestRecord& r) {
+    journal.append(r);
+    monitor.observe(r);
+  };
   const bool monitor_ticks = mopts.progress_line || mopts.watch_saturation || mopts.log_interval || mopts.warn;
   net::DriveOptions dopts;
   dopts.stop_requested = [] { return stop_signal() != 0; };
@@ -516,6 +519,9 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   net::drive(ioc, controller, dopts);
   install_stop_handler();  // Asio put the default action back
   journal.close();
+  if (const auto& e = controller.record_spill_error(); e && !cfg.quiet) {
+    fmt::print(stderr, "llmload: warning: {}: they were kept in memory instead\n", *e);
+  }
   const auto cpu_after = process_cpu();
   const ClientCost cost{cpu_after.first - cpu_before.first, cpu_after.second - cpu_before.second,
                         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_before).count()};

@@ -47,7 +47,8 @@ class RunController::Slot final : public ResponseObserver {
 
 RunController::RunController(const ScenarioConfig& cfg, const Clock& clock, Pacer& pacer, Transport& transport,
                              const RequestBuilder& builder)
-    : cfg_(cfg), clock_(clock), pacer_(pacer), transport_(transport), builder_(builder), secrets_(cfg.secrets()) {}
+    : cfg_(cfg), clock_(clock), pacer_(pacer), transport_(transport), builder_(builder), secrets_(cfg.secrets()),
+      store_(cfg.warmup.automatic) {}
 
 RunController::~RunController() = default;
 
@@ -156,10 +157,6 @@ void RunController::complete(std::uint64_t index, TimePoint t) {
     // request of a --num-requests run.
     pacer_.stop();
   }
-  if (cfg_.warmup.automatic) {
-    const auto& c = tracker.chunks();
-    chunks_.emplace_back(c.begin(), c.end());
-  }
   if (rec.session >= 0) {
     auto& conv = sessions_[rec.session];
     conv.turns.push_back(SessionTurn{std::move(it->second->prompt()), tracker.output_text(),
@@ -173,7 +170,7 @@ void RunController::complete(std::uint64_t index, TimePoint t) {
   }
   last_event_ = t;
   if (on_record) on_record(rec);
-  records_.push_back(std::move(rec));
+  store_.append(rec, tracker.chunks());
   graveyard_.push_back(std::move(it->second));
   trackers_.erase(it);
   pacer_.on_complete(index, t);
@@ -226,6 +223,7 @@ void RunController::settle() const {
   settled_ = true;
   analysis::Window w = planned_window();
   // The series cover the run up to the end of issuing: the window's planned end.
+  records();  // read back from the store
   analysis::WarmupDetection d = analysis::detect_warmup(records_, w.end);
   const std::string end_rule = pacer_.window_end() ? "the duration's end" : "the end of issuing (the last measured request's intended time)";
   if (d.found && d.start > w.start) {
@@ -248,17 +246,16 @@ void RunController::settle() const {
   if (interrupted_) w.method += " (run interrupted)";
   w.detection = std::move(d);
   auto acc = std::make_unique<analysis::MetricsAccumulator>();
-  for (std::size_t i = 0; i < records_.size(); ++i) {
-    acc->add(records_[i], i < chunks_.size() ? std::span<const analysis::ChunkArrival>(chunks_[i])
-                                             : std::span<const analysis::ChunkArrival>());
-  }
-  chunks_.clear();
-  chunks_.shrink_to_fit();
+  store_.for_each_chunks([&](std::size_t i, std::span<const analysis::ChunkArrival> chunks) {
+    if (i < records_.size()) acc->add(records_[i], chunks);
+  });
   auto_acc_ = std::move(acc);
   auto_window_ = std::move(w);
 }
 
 const std::vector<analysis::RequestRecord>& RunController::records() const {
+  // Read back what completed since the last read (settle() relabels after the run: no more come).
+  if (records_.size() != store_.size()) records_ = store_.records();
   settle();
   return records_;
 }
@@ -297,7 +294,7 @@ analysis::RunMetrics RunController::metrics(std::optional<double> client_core_sh
   const analysis::MetricsAccumulator& acc = auto_acc_ ? *auto_acc_ : acc_;
   analysis::ValidityOptions vo = validity_options();
   vo.client_core_share = client_core_share;
-  analysis::RunMetrics m = acc.finalize(window(), server, cfg_.slo, view, records_, vo);
+  analysis::RunMetrics m = acc.finalize(window(), server, cfg_.slo, view, records(), vo);
   m.stopped_early = stopped_early_;
   return m;
 }

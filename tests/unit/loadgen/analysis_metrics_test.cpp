@@ -434,6 +434,38 @@ TEST(Throughput, WarmupStartedCompletionsCountAndTheSendRateIgnoresTheDrain) {
   EXPECT_NEAR(m.intended_send_rate, 10.0, 1e-9);
 }
 
+// The token-arrival series stays bounded however long the run (issue 16's soak: memory flat): past
+// kMaxTokenBins bins its width doubles, and the window's token count is still exact up to its two
+// edge bins.
+TEST(Throughput, TokenArrivalBinsStayBoundedOverALongRun) {
+  MetricsAccumulator acc;
+  std::vector<RequestRecord> records;
+  // 20 minutes, one request per second, 10 tokens each 100 ms apart from 50 ms after its start.
+  const int seconds = 20 * 60;
+  for (int i = 0; i < seconds; ++i) {
+    const Nanos t = i * 1s;
+    std::vector<ChunkArrival> chunks;
+    for (int k = 0; k < 10; ++k) chunks.push_back({t + 50ms + k * 100ms, 1});
+    auto r = rec(t, t, t + 50ms, t + 950ms, 10);
+    acc.add(r, chunks);
+    records.push_back(r);
+  }
+  // 1.2 M ms is over 2^19 and 2^20 bins of 1 ms: the bins are 4 ms wide, at most 2^19 of them.
+  EXPECT_EQ(acc.token_bin(), 4ms);
+  auto whole = acc.finalize(Window{0ms, Nanos(seconds * 1s), "test"}, false, std::nullopt, LatencyView::kService, records);
+  EXPECT_DOUBLE_EQ(whole.output_tokens_in_window, 10.0 * seconds) << "no token lost in the merges";
+  EXPECT_EQ(whole.token_bin, 4ms);
+  // A window from 100.5 s to 700.5 s: its tokens are those of [100.5, 700.5] up to two 4 ms bins
+  // (the arrivals at x.45 and x.55 s lie 50 ms from the edges: none in the edge bins).
+  auto part = acc.finalize(Window{100500ms, 700500ms, "test"}, false, std::nullopt, LatencyView::kService, records);
+  EXPECT_DOUBLE_EQ(part.output_tokens_in_window, 600.0 * 10.0);
+  EXPECT_NEAR(part.output_throughput, 10.0, 1e-9);
+  // A short run keeps 1 ms bins.
+  MetricsAccumulator short_run;
+  short_run.add(rec(0ms, 0ms, 10ms, 20ms, 2), std::vector<ChunkArrival>{{10ms, 1}, {20ms, 1}});
+  EXPECT_EQ(short_run.token_bin(), kTokenBin);
+}
+
 TEST(Validity, WindowRecordsHowTheWarmupWasChosen) {
   Window w{0ms, 1s, "test"};
   auto j = metrics_json(run_of(100, all_ok, false, {}, w));

@@ -355,6 +355,47 @@ TEST(RunController, WarmupAutoDiscardsAColdStart) {
   EXPECT_EQ(j["requests"]["warmup"], warm);
 }
 
+// A run longer than the record store's batch: its records and output events are read back from
+// the temporary file after the run (memory flat while it runs), and the auto warmup's
+// re-accumulation sees every event (issue 16).
+TEST(RunController, RecordsKeptOutOfMemoryComeBackWholeAfterTheRun) {
+  const std::int64_t n = 3000;  // 2 batches of 1,024 spilled
+  auto cfg = concurrency(4, n);
+  cfg.warmup = parse_warmup("auto");
+  TimePoint start{};
+  std::uint64_t seen = 0;
+  Harness h(cfg, [&](std::uint64_t, TimePoint now) {
+    Script s;
+    s.ttft = now - start < 1s ? 400ms : 40ms;
+    s.itl = 5ms;
+    s.tokens = 6;
+    return s;
+  });
+  h.ctl->on_record = [&](const analysis::RequestRecord&) { ++seen; };
+  start = h.clock.now();
+  auto m = h.run();
+  EXPECT_FALSE(h.ctl->record_spill_error());
+  EXPECT_EQ(seen, static_cast<std::uint64_t>(n));
+  const auto& records = h.ctl->records();
+  ASSERT_EQ(records.size(), static_cast<std::size_t>(n));
+  std::vector<bool> index_seen(static_cast<std::size_t>(n), false);
+  for (const auto& r : records) {
+    ASSERT_LT(r.index, static_cast<std::uint64_t>(n));
+    EXPECT_FALSE(index_seen[r.index]) << r.index;
+    index_seen[r.index] = true;
+    EXPECT_TRUE(r.ok()) << r.index;
+    EXPECT_EQ(r.output_tokens, 6);
+  }
+  ASSERT_TRUE(m.window.detection && m.window.detection->found);
+  EXPECT_GE(m.window.start, 1s);
+  EXPECT_EQ(m.warmup + m.in_window, n);
+  EXPECT_EQ(m.completed, m.in_window);
+  // Every measured request's 5 gaps re-accumulated from the events read back.
+  EXPECT_EQ(m.latency.at(Metric::kItl).count, 5 * m.completed);
+  EXPECT_NEAR(m.latency.at(Metric::kItl).mean_us, 5'000, 1);
+  EXPECT_NEAR(ms(m.latency.at(Metric::kTtft).max_us), 40.0, 0.1);
+}
+
 TEST(RunController, WarmupAutoWithoutSteadyStateKeepsTheWholeRunAndSaysSo) {
   // TTFT keeps growing for the whole run: there is no steady state to find.
   auto cfg = concurrency(2, 300);

@@ -354,15 +354,18 @@ TEST(ServerMetrics, ConcurrentUpdatesAreExact) {
   const double values[] = {0.005, 0.02, 0.3, 1.5};  // whole nanoseconds: exact sums
   std::atomic<bool> done{false};
   std::atomic<int> snapshots{0};
+  // The renderer takes one snapshot before the workers start, then goes on while they run (on a
+  // loaded machine it may not be scheduled before they finish: the first snapshot is certain).
   std::thread renderer([&] {
-    while (!done.load()) {
+    do {
       const std::string text = m.render();
+      snapshots.fetch_add(1);
       const auto b = buckets_of(text, "vllm:inter_token_latency_seconds");
       for (std::size_t i = 1; i < b.size(); ++i) ASSERT_LE(b[i - 1].second, b[i].second);
       ASSERT_EQ(b.back().second, value_of(text, "vllm:inter_token_latency_seconds_count"));
-      snapshots.fetch_add(1);
-    }
+    } while (!done.load());
   });
+  while (snapshots.load() == 0) std::this_thread::yield();
   std::vector<std::thread> workers;
   for (int t = 0; t < kThreads; ++t) {
     workers.emplace_back([&, t] {

@@ -155,6 +155,7 @@ struct RunMetrics {
   std::int64_t total_output_tokens = 0;  // successful in-window requests
   bool tokens_estimated = false;         // some successful request had no server usage
   double output_tokens_in_window = 0;    // token arrivals inside [start, end] (all requests)
+  Nanos token_bin{0};                    // the arrival bins' width (kTokenBin, doubled for long runs)
   // Throughput population (docs/metrics.md): every successful request whose completion falls in
   // the window, warmup-started ones included, as token arrivals in the window count every
   // request's tokens. Goodput counts the good ones of the same population.
@@ -201,6 +202,8 @@ class MetricsAccumulator {
   /// whoever requested them). `itl` false: the events are not the measured ones (a run rebuilt
   /// from requests.jsonl), so no inter-token latency is taken from them.
   void add(const RequestRecord& r, std::span<const ChunkArrival> chunks, bool itl = true);
+  /// The width of the token-arrival bins now (kTokenBin until the run outgrows kMaxTokenBins).
+  Nanos token_bin() const { return token_bin_; }
 
   /// Computes the metrics for the window. `open_loop` enables the schedule-lag validity check;
   /// the SLO (if any) is judged in `view`; `validity` sets the other checks (the defaults: error
@@ -220,11 +223,19 @@ class MetricsAccumulator {
 
   std::map<Metric, HdrHistogram> hist_;
   std::map<Metric, Moments> moments_;
-  std::vector<double> token_bins_;  // output tokens arriving per 1 ms bin, from run start
+  // Output tokens arriving per bin of token_bin_, from run start: 1 ms, doubled (pairs merged)
+  // whenever the run outgrows kMaxTokenBins, so memory stays bounded however long the run.
+  std::vector<double> token_bins_;
+  Nanos token_bin_;
   std::int64_t clamped_ = 0;
 };
 
-/// Bin width of the token-arrival series used for windowed throughput.
+/// Bin width of the token-arrival series used for windowed throughput, while the run lasts up to
+/// kMaxTokenBins of it (8.7 minutes); a longer run doubles the width as often as it needs (a 1-hour
+/// run: 8 ms), so the series never holds more than kMaxTokenBins values (4 MiB). The window
+/// counts the bins it overlaps: the edges add at most two bins' tokens to a window of at least
+/// kMaxTokenBins / 2 bins.
 inline constexpr Nanos kTokenBin = std::chrono::milliseconds(1);
+inline constexpr std::size_t kMaxTokenBins = std::size_t{1} << 19;
 
 }  // namespace llmload::analysis

@@ -12,6 +12,7 @@
 #include "llmload/analysis/run_metrics.hpp"
 #include "llmload/analysis/sequential_slo.hpp"
 #include "llmload/loadgen/pacer.hpp"
+#include "llmload/loadgen/record_store.hpp"
 #include "llmload/loadgen/request_builder.hpp"
 #include "llmload/loadgen/request_tracker.hpp"
 #include "llmload/loadgen/transport.hpp"
@@ -69,7 +70,11 @@ class RunController {
   TimePoint start_time() const { return start_; }
   /// Every request's record, in completion order. With --warmup auto, once finished() the
   /// records before the detected steady state are marked warmup (and out of the window).
+  /// While the run goes, records are kept in a RecordStore (memory stays flat): read them once the
+  /// run is over, or follow them as they complete with on_record.
   const std::vector<analysis::RequestRecord>& records() const;
+  /// Why the records could not be kept out of memory, if so (a warning; the run is unaffected).
+  const std::optional<std::string>& record_spill_error() const { return store_.spill_error(); }
   /// The measurement window (valid once finished()). --warmup auto: see docs/statistics.md.
   analysis::Window window() const;
   /// The run's metrics and validity verdict (valid once finished()). `client_core_share`: the
@@ -106,14 +111,16 @@ class RunController {
   std::map<std::uint64_t, std::unique_ptr<Slot>> trackers_;
   std::vector<std::unique_ptr<Slot>> graveyard_;  // completed slots, destroyed at the next poll
   std::optional<TimePoint> last_event_;
-  // Mutable: settle() relabels them (auto warmup) on first read after the run; single-threaded.
+  // The finished requests as they complete (with their output events for --warmup auto), and
+  // once read (records()), in memory. Mutable: read back and settle() relabels them (auto warmup)
+  // on first read after the run; single-threaded.
+  RecordStore store_;
   mutable std::vector<analysis::RequestRecord> records_;
   analysis::MetricsAccumulator acc_;
   std::optional<TimePoint> last_measured_done_;
   std::optional<Nanos> last_measured_intended_;  // offset from start_
-  // --warmup auto: each record's output events (index-aligned with records_) until settle()
-  // re-accumulates them; then the settled window and accumulator.
-  mutable std::vector<std::vector<analysis::ChunkArrival>> chunks_;
+  // --warmup auto: the settled window and accumulator (settle() re-accumulates the output events
+  // kept in store_).
   mutable bool settled_ = false;
   mutable std::optional<analysis::Window> auto_window_;
   mutable std::unique_ptr<analysis::MetricsAccumulator> auto_acc_;

@@ -1,0 +1,121 @@
+// RecordStore (issue 16: memory flat however long the run): records spilled to the temporary file
+// come back exactly as appended, in order, with their output events.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "llmload/analysis/report.hpp"
+#include "llmload/loadgen/record_store.hpp"
+
+namespace llmload {
+namespace {
+
+using namespace std::chrono_literals;
+using analysis::ChunkArrival;
+using analysis::RequestRecord;
+using analysis::Nanos;
+
+// Every field set, and the optional ones present or not by turns.
+RequestRecord record_store_sample(std::uint64_t i) {
+  RequestRecord r;
+  r.index = i;
+  r.warmup = i % 3 == 0;
+  r.in_window = !r.warmup;
+  r.t_intended = Nanos(static_cast<std::int64_t>(i) * 1'000'003);
+  if (i % 2 == 0) r.t_send = r.t_intended + 7us;
+  if (i % 4 != 1) r.t_headers = r.t_intended + 1ms;
+  if (i % 5 != 2) r.t_first = r.t_intended + 20ms;
+  r.t_last = r.t_intended + 90ms;
+  r.t_done = r.t_intended + 91ms;
+  r.requested_input_tokens = 100 + static_cast<std::int64_t>(i);
+  r.requested_output_tokens = 64;
+  r.input_tokens = 99;
+  r.output_tokens = static_cast<std::int64_t>(i % 64);
+  r.tokens_from_usage = i % 2 == 1;
+  r.output_events = 12;
+  if (i % 7 == 0) r.cached_tokens = 32;
+  if (i % 2 == 0) r.finish_reason = i % 4 == 0 ? "stop" : "a finish reason longer than any small-string buffer";
+  r.ended_early = i % 11 == 0;
+  r.session = i % 6 == 0 ? static_cast<std::int64_t>(i / 6) : -1;
+  r.turn = static_cast<std::int64_t>(i % 3);
+  r.stage = static_cast<std::int32_t>(i % 4) - 1;
+  if (i % 3 == 1) r.server_queue_s = 0.25 * static_cast<double>(i);
+  if (i % 3 == 2) r.server_first_token_s = 0.5;
+  r.server_last_token_s = 1.5;
+  r.http_status = i % 9 == 0 ? 500 : 200;
+  r.error = i % 9 == 0 ? analysis::ErrorClass::kHttpStatus : analysis::ErrorClass::kNone;
+  if (i % 9 == 0) r.error_message = std::string(static_cast<std::size_t>(i % 300), 'x') + " \"quoted\"\n";
+  return r;
+}
+
+std::vector<ChunkArrival> record_store_chunks(std::uint64_t i) {
+  std::vector<ChunkArrival> c;
+  for (std::uint64_t k = 0; k < i % 5; ++k) c.push_back({Nanos(static_cast<std::int64_t>(i * 100 + k)), static_cast<std::int64_t>(k + 1)});
+  return c;
+}
+
+void expect_same_record(const RequestRecord& a, const RequestRecord& b) {
+  EXPECT_EQ(analysis::record_json(a).dump(), analysis::record_json(b).dump());
+  EXPECT_EQ(a.index, b.index);
+  EXPECT_EQ(a.warmup, b.warmup);
+  EXPECT_EQ(a.in_window, b.in_window);
+  EXPECT_EQ(a.t_intended, b.t_intended);
+  EXPECT_EQ(a.t_send, b.t_send);
+  EXPECT_EQ(a.t_headers, b.t_headers);
+  EXPECT_EQ(a.t_first, b.t_first);
+  EXPECT_EQ(a.t_last, b.t_last);
+  EXPECT_EQ(a.t_done, b.t_done);
+  EXPECT_EQ(a.cached_tokens, b.cached_tokens);
+  EXPECT_EQ(a.finish_reason, b.finish_reason);
+  EXPECT_EQ(a.session, b.session);
+  EXPECT_EQ(a.stage, b.stage);
+  EXPECT_EQ(a.server_queue_s, b.server_queue_s);
+  EXPECT_EQ(a.server_first_token_s, b.server_first_token_s);
+  EXPECT_EQ(a.error, b.error);
+  EXPECT_EQ(a.error_message, b.error_message);
+}
+
+TEST(RecordStore, SpilledRecordsComeBackAsAppendedWithTheirEvents) {
+  RecordStore store(/*keep_chunks=*/true, /*batch=*/16);
+  const std::uint64_t n = 1000;  // 62 batches spilled, 8 records still in memory
+  for (std::uint64_t i = 0; i < n; ++i) store.append(record_store_sample(i), record_store_chunks(i));
+  ASSERT_FALSE(store.spill_error()) << *store.spill_error();
+  EXPECT_EQ(store.size(), n);
+  EXPECT_EQ(store.spilled(), 992u);
+  const auto back = store.records();
+  ASSERT_EQ(back.size(), n);
+  for (std::uint64_t i = 0; i < n; ++i) expect_same_record(back[i], record_store_sample(i));
+  std::uint64_t visited = 0;
+  store.for_each_chunks([&](std::size_t i, std::span<const ChunkArrival> c) {
+    EXPECT_EQ(i, visited++);
+    const auto want = record_store_chunks(i);
+    ASSERT_EQ(c.size(), want.size()) << i;
+    for (std::size_t k = 0; k < c.size(); ++k) {
+      EXPECT_EQ(c[k].t, want[k].t);
+      EXPECT_EQ(c[k].tokens, want[k].tokens);
+    }
+  });
+  EXPECT_EQ(visited, n);
+  // Appending after a read-back goes on at the end; a second read sees everything.
+  store.append(record_store_sample(n), record_store_chunks(n));
+  for (std::uint64_t i = n + 1; i < n + 40; ++i) store.append(record_store_sample(i), record_store_chunks(i));
+  const auto again = store.records();
+  ASSERT_EQ(again.size(), n + 40);
+  for (std::uint64_t i = 0; i < n + 40; ++i) expect_same_record(again[i], record_store_sample(i));
+}
+
+TEST(RecordStore, WithoutEventsTheVisitGetsNone) {
+  RecordStore store(/*keep_chunks=*/false, /*batch=*/4);
+  for (std::uint64_t i = 0; i < 10; ++i) store.append(record_store_sample(i), record_store_chunks(i));
+  EXPECT_EQ(store.spilled(), 8u);
+  std::size_t visited = 0;
+  store.for_each_chunks([&](std::size_t, std::span<const ChunkArrival> c) {
+    EXPECT_TRUE(c.empty());
+    ++visited;
+  });
+  EXPECT_EQ(visited, 10u);
+  EXPECT_EQ(store.records().size(), 10u);
+}
+
+}  // namespace
+}  // namespace llmload
