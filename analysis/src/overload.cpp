@@ -53,6 +53,40 @@ double in_flight_noise_rise(const std::vector<double>& series, double mean_e2e_s
   return std::max(o.min_queue_rise, noise);
 }
 
+// The chance rise of a sampled queue (the server's waiting count, a sample a second). Near
+// capacity a stationary queue wanders slowly, over many samples: the difference of two quarter
+// means of m samples varies by 2 s^2 (1 + r) / ((1 - r) m), with s^2 the variance of the series
+// around its straight-line fit and r their lag-1 autocorrelation (AR(1)). Taken around the fit,
+// a queue that really builds keeps a small s^2 and is still found.
+double sampled_queue_noise_rise(const std::vector<double>& q, const OverloadOptions& o) {
+  const std::size_t n = q.size();
+  if (n < 8) return 0;
+  double mx = 0, my = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    mx += static_cast<double>(i);
+    my += q[i];
+  }
+  mx /= static_cast<double>(n);
+  my /= static_cast<double>(n);
+  double sxy = 0, sxx = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    sxy += (static_cast<double>(i) - mx) * (q[i] - my);
+    sxx += (static_cast<double>(i) - mx) * (static_cast<double>(i) - mx);
+  }
+  const double slope = sxx > 0 ? sxy / sxx : 0;
+  std::vector<double> e(n);
+  for (std::size_t i = 0; i < n; ++i) e[i] = q[i] - (my + slope * (static_cast<double>(i) - mx));
+  double var = 0, cov = 0;
+  for (std::size_t i = 0; i < n; ++i) var += e[i] * e[i];
+  for (std::size_t i = 1; i < n; ++i) cov += e[i] * e[i - 1];
+  if (var <= 0) return 0;
+  const double r = std::clamp(cov / var, 0.0, 0.95);
+  var /= static_cast<double>(n - 2);
+  const double m = static_cast<double>(n / 4);
+  const double z = student_t_quantile(1 - o.alpha, kNormalDegreesOfFreedom);
+  return z * std::sqrt(2 * var * (1 + r) / (1 - r) / m);
+}
+
 }  // namespace
 
 OverloadCheck detect_overload(std::span<const RequestRecord> records, Nanos w0, Nanos w1,
@@ -90,7 +124,8 @@ OverloadCheck detect_overload(std::span<const RequestRecord> records, Nanos w0, 
   c.completion_ratio_checked =
       std::isfinite(c.completion_ratio) && std::isfinite(c.mean_e2e_s) && c.window_s >= o.completion_window_e2e * c.mean_e2e_s;
   c.in_flight_series = in_flight_series(records, w0, w1, dt, n);
-  c.in_flight_needed_rise = in_flight_noise_rise(c.in_flight_series, c.mean_e2e_s, c.window_s / 4, o);
+  c.in_flight_needed_rise = std::max(in_flight_noise_rise(c.in_flight_series, c.mean_e2e_s, c.window_s / 4, o),
+                                     sampled_queue_noise_rise(c.in_flight_series, o));
   SaturationOptions in_flight_options = g;
   in_flight_options.min_queue_rise = c.in_flight_needed_rise;
   c.in_flight = detect_growth(c.in_flight_series, in_flight_options, true, "in flight");
@@ -101,7 +136,12 @@ OverloadCheck detect_overload(std::span<const RequestRecord> records, Nanos w0, 
     }
     if (q.size() >= g.min_points) {
       c.server_waiting_checked = true;
-      c.server_waiting = detect_growth(q, g, true, "server waiting queue");
+      // Our waiting requests are also in flight: a rise in flight may show by chance may show
+      // there too, so it needs at least in flight's rise and its own sampled wandering.
+      c.server_waiting_needed_rise = std::max(c.in_flight_needed_rise, sampled_queue_noise_rise(q, o));
+      SaturationOptions waiting_options = g;
+      waiting_options.min_queue_rise = c.server_waiting_needed_rise;
+      c.server_waiting = detect_growth(q, waiting_options, true, "server waiting queue");
     }
   }
   std::vector<std::string> why;
@@ -145,7 +185,9 @@ nlohmann::json to_json(const OverloadCheck& c) {
           {"mean_e2e_s", number_or_null(c.mean_e2e_s)},
           {"in_flight_needed_rise", c.checked ? nlohmann::json(c.in_flight_needed_rise) : nlohmann::json(nullptr)},
           {"in_flight", c.checked ? trend(c.in_flight) : nlohmann::json(nullptr)},
-          {"server_waiting", c.server_waiting_checked ? trend(c.server_waiting) : nlohmann::json(nullptr)}};
+          {"server_waiting", c.server_waiting_checked ? trend(c.server_waiting) : nlohmann::json(nullptr)},
+          {"server_waiting_needed_rise",
+           c.server_waiting_checked ? nlohmann::json(c.server_waiting_needed_rise) : nlohmann::json(nullptr)}};
 }
 
 }  // namespace llmload::analysis

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <random>
 #include <vector>
 
@@ -102,7 +103,7 @@ std::vector<RequestRecord> poisson_run(std::uint64_t seed, double rate, double s
 // requests in flight are correlated from one interval to the next, and a stationary load must
 // not read as growth. At half the servers' capacity (41 req/s, 16 servers of 0.19 s), at most 1%
 // of seeds may be judged over-loaded (the test's alpha; 4.5% were before the rise had to exceed
-// the chance wandering of in flight); 20% more load than the servers hold is found in 95%.
+// the chance wandering of in flight); 20% more load than the servers hold is found in 93%.
 TEST(overload, ShortWindowsOfAStationaryPoissonLoadAreNotOverloaded) {
   const int seeds = 400;
   int over = 0;
@@ -116,7 +117,51 @@ TEST(overload, ShortWindowsOfAStationaryPoissonLoadAreNotOverloaded) {
     const auto records = poisson_run(static_cast<std::uint64_t>(s), 1.2 * 16 / 0.186, 6, 186, 16);
     if (detect_overload(records, std::chrono::seconds(1), std::chrono::milliseconds(4800), {}).overloaded) ++found;
   }
-  EXPECT_GE(found, seeds * 95 / 100) << found << " of " << seeds << " over-loaded runs (120%) found";
+  // 379 of 400 (392 before in flight's rise also had to exceed its sampled wandering, which cut
+  // the false over-loads at 95% load from 12.5% to 1%: AStationaryLoadNearCapacityIsNotOverloaded).
+  EXPECT_GE(found, seeds * 93 / 100) << found << " of " << seeds << " over-loaded runs (120%) found";
 }
 
 }  // namespace
+
+// Near capacity a stationary queue wanders slowly, over many intervals: in flight and the
+// server's waiting queue must rise by more than their own sampled wandering (AR(1) around the
+// fit). 95% load on 16 servers, the server queue sampled every second as a scraper does, over
+// 30 s windows: before, in flight was judged growing for 25 of 200 seeds, the server queue for 18.
+TEST(overload, AStationaryLoadNearCapacityIsNotOverloaded) {
+  const int seeds = 200;
+  const double service_ms = 186;
+  const double rate = 0.95 * 16 / (service_ms / 1e3);
+  // Waiting at second s: arrived by s, not started by s.
+  auto waiting_of = [](const std::vector<RequestRecord>& records, int seconds) {
+    std::vector<double> w(static_cast<std::size_t>(seconds) + 1, 0.0);
+    for (const auto& r : records) {
+      const double t = static_cast<double>(r.t_intended.count()) / 1e9;
+      const double start = static_cast<double>(r.t_first->count()) / 1e9 - 1e-3;
+      for (int s = static_cast<int>(std::ceil(t)); s <= seconds && s < start; ++s) ++w[static_cast<std::size_t>(s)];
+    }
+    std::vector<QueueSample> q;
+    for (int s = 0; s <= seconds; ++s) q.push_back({static_cast<double>(s), w[static_cast<std::size_t>(s)]});
+    return q;
+  };
+  int over = 0;
+  int inflight_over = 0;
+  for (int s = 0; s < seeds; ++s) {
+    const auto records = poisson_run(static_cast<std::uint64_t>(1000 + s), rate, 40, service_ms, 16);
+    const auto q = waiting_of(records, 40);
+    const auto c = detect_overload(records, std::chrono::seconds(10), std::chrono::seconds(40), q);
+    if (c.server_waiting_checked && c.server_waiting.growing) ++over;
+    if (c.in_flight.growing) ++inflight_over;
+  }
+  EXPECT_LE(over, seeds / 50) << over << " of " << seeds << " stationary server queues judged growing";
+  EXPECT_LE(inflight_over, seeds / 50) << inflight_over << " of " << seeds << " stationary runs' in flight judged growing";
+  // A queue that builds (110% load) is still found.
+  int found = 0;
+  for (int s = 0; s < seeds; ++s) {
+    const auto records = poisson_run(static_cast<std::uint64_t>(1000 + s), 1.1 * 16 / (service_ms / 1e3), 40, service_ms, 16);
+    const auto q = waiting_of(records, 40);
+    const auto c = detect_overload(records, std::chrono::seconds(10), std::chrono::seconds(40), q);
+    if (c.server_waiting_checked && c.server_waiting.growing) ++found;
+  }
+  EXPECT_GE(found, seeds * 95 / 100) << found << " of " << seeds << " building server queues found";
+}

@@ -56,6 +56,7 @@ struct OverloadCheck {
   TrendResult in_flight;
   bool server_waiting_checked = false;
   TrendResult server_waiting;
+  double server_waiting_needed_rise = 0;  // the same floor over the server's waiting queue
   std::vector<double> in_flight_series;  // per interval
 };
 
