@@ -105,6 +105,46 @@ TEST(Journal, AFinishedRunLeavesNoInProgressFileAndTheFinalRequests) {
   EXPECT_EQ(read_file(dir.file("result.json")), before);
 }
 
+// The rebuild reads a run as the run itself does: a finished run's final requests.jsonl, with the
+// run-in-progress.json it had while it ran, rebuilds to the result.json the run wrote (every
+// number taken from the records; ITL, which needs the events, is left out of a rebuild).
+TEST(Journal, ARebuildOfAFinishedRunGivesTheRunsOwnNumbers) {
+  auto srv = start_server({"--latency-model", "fixed", "--ttft", "20ms", "--itl", "5ms", "--jitter", "0.5"});
+  TempDir dir;
+  Subprocess p(run_args(srv.base_url, dir, {"--concurrency", "4", "--num-requests", "300", "--warmup", "0"}));
+  // The marker exists while the load runs: keep a copy of it.
+  TempDir copy;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (!fs::exists(copy.file("run-in-progress.json")) && std::chrono::steady_clock::now() < deadline) {
+    std::error_code ec;
+    fs::copy_file(dir.file("run-in-progress.json"), copy.file("run-in-progress.json"), ec);
+    if (ec) std::this_thread::sleep_for(5ms);
+  }
+  ASSERT_EQ(p.wait(60s), 0);
+  ASSERT_TRUE(fs::exists(copy.file("run-in-progress.json"))) << "the run ended before its marker could be copied";
+  fs::copy_file(dir.file("requests.jsonl"), copy.file("requests.jsonl"));
+  auto rep = run({binary_path("llmload"), "report", copy.path()}, 60s);
+  ASSERT_EQ(rep.exit_code, 0) << rep.err;
+  const json ran = json::parse(read_file(dir.file("result.json")));
+  const json rebuilt = json::parse(read_file(copy.file("result.json")));
+  ASSERT_TRUE(rebuilt["rebuilt"].is_object());
+  EXPECT_EQ(rebuilt["completed"], ran["completed"]);
+  EXPECT_EQ(rebuilt["failed"], ran["failed"]);
+  EXPECT_EQ(rebuilt["total_output_tokens"], ran["total_output_tokens"]);
+  for (const char* k : {"ttft", "tpot", "e2el"}) {
+    for (const char* stat : {"mean", "median", "p90", "p99"}) {
+      const std::string key = std::string(stat) + "_" + k + "_ms";
+      EXPECT_NEAR(rebuilt[key].get<double>(), ran[key].get<double>(), 1e-6 * ran[key].get<double>()) << key;
+    }
+  }
+  EXPECT_NEAR(rebuilt["duration"].get<double>(), ran["duration"].get<double>(), 1e-6);
+  EXPECT_NEAR(rebuilt["request_throughput"].get<double>(), ran["request_throughput"].get<double>(),
+              1e-6 * ran["request_throughput"].get<double>());
+  // Every token arrived inside the window of a counted run, so the token rate agrees too.
+  EXPECT_NEAR(rebuilt["output_throughput"].get<double>(), ran["output_throughput"].get<double>(),
+              1e-6 * ran["output_throughput"].get<double>());
+}
+
 // A full disk under requests.jsonl itself (its writes land on /dev/full: ENOSPC): while the run
 // goes, a warning and the run goes on; at the end result.json is written and names the file it
 // could not write, with the operating system's reason.
