@@ -35,6 +35,17 @@ std::size_t complete_lines(const std::string& path) {
   return n;
 }
 
+// Tries `done` every `step` until it holds or `limit` has passed; whether it held.
+template <typename Done>
+bool poll_until(Done done, std::chrono::milliseconds step, std::chrono::seconds limit = 30s) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(step);
+  }
+  return true;
+}
+
 std::vector<std::string> run_args(const std::string& url, const TempDir& dir, std::vector<std::string> extra) {
   std::vector<std::string> a = {binary_path("llmload"), "run", "--base-url", url, "--output", dir.path(),
                                 "--input-tokens", "8", "--output-tokens", "8", "--quiet"};
@@ -48,10 +59,7 @@ TEST(Journal, ARunKilledOutrightLeavesItsRequestsAndAReportRebuildsItsResult) {
   Subprocess p(run_args(srv.base_url, dir,
                         {"--scenario", "server", "--request-rate", "40", "--duration", "60s", "--slo", "ttft:1s,p90"}));
   // Requests reach the disk while the run goes on (flushed at least every second).
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (complete_lines(dir.file("requests.jsonl")) < 40 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(100ms);
-  }
+  poll_until([&] { return complete_lines(dir.file("requests.jsonl")) >= 40; }, 100ms);
   const std::size_t seen = complete_lines(dir.file("requests.jsonl"));
   ASSERT_GE(seen, 40u) << "requests.jsonl is not written as the run goes";
   EXPECT_TRUE(fs::exists(dir.file("run-in-progress.json")));
@@ -114,12 +122,12 @@ TEST(Journal, ARebuildOfAFinishedRunGivesTheRunsOwnNumbers) {
   Subprocess p(run_args(srv.base_url, dir, {"--concurrency", "4", "--num-requests", "300", "--warmup", "0"}));
   // The marker exists while the load runs: keep a copy of it.
   TempDir copy;
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (!fs::exists(copy.file("run-in-progress.json")) && std::chrono::steady_clock::now() < deadline) {
-    std::error_code ec;
-    fs::copy_file(dir.file("run-in-progress.json"), copy.file("run-in-progress.json"), ec);
-    if (ec) std::this_thread::sleep_for(5ms);
-  }
+  poll_until(
+      [&] {
+        std::error_code ec;
+        return fs::copy_file(dir.file("run-in-progress.json"), copy.file("run-in-progress.json"), ec) && !ec;
+      },
+      5ms);
   ASSERT_EQ(p.wait(60s), 0);
   ASSERT_TRUE(fs::exists(copy.file("run-in-progress.json"))) << "the run ended before its marker could be copied";
   fs::copy_file(dir.file("requests.jsonl"), copy.file("requests.jsonl"));
@@ -174,10 +182,7 @@ TEST(Signals, ASignalBetweenTrialsWritesTheTrialsSoFarAndExits130) {
   TempDir dir;
   Subprocess p(run_args(srv.base_url, dir,
                         {"--concurrency", "2", "--num-requests", "20", "--trials", "3", "--trial-pause", "30s"}));
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (!fs::exists(dir.file("trial-1/result.json")) && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(100ms);
-  }
+  poll_until([&] { return fs::exists(dir.file("trial-1/result.json")); }, 100ms);
   ASSERT_TRUE(fs::exists(dir.file("trial-1/result.json")));
   std::this_thread::sleep_for(500ms);  // in the pause
   const auto t0 = std::chrono::steady_clock::now();
