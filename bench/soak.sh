@@ -75,6 +75,10 @@ if len(during) >= 3:
     print(f"client RSS while the load ran: {first[1] / 1024:.1f} MB at {first[0]} s, {mid[1] / 1024:.1f} MB at "
           f"{mid[0]} s, {last[1] / 1024:.1f} MB at {last[0]} s: {per_k:.0f} KB per 1,000 requests "
           f"({(last[1] - first[1]) / max(1, last[0] - first[0]):.1f} KB/s)")
+    # The token-arrival bins fill their bound (4 MiB) in the first 8.7 minutes: the second half
+    # shows whether anything else grows with the run.
+    per_k_late = (last[1] - mid[1]) / max(1.0, (last[0] - mid[0]) * rate / 1000.0)
+    print(f"  second half: {(last[1] - mid[1]) / 1024:+.2f} MB, {per_k_late:.1f} KB per 1,000 requests")
 if rss:
     print(f"client RSS at the end (results computed and written): {max(x[1] for x in rss) / 1024:.1f} MB at most; "
           f"samples in {work}/rss.txt")
