@@ -42,6 +42,9 @@ class RequestTracker final : public ResponseObserver {
   std::int64_t max_output_events() const { return 4 * std::max<std::int64_t>(record_.requested_output_tokens, 1) + 1024; }
 
   bool complete() const { return complete_; }
+  /// The stream's "data: [DONE]" arrived: the response is whole, and a transport error after it
+  /// (a body left open, a reset, our own close) does not fail the request.
+  bool stream_finished() const { return done_seen_; }
   const analysis::RequestRecord& record() const { return record_; }
   const std::vector<analysis::ChunkArrival>& chunks() const { return chunks_; }
   /// The generated text (only with capture_text).
