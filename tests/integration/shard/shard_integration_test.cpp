@@ -127,8 +127,12 @@ void expect_like_single_run(const json& merged, const std::vector<json>& merged_
   // by when the last response ends) and inter-arrival CV (send times differ by the schedule lag).
   const double mr = merged["load"]["achieved_send_rate"], sr = single["load"]["achieved_send_rate"];
   EXPECT_NEAR(mr, sr, 0.03 * sr);
+  // Each send moves from its intended time by its schedule lag, so each gap by up to two lags: the
+  // gaps' standard deviation by up to sqrt(2) x the lag, the CV by that over the mean gap (a CI run
+  // with the ASan build beside it: 1.087 single, 1.003 merged, at a p99 lag of a few ms).
+  const double cv_allowance = 0.05 + std::sqrt(2.0) * (lag / 1e3) * sr;
   EXPECT_NEAR(merged["load"]["realized_interarrival_cv"].get<double>(), single["load"]["realized_interarrival_cv"].get<double>(),
-              0.05);
+              cv_allowance);
   EXPECT_NEAR(merged["window"]["length_s"].get<double>(), single["window"]["length_s"].get<double>(),
               0.03 * single["window"]["length_s"].get<double>());
 }
