@@ -167,8 +167,8 @@ void RecordStore::spill() {
   }
   errno = 0;
   if (std::fwrite(w.bytes.data(), 1, w.bytes.size(), file_) != w.bytes.size() || std::fflush(file_) != 0) {
-    // Nothing of this batch counts as spilled: the file is cut back to the batches before it,
-    // and everything stays in memory from now on.
+    // Nothing of this batch counts as spilled (its bytes past the spilled records are never
+    // read: read_back reads spilled_ records), and everything stays in memory from now on.
     spill_error_ = fmt::format("the run's records no longer fit in a temporary file ({})",
                                std::strerror(errno != 0 ? errno : EIO));
     return;
