@@ -27,6 +27,7 @@ bool is_integral(double v) { return std::isfinite(v) && v == std::floor(v); }
 
 void recount(CapacityPoint& p) {
   p.passes = p.fails = p.inconclusive = 0;
+  bool all_near_bound = true;
   std::vector<double> goodput;
   std::vector<double> throughput;
   std::size_t counted = 0;
@@ -39,6 +40,7 @@ void recount(CapacityPoint& p) {
       ++p.passes;
     } else {
       ++p.inconclusive;
+      all_near_bound = all_near_bound && t.near_bound;
     }
     goodput.push_back(t.goodput);
     throughput.push_back(t.throughput);
@@ -50,6 +52,7 @@ void recount(CapacityPoint& p) {
   } else {
     p.verdict = Verdict::kFail;
   }
+  p.near_bound = p.verdict == Verdict::kInconclusive && all_near_bound;
   p.goodput = median(std::move(goodput));
   p.throughput = median(std::move(throughput));
 }
@@ -105,10 +108,20 @@ CapacitySearch::Bracket CapacitySearch::bracket() const {
   return b;
 }
 
+std::optional<double> CapacitySearch::just_under(const Bracket& b) const {
+  if (!b.fail || !b.fail->near_bound || (b.pass && within(b, 1.0))) return std::nullopt;
+  double under = round_load(b.fail->load / (1 + opt_.tolerance));
+  if (opt_.integer_loads) under = std::min(under, b.fail->load - 1);
+  const double floor = b.pass ? b.pass->load : opt_.min_load;
+  const bool probed = std::any_of(points_.begin(), points_.end(), [&](const CapacityPoint& p) { return p.load == under; });
+  if (probed || under >= b.fail->load || under < floor || (b.pass && under <= floor)) return std::nullopt;
+  return under;
+}
+
 bool CapacitySearch::within(const Bracket& b, double factor) const {
   const double width = b.fail->load - b.pass->load;
   if (opt_.integer_loads && width <= factor) return true;  // factor 1: adjacent; 2: one load left between
-  return width <= factor * opt_.tolerance * b.pass->load;
+  return width <= factor * opt_.tolerance * b.pass->load * (1 + 1e-9);  // a step of load / (1 + tolerance) is within
 }
 
 std::optional<Probe> CapacitySearch::decide() {
@@ -117,10 +130,17 @@ std::optional<Probe> CapacitySearch::decide() {
   std::optional<Probe> probe;
   if (points_.empty()) {
     probe = Probe{opt_.start, opt_.trials, false, 0, "ramp"};
-  } else if (b.fail && b.fail->verdict == Verdict::kInconclusive && b.fail->extensions < opt_.max_extensions) {
+  } else if (b.fail && b.fail->verdict == Verdict::kInconclusive && b.fail->extensions < opt_.max_extensions &&
+             (!b.fail->near_bound || (!b.pass && b.fail->load <= opt_.min_load))) {
     // Not a FAIL: probe it again bigger (its inconclusive trials are replaced), up to the bound.
+    // A point whose percentile sits at the bound is not (a bigger probe would hardly decide it)
+    // unless nothing lies below it to probe instead.
     probe = Probe{b.fail->load, std::max<std::size_t>(b.fail->inconclusive, 1),
                   b.fail->trials.size() >= opt_.trials_near_boundary, b.fail->extensions + 1, "extend inconclusive"};
+  } else if (auto under = just_under(b)) {
+    // The capacity is at that point within a probe's resolution: a PASS just under it brackets it
+    // within the tolerance.
+    probe = Probe{*under, std::max(opt_.trials, opt_.trials_near_boundary), true, 0, "just under a near-bound load"};
   } else if (!b.fail) {
     const double highest = b.pass->load;
     if (highest >= opt_.max_load) {
@@ -270,13 +290,25 @@ void CapacitySearch::describe_answer(CapacityResult& r, const Bracket& b) const 
       if (!b.pass || !b.fail) {
         r.invalid_reasons.push_back("the probe budget ran out before a bracket [pass, fail] was found");
       } else if (b.fail->verdict != Verdict::kFail) {
-        // Still INCONCLUSIVE after its bigger probes: the SLO could not be shown to hold there,
-        // so the highest PASS is the capacity that can be shown, with low confidence in the bracket.
+        // INCONCLUSIVE: the SLO could not be shown to hold there, so the highest PASS is the
+        // capacity that can be shown. At the bound, the capacity is there within what a probe
+        // resolves (medium when the pass end is unanimous); otherwise the bracket is uncertain.
         r.valid = true;
-        r.confidence = "low";
-        r.notes.push_back(fmt::format("the lowest non-passing load, {}, stayed INCONCLUSIVE after {} bigger probes "
-                                      "(its percentile is too close to the bound to tell), not a FAIL",
-                                      load_text(b.fail->load), b.fail->extensions));
+        const bool unanimous = b.pass->passes == counted(b.pass);
+        r.confidence = stop_ == CapacityStop::kToleranceReached && b.fail->near_bound && unanimous ? "medium" : "low";
+        if (b.fail->near_bound) {
+          r.notes.push_back(fmt::format(
+              "the lowest non-passing load, {}, was INCONCLUSIVE in {} of {} trials{}: its SLO percentile sits at "
+              "the bound there (over half the allowed requests over it), so the capacity is between {} and {}; "
+              "the highest load shown to pass is the answer, not a FAIL",
+              load_text(b.fail->load), b.fail->inconclusive, counted(b.fail),
+              b.fail->extensions > 0 ? fmt::format(" after {} bigger probes", b.fail->extensions) : std::string(),
+              load_text(b.pass->load), load_text(b.fail->load)));
+        } else {
+          r.notes.push_back(fmt::format("the lowest non-passing load, {}, stayed INCONCLUSIVE after {} bigger probes "
+                                        "(an INVALID run or a window too short for its latency), not a FAIL",
+                                        load_text(b.fail->load), b.fail->extensions));
+        }
       } else {
         r.valid = true;
         const bool unanimous = b.pass->passes == counted(b.pass) && b.fail->fails == counted(b.fail);
@@ -297,6 +329,7 @@ nlohmann::json to_json(const CapacityResult& r) {
                         {"saturated", t.saturated},
                         {"valid", t.valid},
                         {"superseded", t.superseded},
+                        {"near_bound", t.near_bound},
                         {"note", t.note}});
     }
     points.push_back({{"load", p.load},
@@ -305,6 +338,7 @@ nlohmann::json to_json(const CapacityResult& r) {
                       {"fails", p.fails},
                       {"inconclusive", p.inconclusive},
                       {"extensions", p.extensions},
+                      {"near_bound", p.near_bound},
                       {"goodput", number_or_null(p.goodput)},
                       {"throughput", number_or_null(p.throughput)},
                       {"trials", std::move(trials)}});
@@ -377,6 +411,11 @@ TrialOutcome judge_trial(const TrialEvidence& e, const ProbeSizing& z) {
     o.verdict = Verdict::kInconclusive;
     o.note = fmt::format("INCONCLUSIVE: the {:.1f} s window is shorter than {:g} x the p99 E2E ({:.2f} s) at this load",
                          e.window_s, z.window_e2e, e.e2e_p99_s);
+  } else if (e.verdict == Verdict::kInconclusive && std::isfinite(e.exceedance_fraction) &&
+             e.exceedance_fraction > (1 - z.percentile / 100) / 2) {
+    o.near_bound = true;
+    o.note = fmt::format("INCONCLUSIVE: at the bound ({:.2f}% of requests over it; the p{:g} allows {:.2g}%)",
+                         100 * e.exceedance_fraction, z.percentile, 100 - z.percentile);
   } else {
     o.note = std::string(to_string(e.verdict));
   }

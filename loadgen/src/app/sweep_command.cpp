@@ -363,6 +363,7 @@ analysis::TrialEvidence evidence_of(const json& e) {
   v.overload_reason = e.contains("overload_reason") && e["overload_reason"].is_string() ? e["overload_reason"].get<std::string>() : "";
   v.window_s = num(e, "window_s", 0);
   v.e2e_p99_s = num(e, "p99_e2el_ms") / 1e3;
+  v.exceedance_fraction = num(e, "slo_exceedance_fraction");
   v.goodput = num(e, "request_goodput", 0);
   v.throughput = num(e, "request_throughput", 0);
   return v;

@@ -70,6 +70,19 @@ std::string majority_verdict(const std::vector<std::string>& verdicts) {
   return fail >= inc ? "FAIL" : "INCONCLUSIVE";
 }
 
+// The largest share of the window's requests over one of the SLO's bounds (null without an SLO).
+json slo_exceedance_fraction(const json& slo) {
+  if (!slo.is_object() || !slo.contains("metrics") || !slo["metrics"].is_array()) return nullptr;
+  json most = nullptr;
+  for (const auto& m : slo["metrics"]) {
+    const double n = m.value("requests", 0.0);
+    if (!(n > 0) || !m.contains("exceedances") || !m["exceedances"].is_number()) continue;
+    const double share = m["exceedances"].get<double>() / n;
+    if (most.is_null() || share > most.get<double>()) most = share;
+  }
+  return most;
+}
+
 }  // namespace
 
 json trial_entry(const json& result, std::int64_t trial, const std::string& dir, std::uint64_t seed) {
@@ -89,6 +102,7 @@ json trial_entry(const json& result, std::int64_t trial, const std::string& dir,
   const json& slo = result.contains("slo") ? result["slo"] : json();
   e["slo_verdict"] = slo.is_object() ? slo.value("verdict", json(nullptr)) : json(nullptr);
   e["attainment"] = slo.is_object() ? number_or_null(slo, "attainment") : json(nullptr);
+  e["slo_exceedance_fraction"] = slo_exceedance_fraction(slo);
   const std::string stopped = stopped_reason(result);
   e["stopped_early"] = stopped.empty() ? json(nullptr) : json(stopped);
   e["interrupted"] = result.value("interrupted", false);

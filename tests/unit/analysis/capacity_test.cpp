@@ -457,6 +457,23 @@ TEST(capacity, JudgeTrial) {
   short_window.verdict = Verdict::kFail;
   EXPECT_EQ(judge_trial(short_window, z).verdict, Verdict::kFail);
 
+  // INCONCLUSIVE at the bound: over half the 1% a p99 allows is over it.
+  TrialEvidence close = pass;
+  close.verdict = Verdict::kInconclusive;
+  close.exceedance_fraction = 6.0 / 838;
+  const TrialOutcome at_bound = judge_trial(close, z);
+  EXPECT_EQ(at_bound.verdict, Verdict::kInconclusive);
+  EXPECT_TRUE(at_bound.near_bound);
+  EXPECT_NE(at_bound.note.find("at the bound"), std::string::npos) << at_bound.note;
+  close.exceedance_fraction = 0.004;  // too few requests, not close: a bigger probe can decide it
+  EXPECT_FALSE(judge_trial(close, z).near_bound);
+  close.exceedance_fraction = std::nan("");
+  EXPECT_FALSE(judge_trial(close, z).near_bound);
+  close.exceedance_fraction = 0.009;
+  close.valid = false;  // INVALID: a re-run can decide it
+  close.invalid_codes = {"schedule_lag"};
+  EXPECT_FALSE(judge_trial(close, z).near_bound);
+
   // An invalid trial that reported PASS does not make its point pass.
   CapacityOptions opt;
   opt.start = 10;
@@ -521,3 +538,76 @@ TEST(capacity, AnInconclusiveTrialNeverDecidesAFail) {
 }
 
 }  // namespace
+
+namespace {
+
+TrialOutcome at_the_bound(double load) {
+  TrialOutcome t = outcome(Verdict::kInconclusive, load, load, false);
+  t.near_bound = true;
+  return t;
+}
+
+}  // namespace
+
+// The fixed model with 8 slots (docs/statistics.md): its p99 TTFT climbs slowly through the
+// bound, so loads near the capacity are INCONCLUSIVE at the bound however big the probe. Such a
+// point is not extended: the next probe goes just under it, and a PASS there ends the search.
+TEST(capacity, AnInconclusiveLoadAtTheBoundIsSteppedUnderNotExtended) {
+  CapacityOptions o;
+  o.start = 3.18;
+  o.max_load = 100;
+  CapacitySearch search(o);
+  const CapacityResult r = drive(search, [](double load, std::size_t) {
+    if (load <= 2.95) return outcome(Verdict::kPass, load, load, false);
+    if (load <= 3.3) return at_the_bound(load);
+    return outcome(Verdict::kFail, load / 2, 3.3, false);
+  });
+  const auto loads = probed_loads(r);
+  ASSERT_EQ(loads.size(), 3u);
+  EXPECT_DOUBLE_EQ(loads[0], 3.18);
+  EXPECT_DOUBLE_EQ(loads[1], 3.18 / 1.05);
+  EXPECT_DOUBLE_EQ(loads[2], 3.18 / 1.05 / 1.05);
+  EXPECT_EQ(r.history[1].probe.why, "just under a near-bound load");
+  EXPECT_EQ(r.history[1].probe.trials, 3u);
+  for (const auto& h : r.history) EXPECT_EQ(h.probe.extension, 0u);
+  EXPECT_EQ(r.stop, CapacityStop::kToleranceReached);
+  ASSERT_TRUE(r.highest_pass && r.lowest_fail);
+  EXPECT_DOUBLE_EQ(*r.highest_pass, 3.18 / 1.05 / 1.05);
+  EXPECT_DOUBLE_EQ(*r.lowest_fail, 3.18 / 1.05);
+  EXPECT_TRUE(point_at(r, *r.lowest_fail).near_bound);
+  EXPECT_TRUE(r.valid);
+  EXPECT_EQ(r.confidence, "medium");
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].find("sits at the bound"), std::string::npos) << r.notes[0];
+  EXPECT_EQ(r.notes[0].find("bigger probes"), std::string::npos) << r.notes[0];
+  EXPECT_TRUE(to_json(r)["points"][1]["near_bound"].get<bool>());
+
+  // Reached by the ramp from a PASS far below: the step under it comes before any bisection,
+  // and a FAIL there falls back to bisecting [pass, fail].
+  CapacityOptions up = o;
+  up.start = 1;
+  CapacitySearch ramp(up);
+  const CapacityResult u = drive(ramp, [](double load, std::size_t) {
+    if (load <= 2.5) return outcome(Verdict::kPass, load, load, false);
+    if (load <= 4.5) return outcome(Verdict::kFail, load, load, false);
+    return at_the_bound(load);  // not monotone: the step under 4 fails
+  });
+  const auto ul = probed_loads(u);
+  ASSERT_GE(ul.size(), 4u);
+  EXPECT_EQ(std::vector<double>(ul.begin(), ul.begin() + 3), (std::vector<double>{1, 2, 4}));
+  EXPECT_EQ(u.history[3].probe.why, "bisect");  // 4 FAILed outright: nothing to step under
+  EXPECT_EQ(u.stop, CapacityStop::kToleranceReached);
+  EXPECT_LE(*u.highest_pass, 2.5);
+  EXPECT_GT(*u.lowest_fail, 2.5);
+
+  // At the lowest load there is nothing below to probe instead: it is extended after all.
+  CapacityOptions low = o;
+  low.start = 4;
+  low.min_load = 4;
+  CapacitySearch floor(low);
+  floor.report(4, PointOutcome{{at_the_bound(4)}});
+  const auto p = floor.next();
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->why, "extend inconclusive");
+  EXPECT_EQ(p->extension, 1u);
+}

@@ -38,6 +38,10 @@ struct TrialOutcome {
   bool saturated = false;                    // over-loaded (stopped early, queue growing): counts as a FAIL
   bool valid = true;                         // the run's validity: an invalid trial never counts as a PASS
   bool superseded = false;                   // INCONCLUSIVE, replaced by a bigger probe: not counted
+  /// INCONCLUSIVE because the SLO's percentile sits at its bound: over half the exceedances the
+  /// percentile allows (p99: more than 0.5% of the requests over the bound). The load is at the
+  /// capacity within what a probe can resolve; a bigger probe would hardly decide it.
+  bool near_bound = false;
   std::string note;                          // how the trial was judged (judge_trial), for the record
 };
 
@@ -51,7 +55,7 @@ struct Probe {
   bool near_boundary = false;  // the trials are the boundary count (more than the ramp's)
   std::size_t extension = 0;   // 0: the normal size; k: re-probing an INCONCLUSIVE load, 2^k times bigger
   std::string why;             // "ramp", "ramp down", "bisect", "confirm highest pass", "confirm lowest fail",
-                               // "extend inconclusive"
+                               // "extend inconclusive", "just under a near-bound load"
 };
 
 /// Everything known about one load (all its trials, over every probe of it).
@@ -62,6 +66,7 @@ struct CapacityPoint {
   std::size_t fails = 0;         // FAIL, or saturated
   std::size_t inconclusive = 0;  // INCONCLUSIVE or invalid (not saturated, not FAIL)
   std::size_t extensions = 0;    // the largest extension probed at this load
+  bool near_bound = false;       // INCONCLUSIVE, and every counted inconclusive trial is near_bound
   /// Over the trials not superseded: kPass iff passes > trials / 2 (strict majority); otherwise
   /// kInconclusive when the inconclusive trials could still make it pass (passes + inconclusive >
   /// trials / 2), else kFail. A tie is not a pass; an inconclusive trial never decides a FAIL.
@@ -76,7 +81,7 @@ enum class CapacityStop {
   kMaxPoints,          // max_points probes were run
   kMaxLoadPasses,      // max_load itself passes: the capacity is at least max_load
   kMinLoadFails,       // even min_load fails: the capacity is below it
-  kInconclusive        // the lowest non-passing load stayed INCONCLUSIVE after max_extensions bigger probes
+  kInconclusive        // reserved: an INCONCLUSIVE load bounds the bracket from above and the search goes on
 };
 /// "running", "tolerance_reached", "max_points", "max_load_passes", "min_load_fails", "inconclusive"
 std::string_view to_string(CapacityStop s);
@@ -112,8 +117,11 @@ struct CapacityResult {
 /// Exponential ramp (start, start x growth, ..., capped at max_load) until the first point that
 /// does not pass (or, when start itself fails, down: start / growth, ... until one passes or
 /// min_load fails), then bisection between the highest passing and the lowest non-passing load.
-/// An INCONCLUSIVE point is never taken as a FAIL: it is probed again bigger (extension 1, 2, ...,
-/// its inconclusive trials superseded) up to max_extensions, then the search stops there.
+/// An INCONCLUSIVE point is never taken as a FAIL. When its percentile sits at the bound
+/// (near_bound) the capacity is there within a probe's resolution: the next probe goes just under
+/// it (load / (1 + tolerance), boundary trials), so a PASS there ends the search. Otherwise (an
+/// INVALID run, a window too short) it is probed again bigger (extension 1, 2, ..., its
+/// inconclusive trials superseded) up to max_extensions, then it bounds the bracket from above.
 /// Once the bracket is within 2 x tolerance every new point gets trials_near_boundary trials, and
 /// before stopping on tolerance both bracket ends are topped up to trials_near_boundary trials;
 /// if the majority flips, the bracket moves and the search goes on.
@@ -143,6 +151,7 @@ class CapacitySearch {
   };
   Bracket bracket() const;
   bool within(const Bracket& b, double factor) const;  // width <= factor x tolerance (or integer rule)
+  std::optional<double> just_under(const Bracket& b) const;  // the probe under a near_bound upper end, if any
   std::optional<Probe> decide();  // sets stop_ when finished
   double round_load(double v) const;
   void describe_answer(CapacityResult& r, const Bracket& b) const;  // validity, confidence, bounded_by
@@ -189,6 +198,7 @@ struct TrialEvidence {
   std::string overload_reason;
   double window_s = 0;                       // the measurement window's length
   double e2e_p99_s = 0;                      // NaN when unknown
+  double exceedance_fraction = 0;            // the largest share of requests over an SLO bound (NaN: unknown)
   double goodput = 0;
   double throughput = 0;
 };
@@ -197,7 +207,8 @@ struct TrialEvidence {
 /// percentiles say; invalid for server errors or the error rate is a FAIL; invalid for another
 /// reason (the client's schedule lag, too few samples, minimums) is never a PASS (INCONCLUSIVE,
 /// a FAIL stays a FAIL except under schedule lag); a PASS whose window is shorter than
-/// sizing.window_e2e x its own p99 E2E is INCONCLUSIVE (too short for a backlog to show).
+/// sizing.window_e2e x its own p99 E2E is INCONCLUSIVE (too short for a backlog to show); an
+/// INCONCLUSIVE verdict with over half the allowed exceedances is near_bound.
 TrialOutcome judge_trial(const TrialEvidence& evidence, const ProbeSizing& sizing);
 
 }  // namespace llmload::analysis
