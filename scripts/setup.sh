@@ -76,7 +76,7 @@ if [ "$mode" = "demo" ]; then exit 0; fi
 
 # npm test tooling: hdr-histogram-js (third-party decoder of our exported histograms) and the
 # official openai package (a real client of llmload-server in the conformance tests).
-for dir in tests/interop/js tests/conformance; do
+for dir in tests/interop/js tests/conformance tests/tokenizer; do
   if [ -f "$here/$dir/package-lock.json" ]; then
     # npm ci again only when the lock file changed since the last install.
     stamp="$here/$dir/node_modules/.llmload-lock-stamp"

@@ -1,0 +1,105 @@
+// Files the tokenizer does not support are refused at load time with a TokenizerError that
+// names the file, the unsupported part and the fix.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+#include "llmload/tokenizer/tokenizer.hpp"
+#include "tiny_tokenizers.hpp"
+
+namespace llmload::tokenizer {
+namespace {
+
+std::string load_error(const nlohmann::json& j) {
+  try {
+    load_hf_tokenizer_json(j.dump(), "/models/m/tokenizer.json");
+  } catch (const TokenizerError& e) {
+    return e.what();
+  }
+  return "(loaded without an error)";
+}
+
+void expect_mentions(const std::string& msg, std::initializer_list<const char*> parts) {
+  for (const char* p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "missing \"" << p << "\" in: " << msg;
+}
+
+TEST(tokenizer_errors, WordPieceModelIsRefusedByName) {
+  auto j = testing::byte_level_json();
+  j["model"]["type"] = "WordPiece";
+  expect_mentions(load_error(j), {"/models/m/tokenizer.json", "WordPiece", "not supported", "omit --tokenizer"});
+}
+
+TEST(tokenizer_errors, UnknownPreTokenizerNormalizerDecoderAreRefusedByName) {
+  auto j = testing::byte_level_json();
+  j["pre_tokenizer"] = {{"type", "Whitespace"}};
+  expect_mentions(load_error(j), {"pre_tokenizer type \"Whitespace\"", "supported: ", "ByteLevel"});
+  j = testing::byte_level_json();
+  j["normalizer"] = {{"type", "NFKC"}};
+  expect_mentions(load_error(j), {"normalizer type \"NFKC\"", "NFC"});
+  j = testing::byte_level_json();
+  j["decoder"] = {{"type", "WordPiece"}};
+  expect_mentions(load_error(j), {"decoder type \"WordPiece\""});
+  j = testing::byte_level_json();
+  j["post_processor"] = {{"type", "Mystery"}};
+  expect_mentions(load_error(j), {"post_processor type \"Mystery\""});
+}
+
+TEST(tokenizer_errors, RegexOutsideTheSubsetIsRefusedNamingTheConstruct) {
+  auto j = testing::byte_level_json();
+  j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "(?<=x)\\p{L}+"}}}, {"behavior", "Isolated"}, {"invert", false}};
+  expect_mentions(load_error(j), {"/models/m/tokenizer.json", "pre_tokenizer Split", "lookbehind", "not supported"});
+}
+
+TEST(tokenizer_errors, DropoutAndSubwordAffixesAreRefused) {
+  auto j = testing::byte_level_json();
+  j["model"]["dropout"] = 0.1;
+  expect_mentions(load_error(j), {"dropout"});
+  j = testing::byte_level_json();
+  j["model"]["continuing_subword_prefix"] = "##";
+  expect_mentions(load_error(j), {"continuing_subword_prefix"});
+}
+
+TEST(tokenizer_errors, MalformedFilesSayWhatIsWrong) {
+  try {
+    load_hf_tokenizer_json("{not json", "x/tokenizer.json");
+    ADD_FAILURE();
+  } catch (const TokenizerError& e) {
+    expect_mentions(e.what(), {"x/tokenizer.json", "not valid JSON"});
+  }
+  auto j = testing::byte_level_json();
+  j["model"]["merges"].push_back("h zz");
+  expect_mentions(load_error(j), {"model.merges[9]", "not in model.vocab"});
+}
+
+TEST(tokenizer_errors, MissingFilesAndDirectories) {
+  try {
+    load_tokenizer("/nonexistent/model/dir");
+    ADD_FAILURE();
+  } catch (const TokenizerError& e) {
+    expect_mentions(e.what(), {"/nonexistent/model/dir", "no such file"});
+  }
+  const auto dir = std::filesystem::temp_directory_path() / ("llmload_tokenizer_err_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  try {
+    load_tokenizer(dir);
+    ADD_FAILURE();
+  } catch (const TokenizerError& e) {
+    expect_mentions(e.what(), {"neither tokenizer.json nor tokenizer.model"});
+  }
+  std::ofstream(dir / "tokenizer.model") << "not a sentencepiece model";
+  try {
+    load_tokenizer(dir);
+    ADD_FAILURE();
+  } catch (const TokenizerError& e) {
+    expect_mentions(e.what(), {"tokenizer.model"});
+    if (sentencepiece_available()) expect_mentions(e.what(), {"libsentencepiece cannot load it"});
+    else expect_mentions(e.what(), {"install libsentencepiece-dev"});
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace llmload::tokenizer

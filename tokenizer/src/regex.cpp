@@ -1,0 +1,229 @@
+// The backtracking matcher of the regex subset (regex.hpp). Matching walks the node tree with
+// an explicit continuation ("what must match after this node"), which gives Perl/Oniguruma
+// leftmost-first semantics: alternatives in order, greedy repeats longest first. Repeats of a
+// single-character node (every repeat in the tokenizers' patterns) count their run in a loop and
+// back off one character at a time, without recursion per character.
+#include "regex.hpp"
+
+#include <algorithm>
+
+#include "regex_program.hpp"
+#include "unicode.hpp"
+
+namespace llmload::tokenizer {
+namespace {
+
+using unicode::GeneralCategory;
+using unicode::category_bit;
+
+bool is_word_char(char32_t cp) {
+  using G = GeneralCategory;
+  constexpr std::uint32_t kWord = category_bit(G::Lu) | category_bit(G::Ll) | category_bit(G::Lt) |
+                                  category_bit(G::Lm) | category_bit(G::Lo) | category_bit(G::Mn) |
+                                  category_bit(G::Mc) | category_bit(G::Me) | category_bit(G::Nd) |
+                                  category_bit(G::Nl) | category_bit(G::Pc);
+  return (category_bit(unicode::category(cp)) & kWord) != 0;
+}
+
+bool item_contains(const ClassItem& item, char32_t cp) {
+  bool in = false;
+  switch (item.kind) {
+    case ClassItem::Kind::Range: in = cp >= item.lo && cp <= item.hi; break;
+    case ClassItem::Kind::Categories: in = (category_bit(unicode::category(cp)) & item.categories) != 0; break;
+    case ClassItem::Kind::WhiteSpace: in = unicode::is_white_space(cp); break;
+    case ClassItem::Kind::Word: in = is_word_char(cp); break;
+  }
+  return in != item.negated;
+}
+
+// A continuation: the nodes still to match in a sequence, or the remaining iterations of a
+// repeat of a multi-character node, then `next`.
+struct Continuation {
+  const std::unique_ptr<RegexNode>* seq = nullptr;
+  std::size_t len = 0;
+  const RegexNode* repeat = nullptr;  // when set: continue that repeat
+  std::size_t count = 0;              // iterations done
+  std::size_t iteration_start = 0;    // where the last iteration began (stops empty loops)
+  const Continuation* next = nullptr;
+};
+
+class Matcher {
+ public:
+  Matcher(const char32_t* text, std::size_t size) : s_(text), n_(size) {}
+
+  bool match_at(const RegexNode& root, std::size_t pos, std::size_t& end) const {
+    return node(root, pos, nullptr, end);
+  }
+
+ private:
+  // Matches `rest`, then whatever follows it.
+  bool cont(const Continuation* k, std::size_t pos, std::size_t& end) const {
+    if (k == nullptr) {
+      end = pos;
+      return true;
+    }
+    if (k->repeat != nullptr) return repeat_step(*k->repeat, k->count, k->iteration_start, pos, k->next, end);
+    if (k->len == 0) return cont(k->next, pos, end);
+    Continuation rest{k->seq + 1, k->len - 1, nullptr, 0, 0, k->next};
+    return node(*k->seq[0], pos, &rest, end);
+  }
+
+  bool node(const RegexNode& n, std::size_t pos, const Continuation* k, std::size_t& end) const {
+    switch (n.kind) {
+      case RegexNode::Kind::Char:
+      case RegexNode::Kind::Class:
+      case RegexNode::Kind::AnyButNewline:
+        return pos < n_ && n.matches_char(s_[pos]) && cont(k, pos + 1, end);
+      case RegexNode::Kind::Sequence: {
+        Continuation rest{n.children.data(), n.children.size(), nullptr, 0, 0, k};
+        return cont(&rest, pos, end);
+      }
+      case RegexNode::Kind::Alternation:
+        for (const auto& alt : n.children) {
+          if (node(*alt, pos, k, end)) return true;
+        }
+        return false;
+      case RegexNode::Kind::Lookahead: {
+        std::size_t ignored = 0;
+        const bool found = node(*n.children[0], pos, nullptr, ignored);
+        return found != n.negative && cont(k, pos, end);
+      }
+      case RegexNode::Kind::Repeat:
+        if (n.children[0]->is_single_char()) return repeat_chars(n, pos, k, end);
+        if (n.greed == RegexNode::Greed::Possessive) return repeat_possessive(n, pos, k, end);
+        return repeat_step(n, 0, static_cast<std::size_t>(-1), pos, k, end);
+    }
+    return false;
+  }
+
+  bool repeat_chars(const RegexNode& n, std::size_t pos, const Continuation* k, std::size_t& end) const {
+    const RegexNode& c = *n.children[0];
+    const std::size_t limit = std::min(n.max, n_ - pos);
+    std::size_t run = 0;
+    while (run < limit && c.matches_char(s_[pos + run])) ++run;
+    if (run < n.min) return false;
+    switch (n.greed) {
+      case RegexNode::Greed::Possessive: return cont(k, pos + run, end);
+      case RegexNode::Greed::Lazy:
+        for (std::size_t j = n.min; j <= run; ++j) {
+          if (cont(k, pos + j, end)) return true;
+        }
+        return false;
+      case RegexNode::Greed::Greedy:
+        for (std::size_t j = run + 1; j-- > n.min;) {
+          if (cont(k, pos + j, end)) return true;
+        }
+        return false;
+    }
+    return false;
+  }
+
+  // A possessive repeat of a multi-character node: the child's first match, again and again,
+  // with no backtracking into the iterations.
+  bool repeat_possessive(const RegexNode& n, std::size_t pos, const Continuation* k, std::size_t& end) const {
+    std::size_t count = 0;
+    while (count < n.max) {
+      std::size_t next = 0;
+      if (!node(*n.children[0], pos, nullptr, next) || next == pos) break;
+      pos = next, ++count;
+    }
+    return count >= n.min && cont(k, pos, end);
+  }
+
+  bool repeat_step(const RegexNode& n, std::size_t count, std::size_t iteration_start, std::size_t pos,
+                   const Continuation* k, std::size_t& end) const {
+    if (count > 0 && pos == iteration_start) return false;  // an empty iteration: no progress
+    const bool may_stop = count >= n.min;
+    const bool may_go_on = count < n.max;
+    Continuation again{nullptr, 0, &n, count + 1, pos, k};
+    if (n.greed == RegexNode::Greed::Lazy) {
+      if (may_stop && cont(k, pos, end)) return true;
+      return may_go_on && node(*n.children[0], pos, &again, end);
+    }
+    if (may_go_on && node(*n.children[0], pos, &again, end)) return true;
+    return may_stop && cont(k, pos, end);
+  }
+
+  const char32_t* s_;
+  std::size_t n_;
+};
+
+struct DecodedText {
+  std::u32string cps;
+  std::vector<std::size_t> offsets;  // byte offset of each code point, and of the end
+  explicit DecodedText(std::string_view text) {
+    cps.reserve(text.size());
+    offsets.reserve(text.size() + 1);
+    for (std::size_t pos = 0; pos < text.size();) {
+      offsets.push_back(pos);
+      cps.push_back(unicode::next_code_point(text, pos));
+    }
+    offsets.push_back(text.size());
+  }
+};
+
+}  // namespace
+
+void CharClass::finish() {
+  ascii = {};
+  for (char32_t cp = 0; cp < 128; ++cp) {
+    if (slow_contains(cp)) ascii[cp >> 6] |= std::uint64_t{1} << (cp & 63);
+  }
+}
+
+bool CharClass::slow_contains(char32_t cp) const {
+  bool in = std::any_of(items.begin(), items.end(), [cp](const ClassItem& i) { return item_contains(i, cp); });
+  if (!in && ignore_case && cp < 128 && (cp | 0x20) >= U'a' && (cp | 0x20) <= U'z') {
+    const char32_t other = cp ^ 0x20;
+    in = std::any_of(items.begin(), items.end(), [other](const ClassItem& i) { return item_contains(i, other); });
+  }
+  return in != negated;
+}
+
+bool RegexNode::matches_char(char32_t cp) const {
+  switch (kind) {
+    case Kind::Char: return ignore_case ? (cp < 128 && (cp | 0x20) == ch) : cp == ch;
+    case Kind::Class: return set.contains(cp);
+    case Kind::AnyButNewline: return cp != U'\n';
+    default: return false;
+  }
+}
+
+Regex::Regex(std::string_view pattern) : pattern_(pattern), program_(std::make_unique<Program>()) {
+  program_->root = parse_regex(pattern);
+}
+Regex::~Regex() = default;
+Regex::Regex(Regex&&) noexcept = default;
+Regex& Regex::operator=(Regex&&) noexcept = default;
+
+std::vector<RegexMatch> Regex::find_all(std::string_view text) const {
+  std::vector<RegexMatch> out;
+  const DecodedText d(text);
+  const Matcher m(d.cps.data(), d.cps.size());
+  for (std::size_t start = 0; start <= d.cps.size();) {
+    std::size_t end = 0;
+    if (m.match_at(*program_->root, start, end)) {
+      out.push_back({d.offsets[start], d.offsets[end]});
+      start = end > start ? end : start + 1;
+    } else {
+      ++start;
+    }
+  }
+  return out;
+}
+
+bool Regex::search(std::string_view text, std::size_t from, RegexMatch& match) const {
+  const DecodedText d(text);
+  const Matcher m(d.cps.data(), d.cps.size());
+  const auto first = std::lower_bound(d.offsets.begin(), d.offsets.end(), from) - d.offsets.begin();
+  for (auto start = static_cast<std::size_t>(first); start <= d.cps.size(); ++start) {
+    std::size_t end = 0;
+    if (m.match_at(*program_->root, start, end)) {
+      match = {d.offsets[start], d.offsets[end]};
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace llmload::tokenizer
