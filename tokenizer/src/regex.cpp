@@ -52,6 +52,7 @@ class Matcher {
   Matcher(const char32_t* text, std::size_t size) : s_(text), n_(size) {}
 
   bool match_at(const RegexNode& root, std::size_t pos, std::size_t& end) const {
+    if (pos < n_ && !root.first.can_start_with(s_[pos])) return false;
     return node(root, pos, nullptr, end);
   }
 
@@ -80,6 +81,7 @@ class Matcher {
       }
       case RegexNode::Kind::Alternation:
         for (const auto& alt : n.children) {
+          if (pos < n_ && !alt->first.can_start_with(s_[pos])) continue;
           if (node(*alt, pos, k, end)) return true;
         }
         return false;
@@ -162,7 +164,52 @@ struct DecodedText {
   }
 };
 
+void add_first(RegexNode::FirstChars& into, const RegexNode::FirstChars& from) {
+  into.ascii[0] |= from.ascii[0];
+  into.ascii[1] |= from.ascii[1];
+  into.non_ascii = into.non_ascii || from.non_ascii;
+}
+
 }  // namespace
+
+void analyze_first_chars(RegexNode& n) {
+  for (auto& c : n.children) analyze_first_chars(*c);
+  RegexNode::FirstChars f;
+  switch (n.kind) {
+    case RegexNode::Kind::Char:
+    case RegexNode::Kind::Class:
+    case RegexNode::Kind::AnyButNewline:
+      for (char32_t cp = 0; cp < 128; ++cp) {
+        if (n.matches_char(cp)) f.ascii[cp >> 6] |= std::uint64_t{1} << (cp & 63);
+      }
+      f.non_ascii = n.kind != RegexNode::Kind::Char || n.ch >= 128;
+      break;
+    case RegexNode::Kind::Sequence:
+      f.nullable = true;
+      for (const auto& c : n.children) {
+        add_first(f, c->first);
+        if (!c->first.nullable) {
+          f.nullable = false;
+          break;
+        }
+      }
+      break;
+    case RegexNode::Kind::Alternation:
+      for (const auto& c : n.children) {
+        add_first(f, c->first);
+        f.nullable = f.nullable || c->first.nullable;
+      }
+      break;
+    case RegexNode::Kind::Repeat:
+      f = n.children[0]->first;
+      f.nullable = f.nullable || n.min == 0;
+      break;
+    case RegexNode::Kind::Lookahead:
+      f.nullable = true;  // zero-width: whatever follows decides
+      break;
+  }
+  n.first = f;
+}
 
 void CharClass::finish() {
   ascii = {};
@@ -191,6 +238,7 @@ bool RegexNode::matches_char(char32_t cp) const {
 
 Regex::Regex(std::string_view pattern) : pattern_(pattern), program_(std::make_unique<Program>()) {
   program_->root = parse_regex(pattern);
+  analyze_first_chars(*program_->root);
 }
 Regex::~Regex() = default;
 Regex::Regex(Regex&&) noexcept = default;

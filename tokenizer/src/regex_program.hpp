@@ -49,6 +49,19 @@ struct RegexNode {
   Greed greed = Greed::Greedy;                       // Repeat
   bool negative = false;                             // Lookahead
 
+  // What a match can start with (filled by analyze_first_chars): lets an alternation skip the
+  // alternatives that cannot match at a position without trying them.
+  struct FirstChars {
+    std::array<std::uint64_t, 2> ascii{};  // possible first code points below 128
+    bool non_ascii = false;                 // whether a code point >= 128 may come first
+    bool nullable = false;                  // may match the empty string (then no filtering)
+    bool can_start_with(char32_t cp) const {
+      if (nullable) return true;
+      if (cp >= 128) return non_ascii;
+      return ((ascii[cp >> 6] >> (cp & 63)) & 1U) != 0;
+    }
+  } first;
+
   bool is_single_char() const {
     return kind == Kind::Char || kind == Kind::Class || kind == Kind::AnyButNewline;
   }
@@ -61,5 +74,8 @@ struct Regex::Program {
 
 // Parses `pattern`; throws RegexError naming an unsupported construct and its offset.
 std::unique_ptr<RegexNode> parse_regex(std::string_view pattern);
+
+// Fills RegexNode::first for `node` and everything below it.
+void analyze_first_chars(RegexNode& node);
 
 }  // namespace llmload::tokenizer
