@@ -298,7 +298,12 @@ struct Prepared {
 Prepared prepare(ScenarioConfig& cfg, boost::asio::io_context& ioc, Transport& transport, const BaseUrl& url) {
   Prepared p;
   try {
-    p.models = net::probe_models(ioc, transport, url.to_string(), url.path, url.host_header(), cfg.api_key, cfg.headers);
+    p.models = net::probe_models(ioc, transport, url.to_string(), url.path, url.host_header(), cfg.api_key, cfg.headers,
+                                 !cfg.model.empty());
+    if (!p.models.problem.empty() && !cfg.quiet) {
+      fmt::print(stderr, "llmload: warning: {}; going on with --model {} as given\n",
+                 cfg.secrets().for_output(p.models.problem), printable(cfg.model));
+    }
     if (cfg.model.empty()) {
       if (p.models.ids.empty()) {
         throw ConfigError(fmt::format("GET {}/v1/models listed no models: pass --model", url.to_string()));
@@ -316,6 +321,7 @@ Prepared prepare(ScenarioConfig& cfg, boost::asio::io_context& ioc, Transport& t
   }
   // An answer that echoes the request (its headers) is stored in the conditions: without secrets.
   p.models.raw = cfg.secrets().redact(std::move(p.models.raw));
+  p.models.problem = cfg.secrets().for_output(p.models.problem);
   const std::optional<std::uint64_t> max_items =
       cfg.num_requests ? std::optional<std::uint64_t>(static_cast<std::uint64_t>(
                              std::max({*cfg.num_requests, cfg.min_requests.value_or(0), cfg.sequential_cap}) + cfg.warmup.requests))
@@ -472,6 +478,12 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   const Workload* items = local.shard.sharded() ? &sharded_workload : prep.workload.get();
   RequestBuilder builder(local, url.path, url.host_header(), items);
   RunController controller(local, clock, *plan.pacer, transport, builder);
+  std::optional<HttpTraceLog> http_trace;
+  if (cfg.trace_http > 0 && !cfg.output_dir.empty()) {
+    http_trace.emplace(std::filesystem::path(cfg.output_dir) / "http-trace.jsonl",
+                       static_cast<std::size_t>(cfg.trace_http), cfg.secrets());
+    controller.set_http_trace(&*http_trace);
+  }
   const std::string shard_label =
       local.shard.sharded() ? fmt::format(" (shard {} of {})", local.shard.index, local.shard.count) : std::string();
   if (!wait_for_start(cfg, local, hooks, shard_label)) return interrupted_before_load(cfg);
@@ -521,6 +533,11 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   journal.close();
   if (const auto& e = controller.record_spill_error(); e && !cfg.quiet) {
     fmt::print(stderr, "llmload: warning: {}: they were kept in memory instead\n", *e);
+  }
+  if (http_trace && http_trace->error()) {
+    fmt::print(stderr, "llmload: warning: {}\n", *http_trace->error());
+  } else if (http_trace && !cfg.quiet) {
+    fmt::print(stderr, "llmload: {} exchanges traced in {}\n", http_trace->written(), http_trace->path().string());
   }
   const auto cpu_after = process_cpu();
   const ClientCost cost{cpu_after.first - cpu_before.first, cpu_after.second - cpu_before.second,

@@ -150,6 +150,8 @@ bool apply_extended_setting(const std::string& name, const std::string& value, c
     cfg.first_token_timeout = *parse_opt_dur(value, origin);
   } else if (name == "inter-token-timeout") {
     cfg.inter_token_timeout = *parse_opt_dur(value, origin);
+  } else if (name == "trace-http") {
+    cfg.trace_http = parse_int(value, origin, 0);
   } else if (name == "dataset-name") {
     if (value != "random" && value != "sharegpt" && value != "custom" && value != "trace") {
       throw ConfigError(fmt::format("bad {} '{}': use random, sharegpt, custom or trace", origin, value));
@@ -334,6 +336,8 @@ const std::vector<SettingInfo>& settings() {
       {"first-token-timeout", "bound on the wait for the first token after the send (default none; error class "
                               "first_token_timeout)"},
       {"inter-token-timeout", "bound on the gap between tokens (default none; error class inter_token_timeout)"},
+      {"trace-http", "write the first N exchanges (request and response: headers, body as received, receive times; "
+                     "secrets redacted) to http-trace.jsonl in the output directory (default 0: none; docs/wire.md)"},
       // Workload
       {"dataset-name", "random (synthesized prompts, default) | sharegpt | custom (JSONL) | trace"},
       {"dataset-path", "file of the sharegpt/custom dataset (or the trace)"},

@@ -13,7 +13,37 @@ constexpr std::size_t kMaxWholeBody = 64 * 1024 * 1024;
 // a server that leaves it open gets this long before the connection is closed, and the request
 // counts as the success it was.
 constexpr Nanos kBodyEndAfterDone = std::chrono::milliseconds(250);
+constexpr std::size_t kKeptHead = 200;  // of every body, to name what was received in an error
+
+// A Content-Type's media type: lower case, without its parameters or surrounding spaces.
+std::string media_type(std::string_view content_type) {
+  std::string_view v = content_type.substr(0, content_type.find(';'));
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+  std::string out(v.substr(0, 128));
+  for (char& c : out) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return out;
+}
+
+// A 404 or 405 on the generation route: most often the other API, or a base URL with /v1 in it.
+std::string wrong_route_hint(int status, ApiKind api) {
+  if (status != 404 && status != 405) return {};
+  const char* other = api == ApiKind::kChat ? "--backend openai-completions (/v1/completions)"
+                                            : "--backend openai-chat (/v1/chat/completions)";
+  return fmt::format(" (the server has no such route: if it serves the other API, use {}; --base-url is the server's "
+                     "root, without /v1)",
+                     other);
+}
+
 }  // namespace
+
+bool reads_as_stream(bool streaming_request, std::string_view content_type) {
+  const std::string media = media_type(content_type);
+  // As the official openai SDK reads a reply to a streaming request: as a stream whatever its
+  // Content-Type (none, text/plain, a vendor type), except JSON: a whole response or an error.
+  if (streaming_request) return media != "application/json";
+  return media == "text/event-stream";
+}
 
 RequestTracker::RequestTracker(analysis::RequestRecord record, TimePoint run_start, const TrackerOptions& options)
     : record_(std::move(record)), run_start_(run_start), options_(options), decoder_(options.api, options.capture_text) {}
@@ -66,10 +96,17 @@ void RequestTracker::on_header_field(std::string_view name, std::string_view val
 void RequestTracker::on_headers(TimePoint t, int status, std::string_view content_type) {
   record_.t_headers = offset(t);
   record_.http_status = status;
-  sse_ = content_type.find("text/event-stream") != std::string_view::npos;
+  content_type_.assign(content_type.substr(0, 128));
+  sse_ = reads_as_stream(options_.stream, content_type);
+}
+
+std::string RequestTracker::received() const {
+  return fmt::format("Content-Type: {}; the body began: '{}'", content_type_.empty() ? "(none)" : body_excerpt(content_type_, 128),
+                     body_excerpt(head_, kKeptHead));
 }
 
 bool RequestTracker::on_body(TimePoint t, std::string_view bytes) {
+  if (head_.size() < kKeptHead) head_.append(bytes.substr(0, kKeptHead - head_.size()));
   const bool success_status = record_.http_status >= 200 && record_.http_status < 300;
   if (success_status && !content_encoding_.empty() && content_encoding_ != "identity") {
     // llmload asks for no compression (no Accept-Encoding); a proxy that compresses anyway
@@ -153,17 +190,22 @@ void RequestTracker::on_complete(TimePoint t, const TransportError& error) {
          redirect ? fmt::format("HTTP {}: the server redirects to '{}' and llmload does not follow redirects: give "
                                 "that address as --base-url",
                                 record_.http_status, location_.empty() ? std::string("(no Location)") : location_)
-                  : fmt::format("HTTP {}{}: {}", record_.http_status,
+                  : fmt::format("HTTP {}{}: {}{}", record_.http_status,
                                 retry_after_.empty() ? std::string() : " (Retry-After: " + retry_after_ + ")",
-                                error_message_from_body(body_)));
+                                error_message_from_body(body_), wrong_route_hint(record_.http_status, options_.api)));
   } else if (options_.stream) {
     if (!sse_) {
-      fail(ErrorClass::kProtocol, fmt::format("expected a text/event-stream response to a streaming request, got: {}",
-                                              error_message_from_body(body_, 120)));
-    } else if (!done_seen_ && record_.error == ErrorClass::kNone) {
+      fail(ErrorClass::kProtocol,
+           fmt::format("the server answered a streaming request with a whole JSON response, not a stream ({}): if "
+                       "this route does not stream, run with --no-stream",
+                       received()));
+    } else if (!done_seen_ && record_.error == ErrorClass::kNone && !(record_.finish_reason && record_.t_first)) {
+      // A stream that ends cleanly after its finish_reason is whole, as the SDK reads it; one that
+      // ends before is cut short.
       fail(ErrorClass::kIncomplete,
-           fmt::format("stream ended without 'data: [DONE]' after {} events{}", parser_.events(),
-                       parser_.has_partial_event() ? " (last event truncated)" : ""));
+           fmt::format("stream ended without 'data: [DONE]' or a finish_reason after {} events{}{}", parser_.events(),
+                       parser_.has_partial_event() ? " (last event truncated)" : "",
+                       parser_.events() == 0 ? " (" + received() + ")" : std::string()));
     }
   } else {
     WholeResponse w = decode_whole_response(body_, options_.api);

@@ -15,14 +15,32 @@ class RunController::Slot final : public ResponseObserver {
  public:
   Slot(RunController& owner, std::uint64_t index, RequestTracker tracker)
       : owner_(owner), index_(index), tracker_(std::move(tracker)) {}
-  void on_sent(TimePoint t) override { tracker_.on_sent(t); }
+  void on_sent(TimePoint t) override {
+    if (trace) trace->sent(t);
+    tracker_.on_sent(t);
+  }
   void on_header_field(std::string_view name, std::string_view value) override {
     tracker_.on_header_field(name, value);
   }
-  void on_headers(TimePoint t, int status, std::string_view ct) override { tracker_.on_headers(t, status, ct); }
-  bool on_body(TimePoint t, std::string_view bytes) override { return tracker_.on_body(t, bytes); }
+  bool wants_raw_head() const override { return trace != nullptr; }
+  void on_raw_head(std::string_view head) override {
+    if (trace) trace->head(head);
+  }
+  void on_headers(TimePoint t, int status, std::string_view ct) override {
+    if (trace) trace->headers(t, status, ct);
+    tracker_.on_headers(t, status, ct);
+  }
+  bool on_body(TimePoint t, std::string_view bytes) override {
+    if (trace) trace->body(t, bytes);
+    return tracker_.on_body(t, bytes);
+  }
   void on_complete(TimePoint t, const TransportError& e) override {
     tracker_.on_complete(t, e);
+    if (trace) {
+      trace->complete(t, e);
+      owner_.http_trace_->write(*trace);
+      trace.reset();
+    }
     owner_.complete(index_, t);  // may destroy *this later (deferred), never during this call
   }
   RequestTracker& tracker() { return tracker_; }
@@ -36,6 +54,7 @@ class RunController::Slot final : public ResponseObserver {
   std::int64_t prompt_tokens() const { return prompt_tokens_; }
   /// 0-based among the run's measured requests in release order; -1 for warmup.
   std::int64_t ordinal = -1;
+  std::unique_ptr<HttpExchangeTrace> trace;  // --trace-http: this exchange is traced
 
  private:
   std::string prompt_;
@@ -98,6 +117,7 @@ bool RunController::poll(std::size_t max_starts) {
     auto slot = std::make_unique<Slot>(*this, rel->index, RequestTracker(std::move(rec), start_, topts));
     if (rel->session >= 0) slot->set_prompt(std::move(item.prompt), item.input_tokens);
     if (!rel->warmup) slot->ordinal = measured_released_++;
+    if (http_trace_ && http_trace_->take()) slot->trace = std::make_unique<HttpExchangeTrace>(rel->index, http, start_);
     Slot& ref = *slot;
     trackers_.emplace(rel->index, std::move(slot));
     max_in_flight_ = std::max(max_in_flight_, trackers_.size());

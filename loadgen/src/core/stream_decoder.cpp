@@ -150,6 +150,58 @@ std::string error_text(const json& err) {
   return err.dump(-1, ' ', true, json::error_handler_t::replace);
 }
 
+// A string member of `j`, or "".
+std::string string_member(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// FastAPI's validation errors: {"detail": [{"loc": ["body", "max_tokens"], "msg": "..."}]}.
+std::string detail_text(const json& d) {
+  if (d.is_string()) return d.get<std::string>();
+  if (d.is_object()) return error_text(d);
+  if (!d.is_array()) return d.dump(-1, ' ', true, json::error_handler_t::replace);
+  std::string out;
+  for (const auto& item : d) {
+    if (!out.empty()) out += "; ";
+    if (!item.is_object()) {
+      out += item.dump(-1, ' ', true, json::error_handler_t::replace);
+      continue;
+    }
+    std::string loc;
+    if (auto l = item.find("loc"); l != item.end() && l->is_array()) {
+      for (const auto& part : *l) {
+        if (!loc.empty()) loc += '.';
+        loc += part.is_string() ? part.get<std::string>() : part.dump();
+      }
+    }
+    const std::string msg = string_member(item, "msg");
+    out += loc.empty() ? msg : loc + ": " + msg;
+  }
+  return out;
+}
+
+// The message of an error body that is a JSON object; "" when it has none of the known members.
+std::string error_body_text(const json& j) {
+  std::string text;
+  if (auto e = j.find("error"); e != j.end() && !e->is_null()) {
+    text = error_text(*e);
+    if (e->is_object()) {
+      // {"error": {"message": .., "type": .., "code": ..}}: the type and code say which error.
+      std::string kind = string_member(*e, "type");
+      if (auto c = e->find("code"); c != e->end() && c->is_string()) {  // a number repeats the status
+        kind += (kind.empty() ? "" : ", ") + c->get<std::string>();
+      }
+      if (!kind.empty() && e->contains("message")) text += " (" + kind + ")";
+    }
+  }
+  // {"error": "Bad Request", "message": "max_tokens must be ..."}: both say something.
+  const std::string message = string_member(j, "message");
+  if (!message.empty() && message != text) text = text.empty() ? message : text + ": " + message;
+  if (auto d = j.find("detail"); d != j.end() && !d->is_null() && text.empty()) text = detail_text(*d);
+  return text;
+}
+
 std::string excerpt(std::string_view s, std::size_t max_len) {
   std::string out;
   for (char ch : s.substr(0, max_len)) {
@@ -201,7 +253,7 @@ StreamUpdate OpenAiStreamDecoder::decode(const SseEvent& event) {
   }
   if (auto e = j.find("error"); e != j.end()) {
     u.kind = StreamUpdate::Kind::kError;
-    u.message = error_text(*e);
+    u.message = error_body_text(j);
     return u;
   }
   u.server_timing = read_server_timing(j);
@@ -320,12 +372,13 @@ WholeResponse decode_whole_response(std::string_view body, ApiKind api) {
   return r;
 }
 
+std::string body_excerpt(std::string_view s, std::size_t max_len) { return excerpt(s, max_len); }
+
 std::string error_message_from_body(std::string_view body, std::size_t max_len) {
   json j = parse_payload(body);
   if (!j.is_discarded() && j.is_object()) {
-    if (auto e = j.find("error"); e != j.end()) return excerpt(error_text(*e), max_len);
-    if (auto m = j.find("message"); m != j.end() && m->is_string()) return excerpt(m->get<std::string>(), max_len);
-    if (auto d = j.find("detail"); d != j.end() && d->is_string()) return excerpt(d->get<std::string>(), max_len);
+    std::string text = error_body_text(j);
+    if (!text.empty()) return excerpt(text, max_len);
   }
   return excerpt(body, max_len);
 }

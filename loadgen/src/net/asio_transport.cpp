@@ -403,6 +403,18 @@ struct Exchange final : ExchangeBase, std::enable_shared_from_this<Exchange<Stre
                                   self->observer.on_header_field(name, std::string_view(v.data(), v.size()));
                                 }
                               }
+                              if (self->observer.wants_raw_head()) {
+                                std::string head = fmt::format("HTTP/1.{} {} ", h.version() % 10, h.result_int());
+                                head.append(h.reason().data(), h.reason().size());
+                                head += "\r\n";
+                                for (const auto& f : h) {
+                                  head.append(f.name_string().data(), f.name_string().size());
+                                  head += ": ";
+                                  head.append(f.value().data(), f.value().size());
+                                  head += "\r\n";
+                                }
+                                self->observer.on_raw_head(head + "\r\n");
+                              }
                               const auto ct = h[http::field::content_type];
                               self->observer.on_headers(self->now(), static_cast<int>(h.result_int()),
                                                         std::string_view(ct.data(), ct.size()));
@@ -812,6 +824,7 @@ struct PlainExchange final : ExchangeBase, std::enable_shared_from_this<PlainExc
       if (!parser.retry_after().empty()) observer.on_header_field("Retry-After", parser.retry_after());
       if (!parser.location().empty()) observer.on_header_field("Location", parser.location());
       if (!parser.content_encoding().empty()) observer.on_header_field("Content-Encoding", parser.content_encoding());
+      if (observer.wants_raw_head()) observer.on_raw_head(parser.head());
       observer.on_headers(t, parser.status(), parser.content_type());
     }
     if (!r.body.empty()) {

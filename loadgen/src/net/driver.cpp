@@ -141,14 +141,22 @@ void drive(asio::io_context& ioc, RunController& controller, const DriveOptions&
     pump();
     if (options.on_tick && options.tick_interval.count() > 0 && !stopped) arm_tick();
   });
+  // One handler at a time: a send that falls due while a burst of ready reads is handled (a
+  // hundred streams' tokens from one epoll wait take milliseconds) is released between two of
+  // them, not after the whole burst and the timer's turn. Its schedule lag stays about one
+  // handler long (docs/statistics.md, "Schedule lag"); the check is one clock read per handler.
   ioc.restart();
-  ioc.run();
+  while (ioc.run_one() > 0) {
+    if (stopped) continue;
+    const auto wake = controller.wake_time();
+    if (wake && *wake <= std::chrono::time_point_cast<Nanos>(MonoClock::now())) pump();
+  }
   controller.on_progress = nullptr;
 }
 
 ModelsInfo probe_models(asio::io_context& ioc, Transport& transport, const std::string& base_url,
                         const std::string& base_path, const std::string& host_header, const std::string& api_key,
-                        const std::vector<std::pair<std::string, std::string>>& headers) {
+                        const std::vector<std::pair<std::string, std::string>>& headers, bool model_given) {
   HttpRequest req;
   req.method = "GET";
   req.target = base_path + "/v1/models";
@@ -165,33 +173,39 @@ ModelsInfo probe_models(asio::io_context& ioc, Transport& transport, const std::
     throw ConfigError(fmt::format("cannot reach the endpoint ({}): {}{}", tried, why,
                                   tls_advice ? "" : ". Is the server running, and is --base-url right?"));
   }
+  ModelsInfo info;
+  // Not a model list: an error without the model (the list is where it comes from), else what the
+  // probe saw, for a warning.
+  const auto not_a_list = [&](std::string what) {
+    if (!model_given) throw ConfigError(what + (c.status == 401 || c.status == 403 ? "" : "; or pass --model"));
+    info.problem = std::move(what);
+    return info;
+  };
   if (c.status == 401 || c.status == 403) {
-    throw ConfigError(fmt::format("the endpoint refused the API key ({} returned HTTP {}: {}): set --api-key or "
+    return not_a_list(fmt::format("the endpoint refused the API key ({} returned HTTP {}: {}): set --api-key or "
                                   "OPENAI_API_KEY",
                                   tried, c.status, error_message_from_body(c.body)));
   }
   if (c.status >= 300 && c.status < 400) {
-    throw ConfigError(fmt::format("{} returned HTTP {}: the server redirects to '{}' and llmload does not follow "
+    return not_a_list(fmt::format("{} returned HTTP {}: the server redirects to '{}' and llmload does not follow "
                                   "redirects: give that address (without /v1/models) as --base-url",
                                   tried, c.status, c.location.empty() ? std::string("(no Location)") : c.location));
   }
   if (!c.content_encoding.empty() && c.content_encoding != "identity") {
-    throw ConfigError(fmt::format("{} answered compressed (Content-Encoding: {}) though llmload asked for no "
+    return not_a_list(fmt::format("{} answered compressed (Content-Encoding: {}) though llmload asked for no "
                                   "compression: turn compression off for this route (a proxy or gateway in front of "
                                   "the server?)",
                                   tried, c.content_encoding));
   }
   if (c.status != 200) {
-    throw ConfigError(fmt::format("not an OpenAI-compatible endpoint: {} returned HTTP {}: {}", tried, c.status,
+    return not_a_list(fmt::format("no model list: {} returned HTTP {}: {}", tried, c.status,
                                   error_message_from_body(c.body)));
   }
   auto j = nlohmann::json::parse(c.body, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("data") || !j["data"].is_array()) {
-    throw ConfigError(fmt::format("not an OpenAI-compatible endpoint: {} did not return a model list "
-                                  "({{\"data\": [...]}}): {}",
-                                  tried, error_message_from_body(c.body, 120)));
+    return not_a_list(fmt::format("no model list: {} did not return one ({{\"data\": [...]}}): {}", tried,
+                                  error_message_from_body(c.body, 120)));
   }
-  ModelsInfo info;
   info.raw = c.body;
   for (const auto& m : j["data"]) {
     if (m.is_object() && m.contains("id") && m["id"].is_string()) info.ids.push_back(m["id"].get<std::string>());

@@ -196,6 +196,7 @@ Http1ResponseParser::Result Http1ResponseParser::feed(char* data, std::size_t n)
           break;
         }
         const char* e = parse_head();
+        last_head_.swap(head_);  // kept for --trace-http; no copy
         head_.clear();
         if (e != nullptr) return fail(r, e);
         if (state_ != State::kHead) r.headers = true;  // else a 1xx: the final head follows

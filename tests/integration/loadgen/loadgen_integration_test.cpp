@@ -362,8 +362,26 @@ TEST_F(Fixture, NonOpenAiEndpointIsRejectedBeforeTheRun) {
   TempDir dir;
   auto out = run_llmload(dir, {"--base-url", server_->base_url + "/not-an-api", "--num-requests", "3"});
   EXPECT_EQ(out.proc.exit_code, 2);
-  EXPECT_NE(out.proc.err.find("not an OpenAI-compatible endpoint"), std::string::npos) << out.proc.err;
-  EXPECT_NE(out.proc.err.find("/not-an-api/v1/models"), std::string::npos) << out.proc.err;
+  EXPECT_NE(out.proc.err.find("no model list"), std::string::npos) << out.proc.err;
+  EXPECT_NE(out.proc.err.find("/not-an-api/v1/models returned HTTP 404"), std::string::npos) << out.proc.err;
+  EXPECT_NE(out.proc.err.find("pass --model"), std::string::npos) << out.proc.err;
+}
+
+// With --model the models probe is not a gate (docs/wire.md): a warning, then the run, whose
+// 404s name the other API and the base URL as the likely fixes.
+TEST_F(Fixture, WithTheModelGivenAFailedModelsProbeIsAWarning) {
+  TempDir dir;
+  auto out = run_llmload(dir, {"--base-url", server_->base_url + "/not-an-api", "--model", "m", "--num-requests", "3"});
+  EXPECT_EQ(out.proc.exit_code, 6) << out.proc.err;  // no request succeeded
+  EXPECT_NE(out.proc.err.find("warning: no model list"), std::string::npos) << out.proc.err;
+  EXPECT_NE(out.proc.err.find("going on with --model m as given"), std::string::npos) << out.proc.err;
+  ASSERT_TRUE(out.result.is_object());
+  EXPECT_NE(out.result["conditions"]["server"]["models_probe"].get<std::string>().find("HTTP 404"), std::string::npos);
+  EXPECT_EQ(out.result["failed"], 3);
+  ASSERT_FALSE(out.records.empty());
+  const std::string msg = out.records[0]["error"].get<std::string>();
+  EXPECT_NE(msg.find("HTTP 404"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("--backend openai-chat"), std::string::npos) << msg;
 }
 
 TEST_F(Fixture, HttpErrorsDuringTheRunAreCountedAndOutputsStillWritten) {

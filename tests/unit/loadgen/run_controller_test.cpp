@@ -3,6 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
 
 #include "fake_server.hpp"
 #include "llmload/analysis/report.hpp"
@@ -246,7 +251,7 @@ TEST(RunController, ErrorsAreClassifiedAndTheRunContinues) {
   EXPECT_EQ(m.completed, 3);
   EXPECT_EQ(m.failed, 3);
   EXPECT_EQ(m.errors_by_status.at(503).count, 1);
-  EXPECT_EQ(m.errors_by_status.at(503).example, "HTTP 503: overloaded");
+  EXPECT_EQ(m.errors_by_status.at(503).example, "HTTP 503: overloaded (InternalServerError)");
   EXPECT_EQ(m.errors_by_status.at(429).example, "HTTP 429: slow down");
   EXPECT_EQ(m.errors_by_class.at("incomplete").count, 1);
   EXPECT_EQ(m.errors_by_class.at("http_status").count, 2);
@@ -678,6 +683,65 @@ TEST(RunController, AShardLeavesSamplesAndMinimumsToTheMergedRun) {
   EXPECT_FALSE(has_code(m, "too_few_samples"));
   EXPECT_FALSE(m.minimums.checked);
   EXPECT_FALSE(m.invalid);
+}
+
+}  // namespace
+}  // namespace llmload
+
+namespace llmload {
+namespace {
+
+// --trace-http N: the first N exchanges, request and response as they went, each body read with
+// its receive time; the API key and anything echoing it never reach the file.
+TEST(RunController, TheFirstExchangesAreTracedWithoutSecrets) {
+  const std::string key = "sk-trace-secret-0123456789";
+  auto cfg = concurrency(1, 4);
+  cfg.api_key = key;
+  Harness h(cfg, [key](std::uint64_t n, TimePoint) {
+    Script s;
+    s.tokens = 3;
+    if (n == 1) {
+      s.status = 401;
+      s.error_body = R"({"error":{"message":"bad key )" + key + R"("}})";
+    }
+    return s;
+  });
+  const auto dir = std::filesystem::temp_directory_path() / ("llmload-trace-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    HttpTraceLog log(dir / "http-trace.jsonl", 2, h.cfg.secrets());
+    h.ctl->set_http_trace(&log);
+    h.run();
+    EXPECT_EQ(log.written(), 2u);
+    EXPECT_FALSE(log.error());
+  }
+  std::ifstream in(dir / "http-trace.jsonl");
+  std::vector<nlohmann::json> lines;
+  for (std::string line; std::getline(in, line);) {
+    EXPECT_LT(longest_secret_fragment(line, key), kMinSecretFragment) << line;
+    lines.push_back(nlohmann::json::parse(line));
+  }
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(lines.size(), 2u);
+  const auto& ok = lines[0];
+  EXPECT_EQ(ok["request_index"], 0);
+  EXPECT_EQ(ok["request"]["method"], "POST");
+  EXPECT_NE(ok["request"]["body"].get<std::string>().find("\"model\""), std::string::npos);
+  bool auth = false;
+  for (const auto& f : ok["request"]["headers"]) {
+    if (f[0] == "Authorization") auth = f[1] == "[redacted]";
+  }
+  EXPECT_TRUE(auth);
+  EXPECT_EQ(ok["response"]["status"], 200);
+  const auto& pieces = ok["response"]["body_pieces"];
+  ASSERT_GE(pieces.size(), 3u);  // one read per token event, then the tail
+  EXPECT_DOUBLE_EQ(pieces[0]["t_s"].get<double>(), 0.05);  // the first token, 50 ms after the send at 0
+  for (std::size_t i = 1; i < pieces.size(); ++i) EXPECT_GE(pieces[i]["t_s"], pieces[i - 1]["t_s"]);
+  EXPECT_NE(pieces[0]["bytes"].get<std::string>().find("data: "), std::string::npos);
+  EXPECT_GE(ok["response"]["complete_s"].get<double>(), pieces.back()["t_s"].get<double>());
+  const auto& refused = lines[1];
+  EXPECT_EQ(refused["response"]["status"], 401);
+  EXPECT_NE(refused["response"]["body_pieces"][0]["bytes"].get<std::string>().find("bad key ***"), std::string::npos);
 }
 
 }  // namespace

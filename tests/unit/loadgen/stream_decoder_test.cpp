@@ -42,7 +42,7 @@ TEST(StreamDecoder, UsageChunkDoneErrorMalformed) {
   EXPECT_EQ(dec(d, "[DONE]").kind, K::kDone);
   auto e = dec(d, R"({"error":{"message":"boom","type":"InternalServerError","code":500}})");
   EXPECT_EQ(e.kind, K::kError);
-  EXPECT_EQ(e.message, "boom");
+  EXPECT_EQ(e.message, "boom (InternalServerError)");
   EXPECT_EQ(dec(d, "{not json").kind, K::kMalformed);
   EXPECT_EQ(dec(d, "[1,2]").kind, K::kMalformed);
   EXPECT_EQ(dec(d, R"({"id":"x"})").kind, K::kMalformed);

@@ -21,6 +21,12 @@ struct TrackerOptions {
   Nanos inter_token_timeout{0};    // 0: none; else a gap this long between output events fails
 };
 
+/// Whether a response body is read as an SSE stream (docs/wire.md): for a streaming request,
+/// whatever its Content-Type (absent, text/plain, a vendor type, any case) except
+/// application/json, as the official openai SDK reads it; for a non-streaming request, only
+/// text/event-stream.
+bool reads_as_stream(bool streaming_request, std::string_view content_type);
+
 class RequestTracker final : public ResponseObserver {
  public:
   /// `run_start` is the origin of the record's time offsets.
@@ -52,13 +58,16 @@ class RequestTracker final : public ResponseObserver {
 
  private:
   analysis::Nanos offset(TimePoint t) const { return t - run_start_; }
+  std::string received() const;  // the Content-Type and the body's first bytes, for messages
   void on_event(TimePoint t, SseEvent&& ev);
   void fail(analysis::ErrorClass cls, std::string message);
 
   analysis::RequestRecord record_;
   TimePoint run_start_;
   TrackerOptions options_;
-  bool sse_ = false;         // response is text/event-stream
+  bool sse_ = false;         // the body is read as a stream (stream_reply_rule)
+  std::string content_type_;  // as received (capped), for messages
+  std::string head_;          // the body's first bytes, for messages
   std::string location_;          // a redirect's target
   std::string content_encoding_;  // a compressed body's coding
   bool done_seen_ = false;   // "data: [DONE]" arrived

@@ -11,6 +11,7 @@
 
 #include "llmload/analysis/run_metrics.hpp"
 #include "llmload/analysis/sequential_slo.hpp"
+#include "llmload/loadgen/http_trace.hpp"
 #include "llmload/loadgen/pacer.hpp"
 #include "llmload/loadgen/record_store.hpp"
 #include "llmload/loadgen/request_builder.hpp"
@@ -66,6 +67,8 @@ class RunController {
   /// journal streams it to requests.jsonl). Its warmup/in_window flags are as released: --warmup
   /// auto relabels records only once the run has finished.
   std::function<void(const analysis::RequestRecord&)> on_record;
+  /// --trace-http: the first requests' exchanges go to this log (it outlives the run).
+  void set_http_trace(HttpTraceLog* log) { http_trace_ = log; }
 
   TimePoint start_time() const { return start_; }
   /// Every request's record, in completion order. With --warmup auto, once finished() the
@@ -115,6 +118,7 @@ class RunController {
   // once read (records()), in memory. Mutable: read back and settle() relabels them (auto warmup)
   // on first read after the run; single-threaded.
   RecordStore store_;
+  HttpTraceLog* http_trace_ = nullptr;
   mutable std::vector<analysis::RequestRecord> records_;
   analysis::MetricsAccumulator acc_;
   std::optional<TimePoint> last_measured_done_;

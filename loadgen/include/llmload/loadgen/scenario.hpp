@@ -146,6 +146,9 @@ struct ScenarioConfig {
   Nanos first_token_timeout{0};
   Nanos inter_token_timeout{0};
 
+  /// --trace-http N: the first N exchanges to http-trace.jsonl in the output directory (0: none).
+  std::int64_t trace_http = 0;
+
   /// Prompt token calibration: auto (the server's /tokenize when it answers), tokenize, estimate.
   std::string prompt_calibration = "auto";
   /// Console table (vLLM's --percentile-metrics / --metric-percentiles); empty: defaults.

@@ -84,8 +84,14 @@ struct WholeResponse {
 };
 WholeResponse decode_whole_response(std::string_view body, ApiKind api);
 
-/// Extracts `error.message` from an OpenAI-style error body, or a short excerpt of the body
-/// (at most `max_len` bytes, non-printable bytes escaped) when it is not one.
+/// The message of an error body in every shape servers use (docs/wire.md): `{"error": {"message",
+/// "type", "code"}}` (OpenAI, vLLM), `{"error": "..", "message": ".."}` (TGI, gateways), `{"detail":
+/// ".."}` or `{"detail": [{"loc", "msg"}]}` (FastAPI), `{"message": ".."}`, `{"object": "error",
+/// "message": ..}` (vLLM, SGLang), or a short excerpt of the body when it is none of these (plain
+/// text, HTML): at most `max_len` bytes, non-printable bytes escaped.
 std::string error_message_from_body(std::string_view body, std::size_t max_len = 300);
+
+/// `s` cut at `max_len` bytes ("..." after), line breaks as spaces, other control bytes as '?'.
+std::string body_excerpt(std::string_view s, std::size_t max_len);
 
 }  // namespace llmload

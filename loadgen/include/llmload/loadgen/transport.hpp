@@ -65,6 +65,10 @@ class ResponseObserver {
     (void)name;
     (void)value;
   }
+  /// The whole response head as received (status line and every field), delivered before
+  /// on_headers, only to an observer that wants it (--trace-http). Default: not wanted.
+  virtual bool wants_raw_head() const { return false; }
+  virtual void on_raw_head(std::string_view head) { (void)head; }
   virtual void on_headers(TimePoint t, int status, std::string_view content_type) = 0;
   /// Body bytes (de-chunked). Return false to abort the request (the observer has seen enough,
   /// e.g. an oversized event); the transport then completes with kCanceled.

@@ -50,16 +50,21 @@ void drive(boost::asio::io_context& ioc, RunController& controller, const DriveO
 /// What GET /v1/models said.
 struct ModelsInfo {
   std::vector<std::string> ids;
-  std::string raw;  // the response body
+  std::string raw;      // the response body
+  std::string problem;  // with the model given: what the probe saw instead of a model list (empty: none)
 };
 
 /// Fetches {base}/v1/models through `transport` (blocking: runs the io_context until done).
-/// Throws ConfigError saying what was tried when the endpoint is unreachable or does not answer
-/// like an OpenAI-compatible server.
+/// Throws ConfigError saying what was tried when the endpoint is unreachable. An answer that is
+/// not a model list (an error status, a redirect, another body) is an error only when the model
+/// is not given (`model_given` false: the list is where it comes from); with the model given it
+/// is a probe, not a gate (many gateways have no /v1/models, and the official SDK never asks):
+/// what it saw is returned in `problem`.
 /// `headers`: the run's extra request headers (--header), sent here too.
 ModelsInfo probe_models(boost::asio::io_context& ioc, Transport& transport, const std::string& base_url,
                         const std::string& base_path, const std::string& host_header, const std::string& api_key,
-                        const std::vector<std::pair<std::string, std::string>>& headers = {});
+                        const std::vector<std::pair<std::string, std::string>>& headers = {},
+                        bool model_given = false);
 
 /// Where and how to reach the server's /tokenize (vLLM, SGLang, llmload-server).
 struct TokenizeTarget {

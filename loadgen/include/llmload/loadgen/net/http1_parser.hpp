@@ -36,6 +36,8 @@ class Http1ResponseParser {
   /// Valid once a Result had `headers` set.
   int status() const { return status_; }
   bool keep_alive() const { return keep_alive_; }
+  /// The final response head as received (status line and fields), once headers were reported.
+  const std::string& head() const { return last_head_; }
   const std::string& content_type() const { return content_type_; }
   const std::string& retry_after() const { return retry_after_; }
   const std::string& location() const { return location_; }                  // a redirect's target
@@ -57,6 +59,7 @@ class Http1ResponseParser {
 
   State state_ = State::kHead;
   std::string head_;     // the head (or trailer) so far
+  std::string last_head_;  // the last complete head parsed
   std::string line_;     // a chunk-size line split across reads
   bool got_some_ = false;
   int status_ = 0;
