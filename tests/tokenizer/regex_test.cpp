@@ -68,6 +68,14 @@ TEST(tokenizer_regex, Llama3PatternSplitsLikeTheReference) {
             (V{"Hello", " world", ",", " it", "'s", " ", "123", "45", "!\n\n", " ", " ok"}));
 }
 
+TEST(tokenizer_regex, SearchFromAnOffset) {
+  RegexMatch m;
+  ASSERT_TRUE(Regex("\\d+").search("ab12cd34", 4, m));
+  EXPECT_EQ(m.begin, 6U);
+  EXPECT_EQ(m.end, 8U);
+  EXPECT_FALSE(Regex("\\d+").search("ab12cd", 4, m));
+}
+
 TEST(tokenizer_regex, EmptyMatchesAdvance) {
   EXPECT_EQ(pieces("a*", "bab"), (V{"", "a", "", ""}));
 }
