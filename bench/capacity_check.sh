@@ -38,6 +38,15 @@ for prof in $profiles; do
       python3 -c "
 import json; r=json.load(open('"$out"/$prof-run-$f/result.json'))
 print('$prof at $f x $cap = $r req/s: SLO', r['slo']['verdict'], 'validity', r['validity']['verdict'], 'p99 TTFT %.1f ms p99 TPOT %.2f ms' % (r['p99_ttft_ms'], r['p99_tpot_ms']), 'throughput %.2f' % r['request_throughput'])" >> "$out"/summary.txt
+      # At a few requests/s, 60 s holds fewer requests than a p99 PASS needs (459 with none over
+      # the bound): INCONCLUSIVE is then the honest answer. The same run without a size runs
+      # until the verdict is conclusive (sequential early stopping, docs/statistics.md).
+      if python3 -c "import json,sys; sys.exit(0 if json.load(open('"$out"/$prof-run-$f/result.json'))['slo']['verdict'] == 'INCONCLUSIVE' else 1)"; then
+        $B/llmload run --base-url $u --request-rate $r --slo ttft:500ms,tpot:50ms --quiet --output "$out"/$prof-run-$f-seq > "$out"/$prof-run-$f-seq.out 2>&1
+        python3 -c "
+import json; r=json.load(open('"$out"/$prof-run-$f-seq/result.json'))
+print('  the same without --duration (until conclusive): %d requests, SLO' % r['completed'], r['slo']['verdict'], 'validity', r['validity']['verdict'], 'p99 TTFT %.1f ms' % r['p99_ttft_ms'])" >> "$out"/summary.txt
+      fi
     done
   fi
   kill $spid; wait $spid 2>/dev/null

@@ -282,6 +282,10 @@ RequestRecord record_from_json(const json& j) {
   r.input_tokens = integer("input_tokens");
   r.output_tokens = integer("output_tokens");
   r.tokens_from_usage = boolean("tokens_from_usage");
+  r.tokens_from_tokenizer = j.value("tokens_from_tokenizer", false);  // absent before --tokenizer
+  if (const json& c = j.value("client_output_tokens", json()); c.is_number_integer()) {
+    r.client_output_tokens = c.get<std::int64_t>();
+  }
   r.output_events = integer("output_events");
   if (const json& c = j.value("cached_tokens", json()); c.is_number_integer()) r.cached_tokens = c.get<std::int64_t>();
   if (const json& f = j.value("finish_reason", json()); f.is_string()) r.finish_reason = f.get<std::string>();

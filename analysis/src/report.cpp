@@ -98,7 +98,9 @@ json metrics_json(const RunMetrics& m) {
                  {"total_output_tokens", m.total_output_tokens},
                  {"output_tokens_arriving_in_window", m.output_tokens_in_window},
                  {"arrival_bin_ms", to_seconds(m.token_bin) * 1e3},
-                 {"source", m.tokens_estimated ? "estimated (some responses had no usage)" : "server usage"}};
+                 {"source", m.tokens_estimated ? "estimated (some responses had no usage: one token per output event; "
+                                                 "give --tokenizer PATH to count them exactly)"
+                                               : "server usage, or the generated text counted with --tokenizer"}};
   json latency = json::object();
   for (Metric metric : {Metric::kTtft, Metric::kTpot, Metric::kItl, Metric::kItlEvent, Metric::kE2e}) {
     latency[std::string(metric_name(metric))] = stats_json(m.latency.at(metric));
@@ -202,6 +204,9 @@ json record_json(const RequestRecord& r) {
   j["input_tokens"] = r.input_tokens;
   j["output_tokens"] = r.output_tokens;
   j["tokens_from_usage"] = r.tokens_from_usage;
+  j["tokens_from_tokenizer"] = r.tokens_from_tokenizer;
+  j["output_tokens_source"] = r.tokens_from_usage ? "usage" : (r.tokens_from_tokenizer ? "tokenizer" : "events");
+  j["client_output_tokens"] = r.client_output_tokens ? json(*r.client_output_tokens) : json(nullptr);
   j["output_events"] = r.output_events;
   j["cached_tokens"] = r.cached_tokens ? json(*r.cached_tokens) : json(nullptr);
   j["finish_reason"] = r.finish_reason ? json(*r.finish_reason) : json(nullptr);
@@ -254,7 +259,10 @@ std::string console_report(const RunMetrics& m, const std::string& title, const 
   line(fmt::format("{:<40}{:>12.2f}", "Request throughput (req/s):", m.request_throughput));
   line(fmt::format("{:<40}{:>12.2f}", "Output token throughput (tok/s):", m.output_throughput));
   line(fmt::format("{:<40}{:>12.2f}", "Total token throughput (tok/s):", m.total_token_throughput));
-  if (m.tokens_estimated) line(fmt::format("  (token counts partly estimated: the server did not always send usage)"));
+  if (m.tokens_estimated) {
+    line("  (token counts partly estimated, one token per output event: the server did not always send usage; give "
+         "the model's tokenizer with --tokenizer PATH to count them exactly)");
+  }
   for (const auto& [cls, e] : m.errors_by_class) line(fmt::format("  errors [{}]: {}  e.g. {}", cls, e.count, e.example));
   for (const auto& [st, e] : m.errors_by_status) line(fmt::format("  HTTP {}: {}", st, e.count));
   if (m.slo) {

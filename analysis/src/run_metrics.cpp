@@ -73,7 +73,7 @@ void MetricsAccumulator::add(const RequestRecord& r, std::span<const ChunkArriva
   // over the events so the series sums to the server's n_out.
   std::int64_t event_tokens = 0;
   for (const auto& c : chunks) event_tokens += c.tokens;
-  const double scale = (r.tokens_from_usage && event_tokens > 0 && r.ok())
+  const double scale = ((r.tokens_from_usage || r.tokens_from_tokenizer) && event_tokens > 0 && r.ok())
                            ? static_cast<double>(r.output_tokens) / static_cast<double>(event_tokens)
                            : 1.0;
   // Only successful requests' tokens count (issue 16: a failed request's partial output was in
@@ -247,7 +247,7 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
       ++m.completed;
       m.total_input_tokens += r.input_tokens;
       m.total_output_tokens += r.output_tokens;
-      if (!r.tokens_from_usage) m.tokens_estimated = true;
+      if (!r.tokens_from_usage && !r.tokens_from_tokenizer) m.tokens_estimated = true;
     } else if (r.error == ErrorClass::kStoppedEarly) {
       ++m.stopped_early_requests;  // the client's decision, not a failure (no error rate)
     } else {

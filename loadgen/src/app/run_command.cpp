@@ -31,6 +31,7 @@
 #include "llmload/common/duration.hpp"
 #include "llmload/common/process_limits.hpp"
 #include "llmload/common/version.hpp"
+#include "llmload/tokenizer/tokenizer.hpp"
 #include "llmload/loadgen/calibration.hpp"
 #include "llmload/loadgen/config_error.hpp"
 #include "llmload/loadgen/net/asio_transport.hpp"
@@ -198,9 +199,25 @@ bool may_be_timed(const ScenarioConfig& cfg) {
 
 // Prompt calibration with the server's /tokenize (or the built-in estimate).
 CalibrationResult calibrate(const ScenarioConfig& cfg, boost::asio::io_context& ioc, Transport& transport,
-                            const BaseUrl& url) {
+                            const BaseUrl& url, const tokenizer::Tokenizer* tok) {
   if (cfg.prompt_calibration == "estimate") {
     return CalibrationResult{TokenModel::builtin(), estimate_report("--prompt-calibration estimate")};
+  }
+  if (tok != nullptr && cfg.prompt_calibration == "auto") {
+    // The model's own tokenizer, locally: no /tokenize needed. The prompt is counted with the
+    // special tokens the tokenizer adds (a BOS); a chat template's own tokens are not known.
+    TokenCounter local = [tok](const std::string& prompt) {
+      return std::optional<std::int64_t>(static_cast<std::int64_t>(tok->encode(prompt, true).size()));
+    };
+    auto r = calibrate_token_model(local, cfg.input_tokens, data_seed(cfg.seed));
+    if (r) {
+      r->report["method"] = "tokenizer";
+      r->report["tokenizer"] = {{"path", tok->source().string()}, {"kind", tok->kind()}};
+      if (cfg.endpoint == ApiKind::kChat) {
+        r->report["note"] = "chat: the prompt's content is counted; the chat template adds its own tokens on the server";
+      }
+      return *r;
+    }
   }
   net::TokenizeTarget target{url.path, url.host_header(), cfg.api_key, cfg.model, cfg.endpoint == ApiKind::kChat,
                              cfg.headers};
@@ -285,11 +302,21 @@ net::TransportOptions transport_options(const ScenarioConfig& cfg) {
   return t;
 }
 
+// --tokenizer PATH, or a clear error (exit 2) naming the file, what is unsupported and the fix.
+std::unique_ptr<tokenizer::Tokenizer> load_model_tokenizer(const std::string& path) {
+  try {
+    return tokenizer::load_tokenizer(path);
+  } catch (const tokenizer::TokenizerError& e) {
+    throw ConfigError(fmt::format("--tokenizer {}: {}", path, e.what()));
+  }
+}
+
 // What the run learns from the server and its workload before the load.
 struct Prepared {
   net::ModelsInfo models;
   CalibrationResult calibration;
   std::unique_ptr<Workload> workload;
+  std::unique_ptr<tokenizer::Tokenizer> tokenizer;  // --tokenizer
   std::vector<Nanos> timed;  // a trace's own arrival offsets (timed arrivals)
 };
 
@@ -315,7 +342,8 @@ Prepared prepare(ScenarioConfig& cfg, boost::asio::io_context& ioc, Transport& t
                                       url.to_string(), printable(cfg.model)));
       }
     }
-    p.calibration = calibrate(cfg, ioc, transport, url);
+    if (!cfg.tokenizer.empty()) p.tokenizer = load_model_tokenizer(cfg.tokenizer);
+    p.calibration = calibrate(cfg, ioc, transport, url, p.tokenizer.get());
   } catch (const ConfigError& e) {
     throw ConfigError(cfg.secrets().for_output(e.what()));  // the server may echo a secret back
   }
@@ -478,6 +506,7 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   const Workload* items = local.shard.sharded() ? &sharded_workload : prep.workload.get();
   RequestBuilder builder(local, url.path, url.host_header(), items);
   RunController controller(local, clock, *plan.pacer, transport, builder);
+  controller.set_tokenizer(prep.tokenizer.get());
   std::optional<HttpTraceLog> http_trace;
   if (cfg.trace_http > 0 && !cfg.output_dir.empty()) {
     http_trace.emplace(std::filesystem::path(cfg.output_dir) / "http-trace.jsonl",

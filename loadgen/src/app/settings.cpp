@@ -150,6 +150,8 @@ bool apply_extended_setting(const std::string& name, const std::string& value, c
     cfg.first_token_timeout = *parse_opt_dur(value, origin);
   } else if (name == "inter-token-timeout") {
     cfg.inter_token_timeout = *parse_opt_dur(value, origin);
+  } else if (name == "tokenizer") {
+    cfg.tokenizer = value;
   } else if (name == "trace-http") {
     cfg.trace_http = parse_int(value, origin, 0);
   } else if (name == "dataset-name") {
@@ -352,7 +354,11 @@ const std::vector<SettingInfo>& settings() {
       {"prefix-groups", "shared-prefix workload: number of distinct prefixes"},
       {"prefix-tokens", "shared-prefix workload: tokens in each prefix"},
       {"sharegpt-output-len", "sharegpt: override every output length"},
-      {"prompt-calibration", "auto (default: the server's /tokenize when it has one) | tokenize | estimate"},
+      {"prompt-calibration", "auto (default: --tokenizer when given, else the server's /tokenize when it has one) | "
+                             "tokenize | estimate"},
+      {"tokenizer", "the model's tokenizer: a model directory, a tokenizer.json or a tokenizer.model "
+                    "(docs/tokenizers.md); counts the generated text of responses without usage, calibrates prompts "
+                    "locally, and compares its count with the server's usage"},
       {"trace", "replay a trace file (Azure LLM CSV or Mooncake JSONL) at its own timing"},
       {"trace-format", "azure | mooncake (default: detected from the content)"},
       {"time-scale", "trace replay speed: 2 = twice as fast (default 1)"},

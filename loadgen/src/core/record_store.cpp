@@ -107,6 +107,8 @@ void record_store_fields(Io& io, Record& r) {
   io.put_or_get(r.input_tokens);
   io.put_or_get(r.output_tokens);
   io.put_or_get(r.tokens_from_usage);
+  io.put_or_get(r.tokens_from_tokenizer);
+  io.put_or_get(r.client_output_tokens);
   io.put_or_get(r.output_events);
   io.put_or_get(r.cached_tokens);
   io.put_or_get(r.finish_reason);

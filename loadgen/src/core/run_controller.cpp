@@ -7,6 +7,7 @@
 
 #include "llmload/common/duration.hpp"
 #include "llmload/loadgen/redact.hpp"
+#include "llmload/tokenizer/tokenizer.hpp"
 
 namespace llmload {
 
@@ -110,7 +111,7 @@ bool RunController::poll(std::size_t max_starts) {
     TrackerOptions topts;
     topts.api = cfg_.endpoint;
     topts.stream = cfg_.stream;
-    topts.capture_text = rel->session >= 0;
+    topts.capture_text = rel->session >= 0 || tokenizer_ != nullptr;
     topts.first_token_timeout = cfg_.first_token_timeout;
     topts.inter_token_timeout = cfg_.inter_token_timeout;
     HttpRequest http = builder_.build(item, *history);
@@ -171,6 +172,7 @@ void RunController::complete(std::uint64_t index, TimePoint t) {
   }
   // A server may echo the API key back in an error: it never reaches any output.
   rec.error_message = secrets_.for_output(std::move(rec.error_message));
+  if (tokenizer_ && rec.ok()) count_with_tokenizer(rec, tracker.output_text());
   acc_.add(rec, tracker.chunks());
   if (sequential_ && sequential_->on_complete(it->second->ordinal, rec)) {
     // Conclusive: stop issuing; what is in flight completes and is measured, as after the last
@@ -195,6 +197,17 @@ void RunController::complete(std::uint64_t index, TimePoint t) {
   trackers_.erase(it);
   pacer_.on_complete(index, t);
   if (on_progress) on_progress();
+}
+
+void RunController::count_with_tokenizer(analysis::RequestRecord& rec, const std::string& text) const {
+  const auto n = static_cast<std::int64_t>(tokenizer_->count(text));
+  if (rec.tokens_from_usage) {
+    rec.client_output_tokens = n;
+    return;
+  }
+  rec.output_tokens = n;
+  rec.tokens_from_tokenizer = true;
+  rec.ended_early = rec.requested_output_tokens > 0 && n < rec.requested_output_tokens;
 }
 
 analysis::Window RunController::planned_window() const {

@@ -52,7 +52,11 @@ struct RequestRecord {
   std::int64_t requested_output_tokens = 0;
   std::int64_t input_tokens = 0;     // n_in: from usage, else the requested count
   std::int64_t output_tokens = 0;    // n_out: from usage, else counted from output events
-  bool tokens_from_usage = false;    // false: n_in/n_out are estimates
+  bool tokens_from_usage = false;    // false: n_in/n_out are estimates (or n_out from the tokenizer)
+  bool tokens_from_tokenizer = false;  // no usage: n_out counted from the generated text with --tokenizer
+  /// With --tokenizer and usage: the tokenizer's count of the generated text, beside the server's
+  /// n_out (a mismatch: a wrong tokenizer, or a server not honouring max_tokens).
+  std::optional<std::int64_t> client_output_tokens;
   std::int64_t output_events = 0;    // events that carried output
   std::optional<std::int64_t> cached_tokens;
   std::optional<std::string> finish_reason;

@@ -18,6 +18,10 @@
 #include "llmload/loadgen/request_tracker.hpp"
 #include "llmload/loadgen/transport.hpp"
 
+namespace llmload::tokenizer {
+class Tokenizer;
+}
+
 namespace llmload {
 
 /// Threading: single-threaded (the driver thread); transport callbacks arrive on it.
@@ -69,6 +73,9 @@ class RunController {
   std::function<void(const analysis::RequestRecord&)> on_record;
   /// --trace-http: the first requests' exchanges go to this log (it outlives the run).
   void set_http_trace(HttpTraceLog* log) { http_trace_ = log; }
+  /// --tokenizer: the generated text is kept while a request runs and counted with it: n_out of
+  /// a response without usage, and a client count beside the server's where there is usage.
+  void set_tokenizer(const tokenizer::Tokenizer* t) { tokenizer_ = t; }
 
   TimePoint start_time() const { return start_; }
   /// Every request's record, in completion order. With --warmup auto, once finished() the
@@ -91,6 +98,7 @@ class RunController {
  private:
   class Slot;
   void complete(std::uint64_t index, TimePoint t);
+  void count_with_tokenizer(analysis::RequestRecord& rec, const std::string& text) const;
   // The window as the pacer and the run's bounds give it, before any auto warmup.
   analysis::Window planned_window() const;
   // --warmup auto, once finished(): detects the steady state, relabels the records before it and
@@ -119,6 +127,7 @@ class RunController {
   // on first read after the run; single-threaded.
   RecordStore store_;
   HttpTraceLog* http_trace_ = nullptr;
+  const tokenizer::Tokenizer* tokenizer_ = nullptr;
   mutable std::vector<analysis::RequestRecord> records_;
   analysis::MetricsAccumulator acc_;
   std::optional<TimePoint> last_measured_done_;

@@ -146,6 +146,9 @@ struct ScenarioConfig {
   Nanos first_token_timeout{0};
   Nanos inter_token_timeout{0};
 
+  /// --tokenizer PATH: the model's tokenizer (a model directory, tokenizer.json or tokenizer.model).
+  std::string tokenizer;
+
   /// --trace-http N: the first N exchanges to http-trace.jsonl in the output directory (0: none).
   std::int64_t trace_http = 0;
 
