@@ -68,6 +68,17 @@ TEST(tokenizer_bpe, SentencePieceStyleWithByteFallback) {
   EXPECT_EQ(tok->decode(Ids{7, 1}), "hi\uFFFD");  // a lone byte of a 2-byte character
 }
 
+TEST(tokenizer_bpe, SentencePieceStyleTextIsCutOnlyWhereNoTokenCanSpan) {
+  auto j = testing::sentencepiece_style_json();
+  const auto plain = from_json(j);
+  EXPECT_EQ(plain->encode("hi hi hi"), (Ids{7, 7, 7}));  // cut before each "▁": same as one word
+  // A token "i▁" (ranked first) spans the place before the second "▁": no cut there.
+  j["model"]["vocab"]["i▁"] = 9;
+  j["model"]["merges"] = {"i ▁", "▁ h", "▁h i"};
+  const auto spanning = from_json(j);
+  EXPECT_EQ(spanning->encode("hi hi"), (Ids{6, 9, 4, 5}));
+}
+
 TEST(tokenizer_bpe, LoadsFromAModelDirectoryOrTheFile) {
   const auto dir = std::filesystem::temp_directory_path() / ("llmload_tokenizer_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);

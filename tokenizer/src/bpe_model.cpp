@@ -13,6 +13,7 @@ namespace llmload::tokenizer {
 namespace {
 
 constexpr TokenId kNoToken = -1;
+constexpr std::string_view kMetaspace = "\u2581";
 constexpr TokenId kMergedAway = -2;
 
 std::uint64_t pair_key(TokenId left, TokenId right) {
@@ -55,6 +56,18 @@ BpeModel::BpeModel(StringMap<TokenId> vocab, const std::vector<std::pair<std::st
     std::snprintf(name, sizeof name, "<0x%02X>", b);
     const auto fb = vocab_.find(std::string_view(name));
     fallback_ids_[b] = fb == vocab_.end() ? kNoToken : fb->second;
+  }
+  if (!options_.byte_level) {
+    cut_at_metaspace_ = true;
+    joins_metaspace_.insert(U'\u2581');
+    for (const auto& [token, id] : vocab_) {
+      for (std::size_t at = token.find(kMetaspace, 1); at != std::string::npos; at = token.find(kMetaspace, at + 1)) {
+        std::size_t start = at - 1;
+        while (start > 0 && (static_cast<unsigned char>(token[start]) & 0xC0) == 0x80) --start;
+        std::size_t pos = start;
+        joins_metaspace_.insert(unicode::next_code_point(token, pos));
+      }
+    }
   }
 }
 
@@ -140,6 +153,20 @@ void BpeModel::emit(std::string_view word, const std::vector<Symbol>& symbols, s
 }
 
 void BpeModel::encode_word(std::string_view word, std::vector<TokenId>& out) const {
+  if (!cut_at_metaspace_) return encode_piece(word, out);
+  std::size_t piece = 0;
+  for (std::size_t at = word.find(kMetaspace, 1); at != std::string_view::npos; at = word.find(kMetaspace, at + 1)) {
+    std::size_t start = at - 1;
+    while (start > 0 && (static_cast<unsigned char>(word[start]) & 0xC0) == 0x80) --start;
+    std::size_t pos = start;
+    if (joins_metaspace_.count(unicode::next_code_point(word, pos)) != 0) continue;
+    encode_piece(word.substr(piece, at - piece), out);
+    piece = at;
+  }
+  encode_piece(word.substr(piece), out);
+}
+
+void BpeModel::encode_piece(std::string_view word, std::vector<TokenId>& out) const {
   if (word.empty()) return;
   const bool cacheable = word.size() < kMaxCachedWordBytes;
   if (cacheable) {

@@ -6,11 +6,17 @@
 // point outside the vocabulary becomes its <0xXX> byte tokens (byte_fallback) or the unknown
 // token. Then the pair of adjacent symbols with the lowest merge rank merges, leftmost first,
 // until no pair has a rank. Results are cached per word (words under 256 bytes).
+//
+// SentencePiece-style files usually have no pre-tokenizer: the whole text is one word. It is cut
+// before each "▁" whose preceding character never precedes "▁" inside a vocabulary token: no
+// token can span such a cut, so no merge crosses it and the result is the same, while the pieces
+// are short and cacheable (a 1 MiB word otherwise makes a heap of a million candidates).
 #pragma once
 
 #include <cstdint>
 #include <mutex>
 #include <optional>
+#include <unordered_set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -52,6 +58,7 @@ class BpeModel {
     std::uint32_t begin, length;  // bytes of the word it covers
   };
 
+  void encode_piece(std::string_view word, std::vector<TokenId>& out) const;
   void initial_symbols(std::string_view word, std::vector<Symbol>& symbols) const;
   void merge_symbols(std::vector<Symbol>& symbols) const;
   void emit(std::string_view word, const std::vector<Symbol>& symbols, std::vector<TokenId>& out) const;
@@ -62,6 +69,8 @@ class BpeModel {
   BpeOptions options_;
   TokenId byte_ids_[256];       // byte-level: the id of each byte's symbol (-1: absent)
   TokenId fallback_ids_[256];   // byte_fallback: the id of <0xXX> (-1: absent)
+  bool cut_at_metaspace_ = false;                  // see the comment at the top
+  std::unordered_set<char32_t> joins_metaspace_;   // characters some token has right before "▁"
 
   static constexpr std::size_t kMaxCachedWordBytes = 256;
   static constexpr std::size_t kMaxCacheEntries = 1U << 20;
