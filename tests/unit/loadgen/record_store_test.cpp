@@ -32,6 +32,8 @@ RequestRecord record_store_sample(std::uint64_t i) {
   r.input_tokens = 99;
   r.output_tokens = static_cast<std::int64_t>(i % 64);
   r.tokens_from_usage = i % 2 == 1;
+  r.tokens_from_tokenizer = i % 4 == 2;
+  if (i % 4 == 3) r.client_output_tokens = static_cast<std::int64_t>(i % 70);
   r.output_events = 12;
   if (i % 7 == 0) r.cached_tokens = 32;
   if (i % 2 == 0) r.finish_reason = i % 4 == 0 ? "stop" : "a finish reason longer than any small-string buffer";
@@ -66,6 +68,8 @@ void expect_same_record(const RequestRecord& a, const RequestRecord& b) {
   EXPECT_EQ(a.t_last, b.t_last);
   EXPECT_EQ(a.t_done, b.t_done);
   EXPECT_EQ(a.cached_tokens, b.cached_tokens);
+  EXPECT_EQ(a.tokens_from_tokenizer, b.tokens_from_tokenizer);
+  EXPECT_EQ(a.client_output_tokens, b.client_output_tokens);
   EXPECT_EQ(a.finish_reason, b.finish_reason);
   EXPECT_EQ(a.session, b.session);
   EXPECT_EQ(a.stage, b.stage);

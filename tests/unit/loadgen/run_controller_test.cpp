@@ -11,8 +11,10 @@
 
 #include "fake_server.hpp"
 #include "llmload/analysis/report.hpp"
+#include "llmload/analysis/token_accounting.hpp"
 #include "llmload/loadgen/pacer.hpp"
 #include "llmload/loadgen/schedule.hpp"
+#include "llmload/tokenizer/tokenizer.hpp"
 
 namespace llmload {
 namespace {
@@ -742,6 +744,66 @@ TEST(RunController, TheFirstExchangesAreTracedWithoutSecrets) {
   const auto& refused = lines[1];
   EXPECT_EQ(refused["response"]["status"], 401);
   EXPECT_NE(refused["response"]["body_pieces"][0]["bytes"].get<std::string>().find("bad key ***"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace llmload
+
+namespace llmload {
+namespace {
+
+// A byte-level BPE that spells the fake server's words: " wK" is "Ġw" + "K", two tokens.
+std::unique_ptr<tokenizer::Tokenizer> fake_words_tokenizer() {
+  nlohmann::json vocab = {{"Ġ", 0}, {"w", 1}, {"Ġw", 12}};
+  for (int d = 0; d < 10; ++d) vocab[std::to_string(d)] = 2 + d;
+  const nlohmann::json j = {
+      {"version", "1.0"},
+      {"added_tokens", nlohmann::json::array()},
+      {"normalizer", nullptr},
+      {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}}},
+      {"post_processor", nullptr},
+      {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
+      {"model", {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"fuse_unk", false},
+                 {"byte_fallback", false}, {"vocab", vocab}, {"merges", {"Ġ w"}}}}};
+  return tokenizer::load_hf_tokenizer_json(j.dump());
+}
+
+// --tokenizer: a response without usage is counted from its text; with usage, the tokenizer's
+// count goes beside the server's, and the difference is reported.
+TEST(RunController, TheTokenizerCountsResponsesWithoutUsage) {
+  const auto tok = fake_words_tokenizer();
+  ASSERT_EQ(tok->count(" w0 w1"), 4u);
+  for (const bool usage : {false, true}) {
+    auto cfg = concurrency(1, 3);
+    cfg.endpoint = ApiKind::kChat;
+    Harness h(cfg, [usage](std::uint64_t, TimePoint) {
+      Script s;
+      s.send_usage = usage;
+      s.chat = true;
+      s.tokens = 6;  // " w0" ... " w5": 12 tokens for the tokenizer, 6 for the fake server
+      return s;
+    });
+    h.ctl->set_tokenizer(tok.get());
+    const auto m = h.run();
+    EXPECT_FALSE(m.tokens_estimated);
+    const auto records = h.ctl->records();
+    ASSERT_EQ(records.size(), 3u);
+    for (const auto& r : records) {
+      EXPECT_EQ(r.tokens_from_usage, usage);
+      EXPECT_EQ(r.tokens_from_tokenizer, !usage);
+      EXPECT_EQ(r.output_tokens, usage ? 6 : 12);
+      EXPECT_EQ(r.client_output_tokens, usage ? std::optional<std::int64_t>(12) : std::nullopt);
+    }
+    const auto acc = analysis::token_accounting(records);
+    if (usage) {
+      EXPECT_EQ(acc["client_vs_server"]["requests_differing"], 3);
+      EXPECT_DOUBLE_EQ(acc["client_vs_server"]["relative_difference"].get<double>(), 1.0);
+    } else {
+      EXPECT_TRUE(acc["client_vs_server"].is_null());
+      EXPECT_EQ(acc["requests_counted_by_tokenizer"], 3);
+      EXPECT_FALSE(acc["estimated"].get<bool>());
+    }
+  }
 }
 
 }  // namespace
