@@ -101,7 +101,10 @@ class ReplaceDecoder final : public Decoder {
     if (pattern_.is_regex) regex_.emplace(pattern_.text);
   }
   void apply(std::vector<DecodePiece>& pieces) const override {
-    for (auto& p : pieces) p.text = replace_all(p.text, pattern_, content_, regex_ ? &*regex_ : nullptr);
+    for (auto& p : pieces) {
+      if (!regex_ && p.text.find(pattern_.text) == std::string::npos) continue;  // nothing to replace
+      p.text = replace_all(p.text, pattern_, content_, regex_ ? &*regex_ : nullptr);
+    }
   }
 
  private:
@@ -119,11 +122,16 @@ class StripDecoder final : public Decoder {
     if (content_.empty()) return;
     for (auto& p : pieces) {
       std::string_view t = p.text;
-      for (std::size_t i = 0; i < start_ && t.substr(0, content_.size()) == content_; ++i) t.remove_prefix(content_.size());
+      std::size_t front = 0;
+      for (std::size_t i = 0; i < start_ && t.substr(0, content_.size()) == content_; ++i) {
+        t.remove_prefix(content_.size());
+        front += content_.size();
+      }
       for (std::size_t i = 0; i < stop_ && t.size() >= content_.size() && t.substr(t.size() - content_.size()) == content_; ++i) {
         t.remove_suffix(content_.size());
       }
-      p.text = std::string(t);
+      const std::size_t length = t.size();
+      if (length != p.text.size()) p.text = p.text.substr(front, length);
     }
   }
 
