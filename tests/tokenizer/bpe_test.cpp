@@ -11,6 +11,7 @@
 
 #include "llmload/tokenizer/tokenizer.hpp"
 #include "tiny_tokenizers.hpp"
+#include "unicode.hpp"
 
 namespace llmload::tokenizer {
 namespace {
@@ -88,6 +89,27 @@ TEST(tokenizer_bpe, LoadsFromAModelDirectoryOrTheFile) {
   EXPECT_EQ(from_dir->encode("hello world"), (Ids{11, 16}));
   EXPECT_EQ(from_file->source(), dir / "tokenizer.json");
   std::filesystem::remove_all(dir);
+}
+
+TEST(tokenizer_bpe, ArbitraryBytesAreEncodedAndDecodedWithoutHarm) {
+  // Not UTF-8 at all, truncated sequences, NULs: every path must cope (the sanitizer builds
+  // check), and decoding always gives UTF-8.
+  const auto byte_level = from_json(testing::byte_level_json());
+  const auto sp_style = from_json(testing::sentencepiece_style_json());
+  std::uint32_t x = 12345;
+  for (int round = 0; round < 300; ++round) {
+    std::string text;
+    const int length = round % 40;
+    for (int i = 0; i < length; ++i) {
+      x = x * 1664525U + 1013904223U;
+      text.push_back(static_cast<char>(x >> 24));
+    }
+    if (round % 3 == 0) text += "\xE2\x96";  // a truncated "▁"
+    const auto a = byte_level->encode(text, true);
+    const auto b = sp_style->encode(text, true);
+    EXPECT_TRUE(unicode::is_valid_utf8(byte_level->decode(a, false))) << round;
+    EXPECT_TRUE(unicode::is_valid_utf8(sp_style->decode(b, false))) << round;
+  }
 }
 
 TEST(tokenizer_bpe, ConcurrentEncodingGivesTheSameIds) {
