@@ -73,7 +73,7 @@ class BpeModel {
   std::unordered_set<char32_t> joins_metaspace_;   // characters some token has right before "▁"
 
   static constexpr std::size_t kMaxCachedWordBytes = 256;
-  static constexpr std::size_t kMaxCacheEntries = 1U << 20;
+  static constexpr std::size_t kMaxCacheEntries = 1U << 18;  // then it starts over: tens of MB at most
   mutable std::mutex cache_mutex_;
   mutable StringMap<std::vector<TokenId>> cache_;
 };
