@@ -18,6 +18,8 @@
 #include "llmload/server/engine/profile.hpp"
 #include "llmload/server/fault.hpp"
 #include "llmload/server/latency_model.hpp"
+#include "llmload/server/model_server_tokenizer.hpp"
+#include "llmload/tokenizer/tokenizer.hpp"
 
 namespace llmload::server {
 namespace {
@@ -33,7 +35,9 @@ constexpr const char* kFooter =
     "Tokens: the mock counts one prompt token per whitespace-separated word of the prompt (for chat: the sum "
     "over all messages of the words of their text content, no template overhead). It always generates exactly "
     "max_tokens tokens (it has no EOS; ignore_eos changes nothing), each a word with a leading space, and "
-    "finishes with finish_reason \"length\". Timing: with --latency-model engine (the default) steps of a "
+    "finishes with finish_reason \"length\". With --tokenizer PATH the model's real tokenizer counts prompts "
+    "(chat: each message's text encoded alone, summed, no template), answers /tokenize and /detokenize, and "
+    "generated tokens are real single-token words whose text re-encodes to exactly completion_tokens. Timing: with --latency-model engine (the default) steps of a "
     "simulated continuous-batching engine, timed by the profile's roofline model (or real kernels with a CUDA GPU, "
     "--device); with --latency-model fixed token k is due TTFT + k*ITL after the request body has been read.\n"
     "Built-in profiles: " ;
@@ -88,6 +92,7 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
   std::int64_t max_model_len = 0;
   std::vector<std::string> fault_flags;
   std::string api_key_file;
+  std::string tokenizer_path;
 
   app.add_option("--host", cfg.host,
                  "Address to listen on. Other than loopback (127.0.0.0/8, ::1, localhost) it needs --allow-remote")
@@ -157,6 +162,9 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
                                      "Require 'Authorization: Bearer KEY' on /v1/* and /generate (also from "
                                      "$LLMLOAD_SERVER_API_KEY)");
   app.add_option("--api-key-file", api_key_file, "Read the API key from this file (first line)");
+  app.add_option("--tokenizer", tokenizer_path,
+                 "A model's tokenizer (a model directory, tokenizer.json or tokenizer.model) for prompt counts, "
+                 "/tokenize, /detokenize and the generated tokens [default: one mock token per word]");
   app.add_option("--seed", cfg.latency.seed, "Seed of the jitter and of the response ids")->capture_default_str();
   app.add_option("--threads", cfg.io_threads, "Number of io threads")->capture_default_str()->check(CLI::Range(1, 256));
   app.add_option("--header-timeout", header_timeout,
@@ -267,6 +275,15 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
     cfg.api_key = line;
   } else if (cfg.api_key.empty()) {
     if (const char* env = std::getenv("LLMLOAD_SERVER_API_KEY"); env != nullptr) cfg.api_key = env;
+  }
+  if (!tokenizer_path.empty()) {
+    try {
+      cfg.tokenizer = load_server_tokenizer(tokenizer_path);
+    } catch (const tokenizer::TokenizerError& e) {
+      return usage_error(fmt::format("--tokenizer {}: {}\n(leave --tokenizer out to use the mock's word tokens; "
+                                     "docs/tokenizers.md lists the supported tokenizers)",
+                                     tokenizer_path, e.what()));
+    }
   }
   // The validators above already accepted these.
   cfg.latency.ttft = parse_duration(ttft, "");

@@ -153,12 +153,17 @@ void check_lengths(GenerationRequest& req, std::int64_t max_model_len, const cha
 
 /// The prompt of a completions request as token ids: text (a string, or an array of one string)
 /// is tokenized; an array of ids, or an array of one array of ids, is taken as it is.
-std::vector<std::uint32_t> completion_prompt_ids(const json& prompt) {
-  if (prompt.is_array() && !prompt.empty() && prompt[0].is_number()) return token_id_array(prompt, "prompt", false);
-  if (prompt.is_array() && prompt.size() == 1 && prompt[0].is_array()) {
-    return token_id_array(prompt[0], "prompt", false);
+/// Text is encoded with the tokenizer's special tokens (e.g. BOS), as vLLM does.
+std::vector<std::uint32_t> completion_prompt_ids(const json& prompt, const ServerTokenizer& tokenizer) {
+  if (prompt.is_array() && !prompt.empty() && prompt[0].is_number()) {
+    return token_id_array(prompt, "prompt", false, tokenizer);
   }
-  return tokenize_texts(prompt_texts(prompt));
+  if (prompt.is_array() && prompt.size() == 1 && prompt[0].is_array()) {
+    return token_id_array(prompt[0], "prompt", false, tokenizer);
+  }
+  std::vector<std::uint32_t> ids;
+  for (auto text : prompt_texts(prompt)) tokenizer.append_prompt_ids(text, /*add_special=*/true, ids);
+  return ids;
 }
 
 void set_prompt(GenerationRequest& req, std::vector<std::uint32_t> ids) {
@@ -169,6 +174,12 @@ void set_prompt(GenerationRequest& req, std::vector<std::uint32_t> ids) {
 }  // namespace
 
 std::vector<std::uint32_t> token_id_array(const json& ids, const char* param, bool allow_empty) {
+  return token_id_array(ids, param, allow_empty, server_tokenizer_or_mock(nullptr));
+}
+
+std::vector<std::uint32_t> token_id_array(const json& ids, const char* param, bool allow_empty,
+                                          const ServerTokenizer& tokenizer) {
+  const std::uint64_t vocab_size = tokenizer.vocab_size();
   if (!ids.is_array() || (!allow_empty && ids.empty())) {
     throw_bad_request(fmt::format("`{}` must be a non-empty array of token ids, got {}", param,
                                   ids.is_array() ? std::string_view("an empty array") : type_name(ids)),
@@ -183,14 +194,10 @@ std::vector<std::uint32_t> token_id_array(const json& ids, const char* param, bo
           fmt::format("`{}` must be an array of token ids (integers), got {} at index {}", param, type_name(v), i),
           param);
     }
-    const bool in_range = v.is_number_unsigned() ? v.get<std::uint64_t>() < kVocabSize
+    const bool in_range = v.is_number_unsigned() ? v.get<std::uint64_t>() < vocab_size
                                                  : v.get<std::int64_t>() >= 0 &&
-                                                       static_cast<std::uint64_t>(v.get<std::int64_t>()) < kVocabSize;
-    if (!in_range) {
-      throw_bad_request(fmt::format("Token id {} is out of vocabulary: the mock's token ids are in [0, {}]", v.dump(),
-                                    kVocabSize - 1),
-                        param);
-    }
+                                                       static_cast<std::uint64_t>(v.get<std::int64_t>()) < vocab_size;
+    if (!in_range) throw_bad_request(tokenizer.out_of_vocabulary_message(v.dump()), param);
     out.push_back(static_cast<std::uint32_t>(v.get<std::uint64_t>()));
   }
   return out;
@@ -199,6 +206,13 @@ std::vector<std::uint32_t> token_id_array(const json& ids, const char* param, bo
 std::vector<std::uint32_t> tokenize_texts(const std::vector<std::string_view>& texts) {
   std::vector<std::uint32_t> ids;
   for (auto t : texts) append_token_ids(t, ids);
+  return ids;
+}
+
+std::vector<std::uint32_t> message_token_ids(const std::vector<std::string_view>& texts,
+                                             const ServerTokenizer& tokenizer) {
+  std::vector<std::uint32_t> ids;
+  for (auto t : texts) tokenizer.append_message_ids(t, ids);
   return ids;
 }
 
@@ -291,7 +305,7 @@ GenerationRequest parse_completion_request(const json& body, const ServerConfig&
   }
   const json* prompt = field(body, "prompt");
   if (prompt == nullptr) throw_bad_request("`prompt` is required", "prompt");
-  auto ids = completion_prompt_ids(*prompt);
+  auto ids = completion_prompt_ids(*prompt, server_tokenizer_or_mock(config.tokenizer));
   check_model_served(req.model, config);
   set_prompt(req, std::move(ids));
   check_lengths(req, config.max_model_len, "prompt", "max_tokens");
@@ -309,7 +323,7 @@ GenerationRequest parse_chat_request(const json& body, const ServerConfig& confi
   if (messages == nullptr) throw_bad_request("`messages` is required", "messages");
   const auto texts = message_texts(*messages);
   check_model_served(req.model, config);
-  set_prompt(req, tokenize_texts(texts));
+  set_prompt(req, message_token_ids(texts, server_tokenizer_or_mock(config.tokenizer)));
   if (max_completion) {
     req.max_tokens = *max_completion;
   } else if (max_tokens) {
@@ -368,15 +382,23 @@ GenerationRequest parse_generate_request(const json& body, const ServerConfig& c
                     (stop->is_array() && std::all_of(stop->begin(), stop->end(), [](const json& s) { return s.is_string(); }));
     if (!ok) wrong_type("stop", "a string or an array of strings", *stop);
   }
-  if (const json* stop_ids = field(sp, "stop_token_ids")) (void)token_id_array(*stop_ids, "stop_token_ids", true);
+  const ServerTokenizer& tokenizer = server_tokenizer_or_mock(config.tokenizer);
+  if (const json* stop_ids = field(sp, "stop_token_ids")) {
+    (void)token_id_array(*stop_ids, "stop_token_ids", true, tokenizer);
+  }
 
   if (req.min_tokens < 0 || req.min_tokens > req.max_tokens) {
     throw_bad_request(fmt::format("min_new_tokens must be in [0, max_new_tokens], got {}.", req.min_tokens),
                       "min_new_tokens");
   }
 
-  set_prompt(req, text != nullptr ? tokenize_texts({text->get_ref<const std::string&>()})
-                                  : token_id_array(*input_ids, "input_ids", false));
+  if (text != nullptr) {
+    std::vector<std::uint32_t> ids;
+    tokenizer.append_prompt_ids(text->get_ref<const std::string&>(), /*add_special=*/true, ids);
+    set_prompt(req, std::move(ids));
+  } else {
+    set_prompt(req, token_id_array(*input_ids, "input_ids", false, tokenizer));
+  }
   check_lengths(req, config.max_model_len, text != nullptr ? "text" : "input_ids", "max_new_tokens");
   return req;
 }

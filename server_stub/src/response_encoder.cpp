@@ -5,32 +5,24 @@
 #include <fmt/format.h>
 #include "llmload/server/json.hpp"
 
-#include "llmload/server/mock_tokenizer.hpp"
+#include "llmload/server/server_tokenizer.hpp"
 
 namespace llmload::server {
 namespace {
 
-
-/// A generated token as a JSON string literal (tokens never need escaping; see mock_tokenizer).
-void append_quoted_token(std::string& out, std::int64_t k) {
-  out += '"';
-  out += generated_token(k);
-  out += '"';
-}
-
 /// The ids of generated tokens [0, n) as a JSON array.
-void append_output_ids(std::string& out, std::int64_t n) {
+void append_output_ids(std::string& out, std::int64_t n, const ServerTokenizer& tokenizer) {
   out += '[';
   for (std::int64_t k = 0; k < n; ++k) {
     if (k > 0) out += ',';
-    fmt::format_to(std::back_inserter(out), "{}", generated_token_id(k));
+    fmt::format_to(std::back_inserter(out), "{}", tokenizer.generated_token_id(k));
   }
   out += ']';
 }
 
-std::string full_text(std::int64_t tokens) {
+std::string full_text(std::int64_t tokens, const ServerTokenizer& tokenizer) {
   std::string text;
-  append_generated_text(text, tokens);
+  tokenizer.append_generated_text(text, tokens);
   return text;
 }
 
@@ -78,7 +70,9 @@ ResponseEncoder::ResponseEncoder(const GenerationJob& job)
       prompt_tokens_(job.request.prompt_tokens),
       max_tokens_(job.request.max_tokens),
       include_usage_(job.request.include_usage),
-      continuous_usage_(job.request.continuous_usage) {
+      continuous_usage_(job.request.continuous_usage),
+      tokenizer_holder_(job.tokenizer),
+      tokenizer_(&server_tokenizer_or_mock(job.tokenizer)) {
   if (endpoint_ == Endpoint::kGenerate) {
     chunk_prefix_ = fmt::format(R"("meta_info":{{"id":{},"finish_reason":)", dump(ojson(id_)));
     return;
@@ -119,10 +113,10 @@ void ResponseEncoder::append_chat_chunk(std::string& out, std::string_view delta
 void ResponseEncoder::append_generate_event(std::int64_t k, std::string& out, Framing framing,
                                             const RequestOutcome* outcome) const {
   const bool last = k + 1 >= max_tokens_;
-  std::string payload = R"({"text":")";
-  append_generated_text(payload, k + 1);  // SGLang's text is cumulative, not a delta
-  payload += R"(","output_ids":)";
-  append_output_ids(payload, k + 1);
+  std::string payload = R"({"text":)";
+  append_json_string(payload, full_text(k + 1, *tokenizer_));  // SGLang's text is cumulative, not a delta
+  payload += R"(,"output_ids":)";
+  append_output_ids(payload, k + 1, *tokenizer_);
   payload += ',';
   payload += chunk_prefix_;
   if (last) {
@@ -154,13 +148,13 @@ void ResponseEncoder::append_token_events(std::int64_t k, std::string& out, Fram
     // vLLM sends the role with the first engine output, so it travels with token 0.
     if (k == 0) append_chat_chunk(out, R"({"role":"assistant","content":""})", 0, false, nullptr, framing);
     std::string delta = R"({"content":)";
-    append_quoted_token(delta, k);
+    append_json_string(delta, tokenizer_->generated_token_text(k));
     delta += '}';
     append_chat_chunk(out, delta, k + 1, last, outcome, framing);
   } else {
     std::string payload = chunk_prefix_;
     payload += R"({"index":0,"text":)";
-    append_quoted_token(payload, k);
+    append_json_string(payload, tokenizer_->generated_token_text(k));
     payload += last ? R"(,"logprobs":null,"finish_reason":"length","stop_reason":null}])"
                     : R"(,"logprobs":null,"finish_reason":null,"stop_reason":null}])";
     if (continuous_usage_) {
@@ -198,7 +192,7 @@ std::string ResponseEncoder::body_impl(const RequestOutcome* outcome) const {
   const std::int64_t cached = outcome != nullptr ? outcome->cached_tokens : 0;
   if (endpoint_ == Endpoint::kGenerate) {
     ojson output_ids = ojson::array();
-    for (std::int64_t k = 0; k < max_tokens_; ++k) output_ids.push_back(generated_token_id(k));
+    for (std::int64_t k = 0; k < max_tokens_; ++k) output_ids.push_back(tokenizer_->generated_token_id(k));
     ojson meta;
     meta["id"] = id_;
     meta["finish_reason"] = ojson{{"type", "length"}, {"length", max_tokens_}};
@@ -210,7 +204,7 @@ std::string ResponseEncoder::body_impl(const RequestOutcome* outcome) const {
       meta["llmload"] = llmload_object(*outcome);
     }
     ojson body;
-    body["text"] = full_text(max_tokens_);
+    body["text"] = full_text(max_tokens_, *tokenizer_);
     body["output_ids"] = std::move(output_ids);
     body["meta_info"] = std::move(meta);
     return dump(body);
@@ -221,10 +215,10 @@ std::string ResponseEncoder::body_impl(const RequestOutcome* outcome) const {
   if (chat) {
     ojson message;
     message["role"] = "assistant";
-    message["content"] = full_text(max_tokens_);
+    message["content"] = full_text(max_tokens_, *tokenizer_);
     choice["message"] = std::move(message);
   } else {
-    choice["text"] = full_text(max_tokens_);
+    choice["text"] = full_text(max_tokens_, *tokenizer_);
   }
   choice["logprobs"] = nullptr;
   choice["finish_reason"] = "length";

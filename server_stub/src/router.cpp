@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include "llmload/server/json.hpp"
 
-#include "llmload/server/mock_tokenizer.hpp"
+#include "llmload/server/mock_server_tokenizer.hpp"
 #include "llmload/server/rng.hpp"
 
 namespace llmload::server {
@@ -112,7 +112,11 @@ bool authorization_matches(std::optional<std::string_view> authorization, std::s
 }
 
 Router::Router(ServerConfig config, std::int64_t started_unix)
-    : config_(std::move(config)), started_unix_(started_unix), vocabulary_(std::make_shared<TokenVocabulary>()) {}
+    : config_(std::move(config)),
+      started_unix_(started_unix),
+      vocabulary_(std::make_shared<TokenVocabulary>()),
+      tokenizer_(config_.tokenizer ? config_.tokenizer
+                                   : std::shared_ptr<const ServerTokenizer>(std::make_shared<MockServerTokenizer>(vocabulary_))) {}
 
 std::optional<HttpReply> Router::check_auth(std::string_view method, std::string_view path,
                                             const RequestContext& context) const {
@@ -208,27 +212,31 @@ HttpReply Router::tokenize_reply(std::string_view body_text) const {
   if (!body.is_object()) throw_bad_request("The request body must be a JSON object");
   check_optional_model(body, config_);
   std::vector<std::string_view> texts;
+  bool chat = false;
   if (auto m = body.find("messages"); m != body.end() && !m->is_null()) {
     texts = message_texts(*m);
+    chat = true;
   } else if (auto p = body.find("prompt"); p != body.end() && !p->is_null()) {
     texts = prompt_texts(*p);
   } else {
     throw_bad_request("`prompt` or `messages` is required", "prompt");
   }
-  // vLLM's flags: type-checked; the mock has no special tokens and no chat template.
-  for (const char* flag : {"add_special_tokens", "add_generation_prompt", "continue_final_message"}) {
-    (void)optional_bool(body, flag);
+  // vLLM's flags: type-checked. There is no chat template; messages are counted as chat
+  // completions count them (each text part alone, no special tokens), a prompt with the
+  // tokenizer's special tokens unless add_special_tokens is false (vLLM's default is true).
+  for (const char* flag : {"add_generation_prompt", "continue_final_message"}) (void)optional_bool(body, flag);
+  bool add_special = !chat;
+  if (auto it = body.find("add_special_tokens"); it != body.end() && !it->is_null()) {
+    add_special = optional_bool(body, "add_special_tokens") && !chat;
   }
   const bool with_strs = optional_bool(body, "return_token_strs");
+  std::vector<std::uint32_t> ids;
+  std::vector<std::string> token_strs;
+  for (auto text : texts) tokenizer_->tokenize(text, add_special, ids, with_strs ? &token_strs : nullptr);
   ojson tokens = ojson::array();
+  for (auto id : ids) tokens.push_back(id);
   ojson strs = with_strs ? ojson::array() : ojson(nullptr);
-  for (auto text : texts) {
-    vocabulary_->remember_words(text);
-    for (auto word : split_words(text)) {
-      tokens.push_back(token_id(word));
-      if (with_strs) strs.push_back(word);
-    }
-  }
+  for (auto& s : token_strs) strs.push_back(std::move(s));
   ojson out;
   out["count"] = tokens.size();
   out["max_model_len"] = config_.max_model_len;
@@ -243,9 +251,9 @@ HttpReply Router::detokenize_reply(std::string_view body_text) const {
   check_optional_model(body, config_);
   auto tokens = body.find("tokens");
   if (tokens == body.end() || tokens->is_null()) throw_bad_request("`tokens` is required", "tokens");
-  const std::vector<std::uint32_t> ids = token_id_array(*tokens, "tokens", /*allow_empty=*/true);
+  const std::vector<std::uint32_t> ids = token_id_array(*tokens, "tokens", /*allow_empty=*/true, *tokenizer_);
   ojson out;
-  out["prompt"] = vocabulary_->detokenize(ids);
+  out["prompt"] = tokenizer_->detokenize(ids);
   return HttpReply{200, std::string(kJson), dump(out), {}};
 }
 
@@ -262,6 +270,7 @@ GenerationJob Router::generation_job(Endpoint endpoint, std::string_view body_te
                ? job.request.rid
                : make_response_id(endpoint, config_.latency.seed, context.sequence);
   job.created_unix = context.arrival_unix;
+  job.tokenizer = config_.tokenizer;
   return job;
 }
 

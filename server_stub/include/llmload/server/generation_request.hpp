@@ -6,6 +6,7 @@
 // offending field in `param` (the router picks the error body's shape per endpoint).
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "llmload/server/server_config.hpp"
+#include "llmload/server/server_tokenizer.hpp"
 
 namespace llmload::server {
 
@@ -27,9 +29,9 @@ struct GenerationRequest {
   Endpoint endpoint = Endpoint::kCompletions;
   std::string model;               ///< the served model; for kGenerate (no model field) the first one
   std::int64_t prompt_tokens = 0;  ///< == prompt_token_ids.size()
-  /// The prompt's token ids (mock_tokenizer.hpp): the ids POST /tokenize returns for the same
-  /// text (chat: over all messages' text, in order), or the ids given (completions token-id
-  /// prompt, SGLang input_ids).
+  /// The prompt's token ids (config.tokenizer, server_tokenizer.hpp; by default the mock's word
+  /// ids): the ids POST /tokenize returns for the same text (chat: over all messages' text, in
+  /// order), or the ids given (completions token-id prompt, SGLang input_ids).
   std::vector<std::uint32_t> prompt_token_ids;
   std::int64_t max_tokens = 16;    ///< resolved: explicit value or the endpoint's default (kGenerate: max_new_tokens)
   std::int64_t min_tokens = 0;     ///< validated <= max_tokens, hence always honoured (kGenerate: min_new_tokens)
@@ -45,6 +47,8 @@ struct GenerationJob {
   GenerationRequest request;
   std::string id;                ///< "cmpl-…", "chatcmpl-…", or for kGenerate the rid (given or 32 hex)
   std::int64_t created_unix = 0; ///< arrival, seconds since the epoch
+  /// The tokens generated (config.tokenizer); null: the mock's words.
+  std::shared_ptr<const ServerTokenizer> tokenizer;
 };
 
 /// Validates a completions body (already parsed JSON). Throws ApiException:
@@ -75,15 +79,23 @@ std::vector<std::string_view> prompt_texts(const nlohmann::json& prompt);
 /// Throws 400 param "messages" for any other shape.
 std::vector<std::string_view> message_texts(const nlohmann::json& messages);
 
-/// Token ids given as a JSON array of integers, each in [0, kVocabSize). Throws 400 with
-/// `param` otherwise (`allow_empty` false: an empty array is an error too).
+/// Token ids given as a JSON array of integers, each in [0, tokenizer.vocab_size()) (the mock's:
+/// [0, kVocabSize)). Throws 400 with `param` otherwise (`allow_empty` false: an empty array is
+/// an error too).
+std::vector<std::uint32_t> token_id_array(const nlohmann::json& ids, const char* param, bool allow_empty,
+                                          const ServerTokenizer& tokenizer);
+/// The same with the mock's ids.
 std::vector<std::uint32_t> token_id_array(const nlohmann::json& ids, const char* param, bool allow_empty);
 
-/// Total words over `texts`.
+/// Total words over `texts` (the mock's count).
 std::int64_t count_prompt_tokens(const std::vector<std::string_view>& texts);
 
-/// The token ids of the words over `texts`, in order.
+/// The token ids of the words over `texts`, in order (the mock's ids).
 std::vector<std::uint32_t> tokenize_texts(const std::vector<std::string_view>& texts);
+
+/// A chat prompt's ids: each text part encoded on its own (no special tokens, no template).
+std::vector<std::uint32_t> message_token_ids(const std::vector<std::string_view>& texts,
+                                             const ServerTokenizer& tokenizer);
 
 /// Throws 404 NotFoundError "The model `X` does not exist." unless `model` is served.
 void check_model_served(std::string_view model, const ServerConfig& config);

@@ -3,6 +3,8 @@
 // a non-streaming response, in vLLM's shapes for /v1/* (fields vLLM leaves unset are omitted)
 // and SGLang's for /generate.
 // Pure; an encoder is built once per request and is read-only afterwards (thread-safe).
+// Token ids and texts come from the job's tokenizer (server_tokenizer.hpp; the mock's words by
+// default); every token text is written JSON-escaped (a model's tokens may hold '"', '\\', '\n').
 //
 // Stream layout, all events "data: <json>\n\n":
 //   chat:        token 0 -> role chunk {"delta":{"role":"assistant","content":""}} + content chunk
@@ -21,12 +23,14 @@
 // /generate.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "llmload/server/api_error.hpp"
 #include "llmload/server/generation_request.hpp"
 #include "llmload/server/request_outcome.hpp"
+#include "llmload/server/server_tokenizer.hpp"
 
 namespace llmload::server {
 
@@ -85,6 +89,8 @@ class ResponseEncoder {
   std::int64_t max_tokens_;
   bool include_usage_;
   bool continuous_usage_;
+  std::shared_ptr<const ServerTokenizer> tokenizer_holder_;  ///< the job's (null: the mock)
+  const ServerTokenizer* tokenizer_;  ///< the tokens' ids and texts (JSON-escaped when written)
   std::string chunk_prefix_;  ///< /v1/*: {"id":..,"object":..,"created":..,"model":..,"choices":[
                               ///< /generate: "meta_info":{"id":<rid>,"finish_reason":
 };

@@ -26,6 +26,7 @@
 #include "llmload/server/generation_request.hpp"
 #include "llmload/server/mock_tokenizer.hpp"
 #include "llmload/server/server_config.hpp"
+#include "llmload/server/server_tokenizer.hpp"
 
 namespace llmload::server {
 
@@ -66,8 +67,12 @@ class Router {
 
   const ServerConfig& config() const { return config_; }
 
-  /// The words /tokenize has seen, which /detokenize spells ids with (shared by copies).
+  /// The words /tokenize has seen, which /detokenize spells ids with (shared by copies). Used
+  /// by the mock tokenizer only (without --tokenizer).
   const TokenVocabulary& vocabulary() const { return *vocabulary_; }
+
+  /// What /tokenize, /detokenize and generation requests use: config.tokenizer, else the mock.
+  const ServerTokenizer& tokenizer() const { return *tokenizer_; }
 
  private:
   /// The 401 reply for a request that needs the API key and lacks it, or nullopt.
@@ -81,6 +86,7 @@ class Router {
   ServerConfig config_;
   std::int64_t started_unix_;
   std::shared_ptr<TokenVocabulary> vocabulary_;  ///< thread-safe; mutable through const route()
+  std::shared_ptr<const ServerTokenizer> tokenizer_;  ///< never null; thread-safe
 };
 
 /// The response id for a request from (seed, sequence): "cmpl-" / "chatcmpl-" + 32 hex digits;

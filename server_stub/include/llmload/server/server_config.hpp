@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,8 @@
 #include "llmload/server/fault.hpp"
 
 namespace llmload::server {
+
+class ServerTokenizer;  // server_tokenizer.hpp
 
 /// How long tokens take. `model` is "engine" (the continuous-batching engine simulator, see
 /// engine/) or the name of a per-request LatencyModel (latency_model.hpp: "fixed"); ttft, itl
@@ -31,6 +34,10 @@ struct ServerConfig {
   std::vector<std::string> models = {"llmload-mock"};  ///< served model ids; the first is the default
   std::int64_t max_model_len = 8192;                   ///< context length (prompt + output tokens)
   std::string api_key;  ///< empty: no auth
+  /// --tokenizer: the model's tokenizer (model_server_tokenizer.hpp) for prompts, /tokenize,
+  /// /detokenize and generated tokens; null: the mock's word tokens (mock_server_tokenizer.hpp).
+  /// Immutable and thread-safe, shared by copies of the config.
+  std::shared_ptr<const ServerTokenizer> tokenizer;
   LatencyConfig latency;
 
   // The engine simulator (latency.model == "engine").

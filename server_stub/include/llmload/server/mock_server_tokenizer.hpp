@@ -1,0 +1,34 @@
+#pragma once
+// The default ServerTokenizer: the mock's one-token-per-word rule (mock_tokenizer.hpp). Ids of
+// hashed words seen by /tokenize are remembered in a TokenVocabulary so /detokenize can spell
+// them; add_special is ignored (the mock has no special tokens).
+
+#include <memory>
+
+#include "llmload/server/mock_tokenizer.hpp"
+#include "llmload/server/server_tokenizer.hpp"
+
+namespace llmload::server {
+
+class MockServerTokenizer final : public ServerTokenizer {
+ public:
+  /// `vocabulary`: where /tokenize remembers words (shared, thread-safe); null: a private one.
+  explicit MockServerTokenizer(std::shared_ptr<TokenVocabulary> vocabulary = nullptr);
+
+  std::string description() const override;
+  std::uint64_t vocab_size() const override { return kVocabSize; }
+  void append_prompt_ids(std::string_view text, bool add_special, std::vector<std::uint32_t>& ids) const override;
+  void append_message_ids(std::string_view text, std::vector<std::uint32_t>& ids) const override;
+  void tokenize(std::string_view text, bool add_special, std::vector<std::uint32_t>& ids,
+                std::vector<std::string>* strs) const override;
+  std::string detokenize(const std::vector<std::uint32_t>& ids) const override;
+  std::uint32_t generated_token_id(std::int64_t k) const override;
+  std::string_view generated_token_text(std::int64_t k) const override;
+  void append_generated_text(std::string& out, std::int64_t n) const override;
+  std::string out_of_vocabulary_message(std::string_view id) const override;
+
+ private:
+  std::shared_ptr<TokenVocabulary> vocabulary_;
+};
+
+}  // namespace llmload::server

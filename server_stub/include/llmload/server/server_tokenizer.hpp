@@ -1,0 +1,64 @@
+#pragma once
+// The server's tokenizer: how prompts are counted (usage, context-length checks, the prefix
+// cache's token ids), what POST /tokenize and /detokenize answer, and which tokens are generated.
+// Chosen once at start-up and read-only afterwards; every member is const and thread-safe.
+//   - MockServerTokenizer (mock_server_tokenizer.hpp): the default, one token per whitespace
+//     word (mock_tokenizer.hpp).
+//   - ModelServerTokenizer (model_server_tokenizer.hpp): `--tokenizer PATH`, a model's real
+//     tokenizer (llmload_tokenizer) with real token boundaries and ids (docs/server.md).
+//
+// Generated text: generated token k has id generated_token_id(k); the text of the stream chunk
+// that carries it is generated_token_text(k), and the concatenation of the texts of tokens
+// [0, n) is append_generated_text(n). Re-encoding that concatenation with the same tokenizer
+// gives back exactly the n generated ids. The texts may need JSON escaping.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace llmload::server {
+
+class ServerTokenizer {
+ public:
+  virtual ~ServerTokenizer() = default;
+
+  /// One line for the start-up log, e.g. "mock (one token per whitespace word)".
+  virtual std::string description() const = 0;
+
+  /// Ids are in [0, vocab_size()).
+  virtual std::uint64_t vocab_size() const = 0;
+
+  /// Appends the ids of a prompt's text (completions, /generate, /tokenize's `prompt`).
+  /// `add_special`: the tokenizer's post-processor adds its special tokens (e.g. BOS).
+  virtual void append_prompt_ids(std::string_view text, bool add_special, std::vector<std::uint32_t>& ids) const = 0;
+
+  /// Appends the ids of one text part of a chat message (never special tokens, no template).
+  virtual void append_message_ids(std::string_view text, std::vector<std::uint32_t>& ids) const = 0;
+
+  /// POST /tokenize of one text: appends its ids (as append_prompt_ids) and, when `strs` is
+  /// given, each token's text. May remember the text so that detokenize() can spell it.
+  virtual void tokenize(std::string_view text, bool add_special, std::vector<std::uint32_t>& ids,
+                        std::vector<std::string>* strs) const = 0;
+
+  /// POST /detokenize: the text of `ids` (each < vocab_size()).
+  virtual std::string detokenize(const std::vector<std::uint32_t>& ids) const = 0;
+
+  /// The id of generated token k (k >= 0).
+  virtual std::uint32_t generated_token_id(std::int64_t k) const = 0;
+
+  /// The text a stream chunk carries for generated token k (the delta after tokens [0, k)).
+  virtual std::string_view generated_token_text(std::int64_t k) const = 0;
+
+  /// Appends the text of generated tokens [0, n).
+  virtual void append_generated_text(std::string& out, std::int64_t n) const = 0;
+
+  /// The message of a 400 for a token id outside [0, vocab_size()).
+  virtual std::string out_of_vocabulary_message(std::string_view id) const = 0;
+};
+
+/// The tokenizer a request uses: `tokenizer` when set, else a process-wide mock.
+const ServerTokenizer& server_tokenizer_or_mock(const std::shared_ptr<const ServerTokenizer>& tokenizer);
+
+}  // namespace llmload::server

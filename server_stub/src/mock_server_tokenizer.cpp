@@ -1,0 +1,56 @@
+#include "llmload/server/mock_server_tokenizer.hpp"
+
+#include <fmt/format.h>
+
+namespace llmload::server {
+
+MockServerTokenizer::MockServerTokenizer(std::shared_ptr<TokenVocabulary> vocabulary)
+    : vocabulary_(vocabulary ? std::move(vocabulary) : std::make_shared<TokenVocabulary>()) {}
+
+std::string MockServerTokenizer::description() const {
+  return "mock (one token per whitespace-separated word; --tokenizer PATH for a model's real tokenizer)";
+}
+
+void MockServerTokenizer::append_prompt_ids(std::string_view text, bool /*add_special*/,
+                                            std::vector<std::uint32_t>& ids) const {
+  append_token_ids(text, ids);
+}
+
+void MockServerTokenizer::append_message_ids(std::string_view text, std::vector<std::uint32_t>& ids) const {
+  append_token_ids(text, ids);
+}
+
+void MockServerTokenizer::tokenize(std::string_view text, bool /*add_special*/, std::vector<std::uint32_t>& ids,
+                                   std::vector<std::string>* strs) const {
+  vocabulary_->remember_words(text);
+  for (auto word : split_words(text)) {
+    ids.push_back(token_id(word));
+    if (strs != nullptr) strs->emplace_back(word);
+  }
+}
+
+std::string MockServerTokenizer::detokenize(const std::vector<std::uint32_t>& ids) const {
+  return vocabulary_->detokenize(ids);
+}
+
+std::uint32_t MockServerTokenizer::generated_token_id(std::int64_t k) const {
+  return ::llmload::server::generated_token_id(k);
+}
+
+std::string_view MockServerTokenizer::generated_token_text(std::int64_t k) const { return generated_token(k); }
+
+void MockServerTokenizer::append_generated_text(std::string& out, std::int64_t n) const {
+  ::llmload::server::append_generated_text(out, n);
+}
+
+std::string MockServerTokenizer::out_of_vocabulary_message(std::string_view id) const {
+  return fmt::format("Token id {} is out of vocabulary: the mock's token ids are in [0, {}]", id, kVocabSize - 1);
+}
+
+const ServerTokenizer& server_tokenizer_or_mock(const std::shared_ptr<const ServerTokenizer>& tokenizer) {
+  if (tokenizer) return *tokenizer;
+  static const MockServerTokenizer mock;
+  return mock;
+}
+
+}  // namespace llmload::server
