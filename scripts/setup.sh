@@ -21,6 +21,8 @@ packages=(
   # libraries
   libboost1.74-dev libssl-dev zlib1g-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
   libcli11-dev libyaml-cpp-dev
+  # --tokenizer PATH with a SentencePiece tokenizer.model (docs/tokenizers.md)
+  libsentencepiece-dev
   # used by the demo/test scripts
   curl procps
 )
