@@ -25,9 +25,9 @@ namespace llmload::server::model_tokenizer_test {
 namespace {
 
 using nlohmann::json;
-using testing::byte_level_json;
-using testing::load_json;
-using testing::sentencepiece_style_json;
+using tiny_tokenizers::byte_level_json;
+using tiny_tokenizers::load_json;
+using tiny_tokenizers::sentencepiece_style_json;
 using tokenizer::TokenId;
 
 std::shared_ptr<const ModelServerTokenizer> byte_level() {

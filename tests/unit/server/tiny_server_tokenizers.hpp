@@ -8,7 +8,7 @@
 #include "llmload/server/json.hpp"
 #include "llmload/tokenizer/tokenizer.hpp"
 
-namespace llmload::server::testing {
+namespace llmload::server::tiny_tokenizers {
 
 // Byte-level BPE (GPT-2 style) with a BOS <s> (id 0) that the post-processor prepends. Single
 // tokens: " the" (14), " of" (16), " and" (19), " a" (17), " an" (18); also '"' (10) and "\n" (11, "Ċ").
@@ -78,4 +78,4 @@ inline std::unique_ptr<tokenizer::Tokenizer> load_json(const std::string& text) 
   return tokenizer::load_hf_tokenizer_json(text, "tiny/tokenizer.json");
 }
 
-}  // namespace llmload::server::testing
+}  // namespace llmload::server::tiny_tokenizers
