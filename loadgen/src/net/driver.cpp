@@ -144,7 +144,7 @@ void drive(asio::io_context& ioc, RunController& controller, const DriveOptions&
   // One handler at a time: a send that falls due while a burst of ready reads is handled (a
   // hundred streams' tokens from one epoll wait take milliseconds) is released between two of
   // them, not after the whole burst and the timer's turn. Its schedule lag stays about one
-  // handler long (docs/statistics.md, "Schedule lag"); the check is one clock read per handler.
+  // handler long (docs/benchmarks.md, open-loop validity); the check is one clock read per handler.
   ioc.restart();
   while (ioc.run_one() > 0) {
     if (stopped) continue;
