@@ -100,7 +100,9 @@ json metrics_json(const RunMetrics& m) {
                  {"arrival_bin_ms", to_seconds(m.token_bin) * 1e3},
                  {"source", m.tokens_estimated ? "estimated (some responses had no usage: one token per output event; "
                                                  "give --tokenizer PATH to count them exactly)"
-                                               : "server usage, or the generated text counted with --tokenizer"}};
+                                               : (m.tokens_from_tokenizer ? "server usage, else the generated text "
+                                                                            "counted with --tokenizer"
+                                                                          : "server usage")}};
   json latency = json::object();
   for (Metric metric : {Metric::kTtft, Metric::kTpot, Metric::kItl, Metric::kItlEvent, Metric::kE2e}) {
     latency[std::string(metric_name(metric))] = stats_json(m.latency.at(metric));

@@ -248,6 +248,7 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
       m.total_input_tokens += r.input_tokens;
       m.total_output_tokens += r.output_tokens;
       if (!r.tokens_from_usage && !r.tokens_from_tokenizer) m.tokens_estimated = true;
+      if (r.tokens_from_tokenizer) m.tokens_from_tokenizer = true;
     } else if (r.error == ErrorClass::kStoppedEarly) {
       ++m.stopped_early_requests;  // the client's decision, not a failure (no error rate)
     } else {

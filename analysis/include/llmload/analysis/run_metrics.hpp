@@ -153,7 +153,8 @@ struct RunMetrics {
   std::map<int, ErrorSummary> errors_by_status;         // in the window, HTTP status errors
   std::int64_t total_input_tokens = 0;   // successful in-window requests
   std::int64_t total_output_tokens = 0;  // successful in-window requests
-  bool tokens_estimated = false;         // some successful request had no server usage
+  bool tokens_estimated = false;         // some successful request had neither usage nor a --tokenizer count
+  bool tokens_from_tokenizer = false;    // some successful request's n_out was counted with --tokenizer
   double output_tokens_in_window = 0;    // token arrivals inside [start, end] (all requests)
   Nanos token_bin{0};                    // the arrival bins' width (kTokenBin, doubled for long runs)
   // Throughput population (docs/metrics.md): every successful request whose completion falls in
