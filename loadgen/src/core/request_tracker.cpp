@@ -26,8 +26,13 @@ std::string media_type(std::string_view content_type) {
 }
 
 // A 404 or 405 on the generation route: most often the other API, or a base URL with /v1 in it.
-std::string wrong_route_hint(int status, ApiKind api) {
+// Not when the server says what was not found is the model (vLLM: "The model `x` does not
+// exist."): the route is right, and --model is the fix.
+std::string wrong_route_hint(int status, ApiKind api, std::string_view message) {
   if (status != 404 && status != 405) return {};
+  if (message.find("model") != std::string_view::npos || message.find("Model") != std::string_view::npos) {
+    return " (the server does not know this model: pass --model with one GET /v1/models lists)";
+  }
   const char* other = api == ApiKind::kChat ? "--backend openai-completions (/v1/completions)"
                                             : "--backend openai-chat (/v1/chat/completions)";
   return fmt::format(" (the server has no such route: if it serves the other API, use {}; --base-url is the server's "
@@ -192,7 +197,8 @@ void RequestTracker::on_complete(TimePoint t, const TransportError& error) {
                                 record_.http_status, location_.empty() ? std::string("(no Location)") : location_)
                   : fmt::format("HTTP {}{}: {}{}", record_.http_status,
                                 retry_after_.empty() ? std::string() : " (Retry-After: " + retry_after_ + ")",
-                                error_message_from_body(body_), wrong_route_hint(record_.http_status, options_.api)));
+                                error_message_from_body(body_),
+                                wrong_route_hint(record_.http_status, options_.api, error_message_from_body(body_))));
   } else if (options_.stream) {
     if (!sse_) {
       fail(ErrorClass::kProtocol,
