@@ -251,9 +251,12 @@ void RequestTracker::on_complete(TimePoint t, const TransportError& error) {
     fail(ErrorClass::kNoOutput, "the response completed without any generated output");
   }
   // A success with fewer tokens than asked for (EOS or a stop despite ignore_eos, or a server
-  // that caps max_tokens): flagged, since it shortens E2E and changes TPOT's meaning.
+  // that caps max_tokens): flagged, since it shortens E2E and changes TPOT's meaning. Counted
+  // from events (no usage), a stream the server ended for "length" reached max_tokens: its short
+  // count is the estimate's, not an early end (several tokens per event).
+  const bool estimated_at_length = !usage_ && record_.finish_reason == "length";
   record_.ended_early = record_.error == ErrorClass::kNone && record_.requested_output_tokens > 0 &&
-                        record_.output_tokens < record_.requested_output_tokens;
+                        record_.output_tokens < record_.requested_output_tokens && !estimated_at_length;
 }
 
 }  // namespace llmload

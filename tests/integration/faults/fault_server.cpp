@@ -167,6 +167,14 @@ void FaultServer::serve(int fd) {
     }
     buf.erase(0, head_end + 4 + content_length);
 
+    const auto not_found = [&] {
+      return send_all(fd, json_response(404, "Not Found", R"({"detail":"Not Found"})"));
+    };
+    if (bare_ && (head.rfind("GET /v1/models", 0) == 0 || head.rfind("POST /tokenize", 0) == 0 ||
+                  head.rfind("POST /detokenize", 0) == 0)) {
+      if (!not_found()) return;
+      continue;
+    }
     if (head.rfind("GET /v1/models", 0) == 0) {
       const std::string models = R"({"object":"list","data":[{"id":"fault-model","object":"model"}]})";
       if (refuse_after_probe_) {
@@ -252,6 +260,16 @@ void FaultServer::serve(int fd) {
         const std::string gz("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\x4b\x49\x2c\x49\xb4\x02\x00", 17);
         send_all(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Encoding: gzip\r\n"
                      "Content-Length: " + std::to_string(gz.size()) + "\r\n\r\n" + gz);
+        break;
+      }
+      case Fault::kBareStream: {
+        std::string out = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+        for (const char* words : {" The quick brown", " fox jumps over", " the lazy dog."}) {
+          out += event(std::string("{\"id\":\"cmpl-b\",\"choices\":[{\"index\":0,\"text\":\"") + words +
+                       "\",\"finish_reason\":null}]}");
+        }
+        out += event(R"({"id":"cmpl-b","choices":[{"index":0,"text":"","finish_reason":"length"}]})");
+        if (!send_all(fd, out + event("[DONE]") + "0\r\n\r\n")) return;
         break;
       }
       case Fault::kHttp503Text: {

@@ -33,6 +33,8 @@ enum class Fault {
   kDoneNoEnd,        // a correct stream up to [DONE], then the chunked body never ends (silence)
   kRedirect,         // 301 to another address (Location), empty body
   kGzipStream,       // 200 text/event-stream with Content-Encoding: gzip (bytes that are not SSE)
+  kBareStream,       // a correct stream as bare servers send it: no Content-Type, no usage, several
+                     // words per event (" The quick brown fox jumps over the lazy dog." in 3 events)
 };
 
 class FaultServer {
@@ -50,6 +52,8 @@ class FaultServer {
   int posts() const { return posts_.load(); }
   /// Close the listener as soon as /v1/models has been answered (then every run request is refused).
   void refuse_after_probe() { refuse_after_probe_ = true; }
+  /// Answer 404 to GET /v1/models and to POST /tokenize and /detokenize (a gateway-like server).
+  void without_models_or_tokenize() { bare_ = true; }
 
  private:
   void accept_loop();
@@ -61,6 +65,7 @@ class FaultServer {
   int port_ = 0;
   std::atomic<bool> stop_{false};
   std::atomic<bool> refuse_after_probe_{false};
+  std::atomic<bool> bare_{false};
   std::atomic<int> posts_{0};
   std::thread acceptor_;
   std::mutex mu_;
