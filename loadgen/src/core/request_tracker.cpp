@@ -163,7 +163,10 @@ void RequestTracker::on_event(TimePoint t, SseEvent&& ev) {
         break;
       }
       chunks_.push_back({offset(t), u.tokens});
-      if (options_.capture_text) output_text_ += u.text;
+      if (options_.capture_text) {
+        output_text_ += u.text;
+        reasoning_text_ += u.reasoning_text;
+      }
       break;
     case StreamUpdate::Kind::kDone:
       done_seen_ = true;
@@ -226,7 +229,10 @@ void RequestTracker::on_complete(TimePoint t, const TransportError& error) {
         record_.server_first_token_s = w.server_timing->first_token_s;
         record_.server_last_token_s = w.server_timing->last_token_s;
       }
-      if (options_.capture_text) output_text_ = std::move(w.text);
+      if (options_.capture_text) {
+        output_text_ = std::move(w.text);
+        reasoning_text_ = std::move(w.reasoning_text);
+      }
       if (w.has_output) {
         record_.t_first = offset(t);
         record_.t_last = offset(t);

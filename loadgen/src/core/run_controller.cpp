@@ -172,7 +172,7 @@ void RunController::complete(std::uint64_t index, TimePoint t) {
   }
   // A server may echo the API key back in an error: it never reaches any output.
   rec.error_message = secrets_.for_output(std::move(rec.error_message));
-  if (tokenizer_ && rec.ok()) count_with_tokenizer(rec, tracker.output_text());
+  if (tokenizer_ && rec.ok()) count_with_tokenizer(rec, tracker.output_text(), tracker.reasoning_text());
   acc_.add(rec, tracker.chunks());
   if (sequential_ && sequential_->on_complete(it->second->ordinal, rec)) {
     // Conclusive: stop issuing; what is in flight completes and is measured, as after the last
@@ -199,8 +199,11 @@ void RunController::complete(std::uint64_t index, TimePoint t) {
   if (on_progress) on_progress();
 }
 
-void RunController::count_with_tokenizer(analysis::RequestRecord& rec, const std::string& text) const {
-  const auto n = static_cast<std::int64_t>(tokenizer_->count(text));
+void RunController::count_with_tokenizer(analysis::RequestRecord& rec, const std::string& text,
+                                         const std::string& reasoning) const {
+  // Reasoning and answer are counted apart, as the server generated them: completion_tokens
+  // includes both (OpenAI's reasoning_tokens are part of it, as are vLLM's).
+  const auto n = static_cast<std::int64_t>(tokenizer_->count(text) + tokenizer_->count(reasoning));
   if (rec.tokens_from_usage) {
     rec.client_output_tokens = n;
     return;

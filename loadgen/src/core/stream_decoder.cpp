@@ -114,6 +114,20 @@ void append_choice_text(const json& choice, ApiKind api, std::string& out) {
   if (const auto* t = string_field(*d, "content")) out += *t;
 }
 
+// The reasoning text of a chat choice: `reasoning_content` (DeepSeek, vLLM, SGLang) or
+// `reasoning` (vLLM's newer name). Generated tokens like the answer's, but not part of it.
+void append_choice_reasoning(const json& choice, ApiKind api, std::string& out) {
+  if (!choice.is_object() || api == ApiKind::kCompletions) return;
+  auto d = choice.find("delta");
+  if (d == choice.end() || !d->is_object()) d = choice.find("message");
+  if (d == choice.end() || !d->is_object()) return;
+  if (const auto* t = string_field(*d, "reasoning_content")) {
+    out += *t;
+  } else if (const auto* r = string_field(*d, "reasoning")) {
+    out += *r;
+  }
+}
+
 bool nonempty_string(const json& obj, const char* key) {
   auto it = obj.find(key);
   return it != obj.end() && it->is_string() && !it->get_ref<const std::string&>().empty();
@@ -270,7 +284,10 @@ StreamUpdate OpenAiStreamDecoder::decode(const SseEvent& event) {
   for (const auto& c : *choices) output = output || choice_has_output(c, api_);
   u.finish_reason = finish_reason_of(*choices);
   if (output && capture_text_) {
-    for (const auto& c : *choices) append_choice_text(c, api_, u.text);
+    for (const auto& c : *choices) {
+      append_choice_text(c, api_, u.text);
+      append_choice_reasoning(c, api_, u.reasoning_text);
+    }
   }
   count_output(u, output);
   return u;
@@ -368,7 +385,10 @@ WholeResponse decode_whole_response(std::string_view body, ApiKind api) {
   r.usage = read_usage(j);
   r.finish_reason = finish_reason_of(*choices);
   for (const auto& c : *choices) r.has_output = r.has_output || choice_has_output(c, api);
-  if (!choices->empty()) append_choice_text(choices->front(), api, r.text);
+  if (!choices->empty()) {
+    append_choice_text(choices->front(), api, r.text);
+    append_choice_reasoning(choices->front(), api, r.reasoning_text);
+  }
   return r;
 }
 

@@ -34,7 +34,7 @@ std::vector<json> records_of(const TempDir& dir) {
 std::vector<std::string> bare_run_args(const FaultServer& server, const TempDir& dir, std::vector<std::string> extra) {
   std::vector<std::string> a = {binary_path("llmload"), "run", "--base-url", server.base_url(), "--output",
                                 dir.path(), "--model", "bare-model", "--scenario", "concurrency", "--concurrency",
-                                "2", "--num-requests", "6", "--input-tokens", "16", "--output-tokens", "10"};
+                                "2", "--num-requests", "6", "--input-tokens", "16"};
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
 }
@@ -48,7 +48,7 @@ TEST(BareServer, MeasuredAsTheSdkReadsItAndCountedWithTheModelsTokenizer) {
   FaultServer server({Fault::kBareStream});
   server.without_models_or_tokenize();
   TempDir dir;
-  auto r = run(bare_run_args(server, dir, {"--tokenizer", tok.string()}), 120s);
+  auto r = run(bare_run_args(server, dir, {"--output-tokens", "10", "--tokenizer", tok.string()}), 120s);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("/v1/models"), std::string::npos) << "the failed probe is a warning that names it:\n" << r.err;
   const auto result = json::parse(read_file(dir.file("result.json")));
@@ -68,11 +68,31 @@ TEST(BareServer, MeasuredAsTheSdkReadsItAndCountedWithTheModelsTokenizer) {
   EXPECT_EQ(result["tokens"]["requests_counted_by_tokenizer"], 6);
 }
 
+TEST(BareServer, ChatReasoningIsCountedWithTheAnswer) {
+  const auto tok = llama3_dir();
+  if (!std::filesystem::exists(tok / "tokenizer.json")) GTEST_SKIP() << "Llama 3's tokenizer.json is not installed";
+  FaultServer server({Fault::kBareStream});
+  server.without_models_or_tokenize();
+  TempDir dir;
+  auto r = run(bare_run_args(server, dir, {"--endpoint", "chat", "--output-tokens", "14", "--tokenizer", tok.string()}),
+               120s);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto recs = records_of(dir);
+  ASSERT_EQ(recs.size(), 6u);
+  for (const auto& rec : recs) {
+    ASSERT_TRUE(rec["ok"].get<bool>()) << rec.dump();
+    EXPECT_EQ(rec["output_tokens_source"], "tokenizer");
+    // The reasoning " Let me think." is 4 tokens (reference ids 6914 757 1781 13), the answer 10:
+    // completion_tokens counts both, and so does the client.
+    EXPECT_EQ(rec["output_tokens"], 14) << rec.dump();
+  }
+}
+
 TEST(BareServer, WithoutATokenizerTheCountIsLabelledAnEstimateAndTheRunSaysHowToCount) {
   FaultServer server({Fault::kBareStream});
   server.without_models_or_tokenize();
   TempDir dir;
-  auto r = run(bare_run_args(server, dir, {}), 120s);
+  auto r = run(bare_run_args(server, dir, {"--output-tokens", "10"}), 120s);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE((r.out + r.err).find("--tokenizer"), std::string::npos)
       << "the run says how to count tokens exactly:\n" << r.out << r.err;

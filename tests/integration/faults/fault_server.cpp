@@ -264,11 +264,18 @@ void FaultServer::serve(int fd) {
       }
       case Fault::kBareStream: {
         std::string out = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
-        for (const char* words : {" The quick brown", " fox jumps over", " the lazy dog."}) {
-          out += event(std::string("{\"id\":\"cmpl-b\",\"choices\":[{\"index\":0,\"text\":\"") + words +
-                       "\",\"finish_reason\":null}]}");
+        const bool chat = head.rfind("POST /v1/chat/completions", 0) == 0;
+        if (chat) {
+          out += event(R"({"id":"chat-b","choices":[{"index":0,"delta":{"role":"assistant","content":""}}]})");
+          out += event(R"({"id":"chat-b","choices":[{"index":0,"delta":{"reasoning_content":" Let me think."}}]})");
         }
-        out += event(R"({"id":"cmpl-b","choices":[{"index":0,"text":"","finish_reason":"length"}]})");
+        for (const char* words : {" The quick brown", " fox jumps over", " the lazy dog."}) {
+          out += event(chat ? std::string(R"({"id":"chat-b","choices":[{"index":0,"delta":{"content":")") + words + "\"}}]}"
+                            : std::string(R"({"id":"cmpl-b","choices":[{"index":0,"text":")") + words +
+                                  "\",\"finish_reason\":null}]}");
+        }
+        out += event(chat ? R"({"id":"chat-b","choices":[{"index":0,"delta":{},"finish_reason":"length"}]})"
+                          : R"({"id":"cmpl-b","choices":[{"index":0,"text":"","finish_reason":"length"}]})");
         if (!send_all(fd, out + event("[DONE]") + "0\r\n\r\n")) return;
         break;
       }

@@ -34,7 +34,8 @@ enum class Fault {
   kRedirect,         // 301 to another address (Location), empty body
   kGzipStream,       // 200 text/event-stream with Content-Encoding: gzip (bytes that are not SSE)
   kBareStream,       // a correct stream as bare servers send it: no Content-Type, no usage, several
-                     // words per event (" The quick brown fox jumps over the lazy dog." in 3 events)
+                     // words per event (" The quick brown fox jumps over the lazy dog." in 3 events;
+                     // for chat after a role-only chunk and the reasoning " Let me think.")
 };
 
 class FaultServer {

@@ -25,6 +25,26 @@ TEST(StreamDecoder, ReasoningContentCountsAsOutput) {
   EXPECT_EQ(dec(d, R"({"choices":[{"delta":{"reasoning_content":"think"}}]})").kind, K::kOutput);
 }
 
+TEST(StreamDecoder, ReasoningTextIsCapturedApartFromTheAnswer) {
+  OpenAiStreamDecoder d(ApiKind::kChat, /*capture_text=*/true);
+  auto a = dec(d, R"({"choices":[{"delta":{"reasoning_content":"Let me think."}}]})");
+  EXPECT_EQ(a.reasoning_text, "Let me think.");
+  EXPECT_EQ(a.text, "");
+  auto b = dec(d, R"({"choices":[{"delta":{"reasoning":" Again."}}]})");  // vLLM's newer field name
+  EXPECT_EQ(b.reasoning_text, " Again.");
+  auto c = dec(d, R"({"choices":[{"delta":{"content":"42"}}]})");
+  EXPECT_EQ(c.text, "42");
+  EXPECT_EQ(c.reasoning_text, "");
+  const auto whole = decode_whole_response(
+      R"({"choices":[{"message":{"role":"assistant","reasoning_content":"Hmm.","content":"Yes."},"finish_reason":"stop"}]})",
+      ApiKind::kChat);
+  EXPECT_EQ(whole.text, "Yes.");
+  EXPECT_EQ(whole.reasoning_text, "Hmm.");
+  OpenAiStreamDecoder completions(ApiKind::kCompletions, /*capture_text=*/true);
+  EXPECT_EQ(dec(completions, R"({"choices":[{"text":" a","reasoning_content":"x"}]})").reasoning_text, "")
+      << "completions have no reasoning channel";
+}
+
 TEST(StreamDecoder, CompletionsText) {
   OpenAiStreamDecoder d(ApiKind::kCompletions);
   EXPECT_EQ(dec(d, R"({"choices":[{"text":""}]})").kind, K::kNoOutput);

@@ -53,8 +53,10 @@ class RequestTracker final : public ResponseObserver {
   bool stream_finished() const { return done_seen_; }
   const analysis::RequestRecord& record() const { return record_; }
   const std::vector<analysis::ChunkArrival>& chunks() const { return chunks_; }
-  /// The generated text (only with capture_text).
+  /// The generated text (only with capture_text): the answer, which a session's next turn resends.
   const std::string& output_text() const { return output_text_; }
+  /// The generated reasoning text (only with capture_text): counted, never resent.
+  const std::string& reasoning_text() const { return reasoning_text_; }
 
  private:
   analysis::Nanos offset(TimePoint t) const { return t - run_start_; }
@@ -80,6 +82,7 @@ class RequestTracker final : public ResponseObserver {
   std::string retry_after_;  // Retry-After of an error response (429/503)
   std::vector<analysis::ChunkArrival> chunks_;
   std::string output_text_;
+  std::string reasoning_text_;
 };
 
 }  // namespace llmload

@@ -98,7 +98,7 @@ class RunController {
  private:
   class Slot;
   void complete(std::uint64_t index, TimePoint t);
-  void count_with_tokenizer(analysis::RequestRecord& rec, const std::string& text) const;
+  void count_with_tokenizer(analysis::RequestRecord& rec, const std::string& text, const std::string& reasoning) const;
   // The window as the pacer and the run's bounds give it, before any auto warmup.
   analysis::Window planned_window() const;
   // --warmup auto, once finished(): detects the steady state, relabels the records before it and

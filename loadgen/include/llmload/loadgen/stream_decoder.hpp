@@ -47,6 +47,7 @@ struct StreamUpdate {
   std::optional<std::string> finish_reason;
   std::optional<ServerTiming> server_timing;  // ground truth carried by this event, if any
   std::string text;                   // generated text of this event (only when capturing text)
+  std::string reasoning_text;         // its reasoning text (chat's reasoning_content / reasoning)
   std::string message;                // for kError/kMalformed: what was wrong
 };
 
@@ -80,6 +81,7 @@ struct WholeResponse {
   std::optional<std::string> finish_reason;
   std::optional<ServerTiming> server_timing;
   std::string text;     // the generated text (first choice)
+  std::string reasoning_text;  // its reasoning text (chat's reasoning_content / reasoning)
   std::string message;  // when !ok: what was wrong
 };
 WholeResponse decode_whole_response(std::string_view body, ApiKind api);
