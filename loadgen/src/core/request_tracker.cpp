@@ -166,6 +166,7 @@ void RequestTracker::on_event(TimePoint t, SseEvent&& ev) {
       if (options_.capture_text) {
         output_text_ += u.text;
         reasoning_text_ += u.reasoning_text;
+        text_ends_.push_back({output_text_.size(), reasoning_text_.size()});
       }
       break;
     case StreamUpdate::Kind::kDone:
@@ -232,6 +233,7 @@ void RequestTracker::on_complete(TimePoint t, const TransportError& error) {
       if (options_.capture_text) {
         output_text_ = std::move(w.text);
         reasoning_text_ = std::move(w.reasoning_text);
+        if (w.has_output) text_ends_.push_back({output_text_.size(), reasoning_text_.size()});
       }
       if (w.has_output) {
         record_.t_first = offset(t);
@@ -263,6 +265,22 @@ void RequestTracker::on_complete(TimePoint t, const TransportError& error) {
   const bool estimated_at_length = !usage_ && record_.finish_reason == "length";
   record_.ended_early = record_.error == ErrorClass::kNone && record_.requested_output_tokens > 0 &&
                         record_.output_tokens < record_.requested_output_tokens && !estimated_at_length;
+}
+
+std::vector<analysis::ChunkArrival> RequestTracker::chunks_counted(
+    const std::function<std::size_t(std::string_view)>& count) const {
+  std::vector<analysis::ChunkArrival> out = chunks_;
+  if (text_ends_.size() != out.size()) return out;  // no captured text (or a cut stream): as is
+  TextEnd from{0, 0};
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    const TextEnd to = text_ends_[k];
+    const std::string_view text = std::string_view(output_text_).substr(from.text, to.text - from.text);
+    const std::string_view reasoning =
+        std::string_view(reasoning_text_).substr(from.reasoning, to.reasoning - from.reasoning);
+    out[k].tokens = std::max<std::int64_t>(1, static_cast<std::int64_t>(count(text) + count(reasoning)));
+    from = to;
+  }
+  return out;
 }
 
 }  // namespace llmload

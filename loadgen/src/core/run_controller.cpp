@@ -172,8 +172,10 @@ void RunController::complete(std::uint64_t index, TimePoint t) {
   }
   // A server may echo the API key back in an error: it never reaches any output.
   rec.error_message = secrets_.for_output(std::move(rec.error_message));
-  if (tokenizer_ && rec.ok()) count_with_tokenizer(rec, tracker.output_text(), tracker.reasoning_text());
-  acc_.add(rec, tracker.chunks());
+  const std::vector<analysis::ChunkArrival> counted =
+      tokenizer_ && rec.ok() ? count_with_tokenizer(rec, tracker) : std::vector<analysis::ChunkArrival>{};
+  const std::vector<analysis::ChunkArrival>& chunks = counted.empty() ? tracker.chunks() : counted;
+  acc_.add(rec, chunks);
   if (sequential_ && sequential_->on_complete(it->second->ordinal, rec)) {
     // Conclusive: stop issuing; what is in flight completes and is measured, as after the last
     // request of a --num-requests run.
@@ -192,25 +194,29 @@ void RunController::complete(std::uint64_t index, TimePoint t) {
   }
   last_event_ = t;
   if (on_record) on_record(rec);
-  store_.append(rec, tracker.chunks());
+  store_.append(rec, chunks);
   graveyard_.push_back(std::move(it->second));
   trackers_.erase(it);
   pacer_.on_complete(index, t);
   if (on_progress) on_progress();
 }
 
-void RunController::count_with_tokenizer(analysis::RequestRecord& rec, const std::string& text,
-                                         const std::string& reasoning) const {
+std::vector<analysis::ChunkArrival> RunController::count_with_tokenizer(analysis::RequestRecord& rec,
+                                                                       const RequestTracker& tracker) const {
   // Reasoning and answer are counted apart, as the server generated them: completion_tokens
   // includes both (OpenAI's reasoning_tokens are part of it, as are vLLM's).
-  const auto n = static_cast<std::int64_t>(tokenizer_->count(text) + tokenizer_->count(reasoning));
+  const auto n =
+      static_cast<std::int64_t>(tokenizer_->count(tracker.output_text()) + tokenizer_->count(tracker.reasoning_text()));
   if (rec.tokens_from_usage) {
     rec.client_output_tokens = n;
-    return;
+    return {};
   }
   rec.output_tokens = n;
   rec.tokens_from_tokenizer = true;
   rec.ended_early = rec.requested_output_tokens > 0 && n < rec.requested_output_tokens;
+  // Without usage every event weighed one token: each is weighed by its own text instead, so ITL
+  // is token-weighted as TPOT is (docs/metrics.md).
+  return tracker.chunks_counted([this](std::string_view s) { return tokenizer_->count(s); });
 }
 
 analysis::Window RunController::planned_window() const {

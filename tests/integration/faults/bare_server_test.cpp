@@ -66,6 +66,10 @@ TEST(BareServer, MeasuredAsTheSdkReadsItAndCountedWithTheModelsTokenizer) {
   }
   EXPECT_FALSE(result["tokens"]["estimated"].get<bool>()) << result["tokens"].dump();
   EXPECT_EQ(result["tokens"]["requests_counted_by_tokenizer"], 6);
+  // ITL is token-weighted by each event's own text: the gaps before " fox jumps over" (3 tokens)
+  // and " the lazy dog." (4) are 7 values a request; per event they stay 2 a request.
+  EXPECT_EQ(result["latency"]["itl"]["count"], 6 * 7) << result["latency"]["itl"].dump();
+  EXPECT_EQ(result["latency"]["itl_event"]["count"], 6 * 2) << result["latency"]["itl_event"].dump();
 }
 
 TEST(BareServer, ChatReasoningIsCountedWithTheAnswer) {
@@ -98,6 +102,7 @@ TEST(BareServer, WithoutATokenizerTheCountIsLabelledAnEstimateAndTheRunSaysHowTo
       << "the run says how to count tokens exactly:\n" << r.out << r.err;
   const auto result = json::parse(read_file(dir.file("result.json")));
   EXPECT_TRUE(result["tokens"]["estimated"].get<bool>()) << result["tokens"].dump();
+  EXPECT_EQ(result["latency"]["itl"]["count"], 6 * 2) << "one token per event: " << result["latency"]["itl"].dump();
   EXPECT_EQ(r.out.find("ended with fewer output tokens"), std::string::npos) << r.out;
   const auto recs = records_of(dir);
   ASSERT_EQ(recs.size(), 6u);

@@ -3,7 +3,9 @@
 // request's RequestRecord and its list of output events.
 
 #include <algorithm>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "llmload/analysis/request_record.hpp"
@@ -57,6 +59,10 @@ class RequestTracker final : public ResponseObserver {
   const std::string& output_text() const { return output_text_; }
   /// The generated reasoning text (only with capture_text): counted, never resent.
   const std::string& reasoning_text() const { return reasoning_text_; }
+  /// The output events with each one's tokens counted from its own text by `count` (only with
+  /// capture_text; an event with text counts at least 1): the weights of a token-weighted ITL
+  /// when the server sent no per-event usage. Without captured text, chunks() as they are.
+  std::vector<analysis::ChunkArrival> chunks_counted(const std::function<std::size_t(std::string_view)>& count) const;
 
  private:
   analysis::Nanos offset(TimePoint t) const { return t - run_start_; }
@@ -83,6 +89,12 @@ class RequestTracker final : public ResponseObserver {
   std::vector<analysis::ChunkArrival> chunks_;
   std::string output_text_;
   std::string reasoning_text_;
+  // Where each output event's text ends in output_text_ and reasoning_text_ (with capture_text).
+  struct TextEnd {
+    std::size_t text;
+    std::size_t reasoning;
+  };
+  std::vector<TextEnd> text_ends_;
 };
 
 }  // namespace llmload

@@ -98,7 +98,10 @@ class RunController {
  private:
   class Slot;
   void complete(std::uint64_t index, TimePoint t);
-  void count_with_tokenizer(analysis::RequestRecord& rec, const std::string& text, const std::string& reasoning) const;
+  // --tokenizer: counts the generated text (and, without usage, returns the output events each
+  // weighed by its own text's tokens; empty when the tracker's events stand as they are).
+  std::vector<analysis::ChunkArrival> count_with_tokenizer(analysis::RequestRecord& rec,
+                                                           const RequestTracker& tracker) const;
   // The window as the pacer and the run's bounds give it, before any auto warmup.
   analysis::Window planned_window() const;
   // --warmup auto, once finished(): detects the steady state, relabels the records before it and
