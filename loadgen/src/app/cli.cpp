@@ -48,7 +48,7 @@ vLLM users: `vllm bench serve` flags work with the same meaning (--backend, --ba
   --model, --dataset-name, --dataset-path, --num-prompts, --request-rate, --burstiness,
   --max-concurrency, --random-input-len, --random-output-len, --random-range-ratio, --goodput,
   --percentile-metrics, --metric-percentiles, --seed, --save-result, --result-dir, --ignore-eos):
-      llmload run --backend vllm --model M --dataset-name random --random-input-len 1024 \
+      llmload run --backend vllm --model llmload-mock --dataset-name random --random-input-len 1024 \
         --random-output-len 128 --num-prompts 500 --request-rate 10 --goodput ttft:2000 tpot:100
   Where llmload differs: the open-loop latencies are also reported from each request's intended
   send time (TTFT/E2E "from sched"), so a lagging client or stalled server cannot hide; the
