@@ -2,6 +2,16 @@
 
 namespace llmload::analysis {
 
+std::string_view to_string(Grade g) {
+  switch (g) {
+    case Grade::kNone: return "none";
+    case Grade::kCorrect: return "correct";
+    case Grade::kIncorrect: return "incorrect";
+    case Grade::kUnparsed: return "unparsed";
+  }
+  return "none";
+}
+
 std::string_view to_string(ErrorClass e) {
   switch (e) {
     case ErrorClass::kNone: return "none";

@@ -35,6 +35,16 @@ enum class ErrorClass {
 };
 std::string_view to_string(ErrorClass e);
 
+/// A graded request's verdict (issue 18, docs/metrics.md "Accuracy"): the dataset row's grader
+/// judged the generated text against the row's reference.
+enum class Grade : std::uint8_t {
+  kNone,       // not graded (no reference, or the request failed)
+  kCorrect,    // an answer was extracted and matches the reference
+  kIncorrect,  // an answer was extracted and does not match
+  kUnparsed    // no answer could be extracted from the text
+};
+std::string_view to_string(Grade g);
+
 /// One request. All times are offsets from the run's start on the monotonic clock.
 struct RequestRecord {
   std::uint64_t index = 0;
@@ -72,6 +82,16 @@ struct RequestRecord {
   std::optional<double> server_queue_s;
   std::optional<double> server_first_token_s;
   std::optional<double> server_last_token_s;
+
+  // Graded accuracy (issue 18): set when the workload item had a grader and the request succeeded.
+  Grade grade = Grade::kNone;
+  std::string grader;     // the grader's name as written ("number", "choice", "regex:...")
+  std::string subset;     // the row's subset (e.g. an MMLU subject); "" none
+  std::string extracted;  // the answer the grader extracted ("" when unparsed or not graded)
+  std::string reference;  // the row's reference, kept with --save-outputs (for `llmload score`)
+  // --save-outputs and consistency runs: the generated answer text (reasoning excluded).
+  std::optional<std::string> output_text;
+  std::uint64_t item = 0;  // the workload item the request was made from (consistency matches on it)
 
   int http_status = 0;  // 0 when no response was received
   ErrorClass error = ErrorClass::kNone;

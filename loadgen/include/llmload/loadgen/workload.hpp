@@ -33,6 +33,12 @@ struct TokenModel {
   std::string words_text(std::int64_t words, std::uint64_t seed) const;
 };
 
+/// One message of a chat conversation given by a dataset row (custom JSONL "messages").
+struct ChatMessage {
+  std::string role;  // "system", "user", "assistant", ...
+  std::string content;
+};
+
 /// One request's content before it becomes HTTP.
 struct WorkItem {
   std::string prompt;               // the user prompt text
@@ -40,6 +46,14 @@ struct WorkItem {
   std::int64_t output_tokens = 0;   // requested output tokens (max_tokens)
   std::optional<Nanos> arrival;     // timed workloads: intended offset from the run's start
   std::optional<std::int64_t> prefix_group;  // shared-prefix workloads: the group of the prefix
+  /// A row given as chat messages (custom JSONL "messages"): sent as they are to a chat endpoint;
+  /// `prompt` is then their contents joined by newlines (what a completions endpoint gets).
+  std::vector<ChatMessage> messages;
+  /// Graded datasets (issue 18: gsm8k, mmlu, custom rows with "reference"): the expected answer
+  /// and the grader that judges the output against it (analysis/grading.hpp; "" = not graded).
+  std::string reference;
+  std::string grader;
+  std::string subset;  // the row's subset, e.g. an MMLU subject ("" none)
 };
 
 /// Where request contents come from and how their lengths are drawn.

@@ -1,0 +1,37 @@
+#pragma once
+// Accuracy of a run's graded requests (issue 18): the rate of correct answers with its Wilson
+// interval, the unparsed rate, per grader and per subset, and the correct goodput.
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "llmload/analysis/request_record.hpp"
+
+namespace llmload::analysis {
+
+struct Interval {
+  double lo = 0.0;
+  double hi = 0.0;
+};
+
+/// The Wilson score interval of a binomial proportion (successes of n) at `confidence` (two
+/// sided, e.g. 0.95). n == 0: {0, 1}.
+Interval wilson_interval(std::int64_t successes, std::int64_t n, double confidence = 0.95);
+
+/// The accuracy section of result.json from the measured records (warmup and out-of-window
+/// records and those not graded are skipped; a failed request is not graded). `meets_slo` says
+/// whether a request met the run's SLO (always true without one). `window_s` is the measured
+/// window's length, for the correct goodput (req/s). Null when no request was graded. Shape:
+///   {"graded", "correct", "incorrect", "unparsed", "accuracy", "accuracy_ci95": [lo, hi],
+///    "unparsed_rate", "confidence", "failed_requests" (measured requests that could not be graded),
+///    "by_grader": {name: {graded, correct, incorrect, unparsed, accuracy, accuracy_ci95, unparsed_rate}},
+///    "by_subset": {subset: {...same...}} (only when some record has a subset),
+///    "correct_goodput": {"requests", "rate_per_s", "meaning"}}
+nlohmann::json accuracy_summary(const std::vector<RequestRecord>& records,
+                                const std::function<bool(const RequestRecord&)>& meets_slo, double window_s,
+                                double confidence = 0.95);
+
+}  // namespace llmload::analysis
