@@ -103,6 +103,13 @@ ErrorClass error_class_from(std::string_view name) {
   throw MergeError(fmt::format("unknown error_class '{}'", name));
 }
 
+Grade grade_from(std::string_view name) {
+  for (Grade g : {Grade::kNone, Grade::kCorrect, Grade::kIncorrect, Grade::kUnparsed}) {
+    if (to_string(g) == name) return g;
+  }
+  throw MergeError(fmt::format("unknown grade '{}' (correct, incorrect, unparsed or none)", name));
+}
+
 // Where each metric's summary lives in result.json.
 const json& stats_of(const json& result, Metric m) {
   switch (m) {
@@ -293,6 +300,13 @@ RequestRecord record_from_json(const json& j) {
   r.session = j.value("session", std::int64_t{-1});
   r.turn = j.value("turn", std::int64_t{0});
   r.stage = j.value("stage", std::int32_t{-1});
+  r.item = j.value("item", r.index);  // absent before issue 18: the item was the index
+  r.grader = j.value("grader", std::string());
+  if (!r.grader.empty()) r.grade = grade_from(j.value("grade", std::string("none")));
+  if (const json& x = j.value("extracted", json()); x.is_string()) r.extracted = x.get<std::string>();
+  r.subset = j.value("subset", std::string());
+  r.reference = j.value("reference", std::string());
+  if (const json& o = j.value("output_text", json()); o.is_string()) r.output_text = o.get<std::string>();
   r.http_status = static_cast<int>(integer("http_status"));
   const json& ec = need("error_class");
   if (!ec.is_string()) throw MergeError("\"error_class\" is not a string");

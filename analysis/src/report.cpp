@@ -223,6 +223,15 @@ json record_json(const RequestRecord& r) {
                    {"first_token_s", *r.server_first_token_s},
                    {"last_token_s", r.server_last_token_s ? json(*r.server_last_token_s) : json(nullptr)}};
   }
+  j["item"] = r.item;
+  if (!r.grader.empty()) {
+    j["grader"] = r.grader;
+    j["grade"] = to_string(r.grade);
+    j["extracted"] = r.grade == Grade::kNone || r.grade == Grade::kUnparsed ? json(nullptr) : json(r.extracted);
+    if (!r.subset.empty()) j["subset"] = r.subset;
+  }
+  if (!r.reference.empty()) j["reference"] = r.reference;
+  if (r.output_text) j["output_text"] = *r.output_text;
   j["http_status"] = r.http_status;
   j["error_class"] = to_string(r.error);
   j["error"] = r.error_message.empty() ? json(nullptr) : json(r.error_message);

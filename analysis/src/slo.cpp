@@ -18,9 +18,29 @@ std::string SloSpec::to_string() const {
   if (ttft) parts.push_back("ttft:" + ms(*ttft));
   if (tpot) parts.push_back("tpot:" + ms(*tpot));
   if (e2e) parts.push_back("e2e:" + ms(*e2e));
-  parts.push_back(fmt::format("p{:g}", percentile));
+  if (min_accuracy) parts.push_back(fmt::format("accuracy:{:g}", *min_accuracy));
+  if (!empty()) parts.push_back(fmt::format("p{:g}", percentile));
   return fmt::format("{}", fmt::join(parts, ","));
 }
+
+namespace {
+
+// "0.95" or "95%": a fraction in (0, 1].
+double parse_accuracy_bound(std::string_view value, std::string_view item) {
+  const bool percent = !value.empty() && value.back() == '%';
+  if (percent) value.remove_suffix(1);
+  double v = 0;
+  auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (percent) v /= 100.0;
+  if (ec != std::errc() || ptr != value.data() + value.size() || !(v > 0 && v <= 1)) {
+    throw SloParseError(fmt::format("bad accuracy bound in SLO item '{}': give the minimum accuracy as a fraction "
+                                    "in (0, 1] or a percentage, e.g. accuracy:0.95 or accuracy:95%",
+                                    item));
+  }
+  return v;
+}
+
+}  // namespace
 
 SloSpec parse_slo(std::string_view text) {
   SloSpec slo;
@@ -54,6 +74,11 @@ SloSpec parse_slo(std::string_view text) {
       continue;
     }
     if (value.empty()) throw SloParseError(fmt::format("SLO item '{}' has no bound: {}", item, hint));
+    if (key == "accuracy") {
+      slo.min_accuracy = parse_accuracy_bound(value, item);
+      any_bound = true;
+      continue;
+    }
     Nanos bound;
     try {
       bound = parse_duration(value, "ms");
@@ -68,7 +93,7 @@ SloSpec parse_slo(std::string_view text) {
     } else if (key == "e2e" || key == "e2el") {
       slo.e2e = bound;
     } else {
-      throw SloParseError(fmt::format("unknown SLO metric '{}': use ttft, tpot or e2e ({})", key, hint));
+      throw SloParseError(fmt::format("unknown SLO metric '{}': use ttft, tpot, e2e or accuracy ({})", key, hint));
     }
     any_bound = true;
   }

@@ -84,7 +84,8 @@ bool is_secret(const std::string& name) { return name == "api-key" || name == "h
 // The boolean settings that may be given bare (--insecure means --insecure true).
 bool is_switch(const std::string& name) {
   static const std::set<std::string> kSwitches = {"ignore-eos", "insecure",  "save-result", "stream",   "continuous-usage",
-                                                  "fail-on-slo", "quiet",    "verbose",     "overwrite"};
+                                                  "fail-on-slo", "quiet",    "verbose",     "overwrite",
+                                                  "save-outputs", "consistency"};
   return kSwitches.count(name) != 0;
 }
 

@@ -154,9 +154,21 @@ bool apply_extended_setting(const std::string& name, const std::string& value, c
     cfg.tokenizer = value;
   } else if (name == "trace-http") {
     cfg.trace_http = parse_int(value, origin, 0);
+  } else if (name == "save-outputs") {
+    cfg.save_outputs = parse_bool(value, origin);
+  } else if (name == "grader") {
+    cfg.grader = value;
+  } else if (name == "consistency") {
+    cfg.consistency = parse_bool(value, origin);
+  } else if (name == "consistency-requests") {
+    cfg.consistency_requests = parse_int(value, origin, 1);
+  } else if (name == "reference") {
+    cfg.consistency_reference = value;
+    cfg.consistency = true;
   } else if (name == "dataset-name") {
-    if (value != "random" && value != "sharegpt" && value != "custom" && value != "trace") {
-      throw ConfigError(fmt::format("bad {} '{}': use random, sharegpt, custom or trace", origin, value));
+    if (value != "random" && value != "sharegpt" && value != "custom" && value != "trace" && value != "gsm8k" &&
+        value != "mmlu") {
+      throw ConfigError(fmt::format("bad {} '{}': use random, sharegpt, custom, trace, gsm8k or mmlu", origin, value));
     }
     w.dataset = value;
   } else if (name == "dataset-path") {
@@ -304,7 +316,8 @@ const std::vector<SettingInfo>& settings() {
       {"verbose", "print more: per-trial results, server-metric cross-checks, window choice"},
       {"devices", "devices (GPUs or replicas) serving the endpoint: recorded for `llmload scaling` and cost"},
       {"price-per-hour", "price of one device-hour (any currency): the result gets the cost per 1M output tokens"},
-      {"slo", "SLO bounds and percentile, e.g. ttft:2000ms,tpot:200ms (p99 by default)"},
+      {"slo", "SLO bounds and percentile, e.g. ttft:2000ms,tpot:200ms (p99 by default); accuracy:0.95 adds a minimum graded "
+              "accuracy, judged on its 95% interval"},
       {"request-rate", "server scenario: arrival rate in requests per second (without --scenario it selects "
                        "server; 'inf' selects offline, as in vLLM)"},
       {"max-inflight", "server, offline and rate stages: cap on requests in flight (a capped request keeps its intended "
@@ -340,9 +353,21 @@ const std::vector<SettingInfo>& settings() {
       {"inter-token-timeout", "bound on the gap between tokens (default none; error class inter_token_timeout)"},
       {"trace-http", "write the first N exchanges (request and response: headers, body as received, receive times; "
                      "secrets redacted) to http-trace.jsonl in the output directory (default 0: none; docs/wire.md)"},
+      // Correctness (docs/metrics.md "Accuracy", "Consistency")
+      {"save-outputs", "keep each request's generated text (and its reference) in requests.jsonl, for `llmload score` "
+                       "(off by default: texts can be large)"},
+      {"grader", "grade every dataset row with this grader instead of its own: exact | normalized | regex:PATTERN | "
+                 "choice | number[:TOL] | json"},
+      {"consistency", "after the load, send its first --consistency-requests prompts again at concurrency 1 and "
+                      "compare the answers request by request (exact-match rate, first divergent token)"},
+      {"consistency-requests", "prompts compared by --consistency (default 100)"},
+      {"reference", "compare the answers with this earlier run's (saved with --save-outputs) instead of a concurrency-1 "
+                    "pass; implies --consistency"},
       // Workload
-      {"dataset-name", "random (synthesized prompts, default) | sharegpt | custom (JSONL) | trace"},
-      {"dataset-path", "file of the sharegpt/custom dataset (or the trace)"},
+      {"dataset-name", "random (synthesized prompts, default) | sharegpt | custom (JSONL) | trace | gsm8k (GSM8K "
+                       "JSONL, graded) | mmlu (MMLU CSV, graded)"},
+      {"dataset-path", "file of the sharegpt/custom/gsm8k dataset (or the trace); mmlu: a CSV file or a directory of "
+                       "them"},
       {"input-dist", "input length distribution: fixed:N, uniform:MIN,MAX, normal:MEAN,SD, lognormal:MEAN,SD, "
                      "empirical:FILE"},
       {"output-dist", "output length distribution (same forms as --input-dist)"},

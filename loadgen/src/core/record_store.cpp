@@ -119,6 +119,13 @@ void record_store_fields(Io& io, Record& r) {
   io.put_or_get(r.server_queue_s);
   io.put_or_get(r.server_first_token_s);
   io.put_or_get(r.server_last_token_s);
+  io.put_or_get(r.grade);
+  io.put_or_get(r.grader);
+  io.put_or_get(r.subset);
+  io.put_or_get(r.extracted);
+  io.put_or_get(r.reference);
+  io.put_or_get(r.output_text);
+  io.put_or_get(r.item);
   io.put_or_get(r.http_status);
   io.put_or_get(r.error);
   io.put_or_get(r.error_message);

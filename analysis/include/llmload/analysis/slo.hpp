@@ -28,7 +28,11 @@ struct SloSpec {
   std::optional<Nanos> tpot;
   std::optional<Nanos> e2e;
   double percentile = 99.0;  // in (0, 100)
+  /// "accuracy:0.95": the graded accuracy's lower bound (issue 18). Judged on the Wilson interval,
+  /// not the point estimate: PASS when the interval lies at or above it, FAIL when below.
+  std::optional<double> min_accuracy;
 
+  /// No latency bound (an SLO of accuracy only is "empty" for the latency verdicts).
   bool empty() const { return !ttft && !tpot && !e2e; }
   /// Canonical text form, e.g. "ttft:2000ms,tpot:200ms,p99".
   std::string to_string() const;

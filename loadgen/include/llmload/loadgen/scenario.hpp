@@ -152,6 +152,22 @@ struct ScenarioConfig {
   /// --trace-http N: the first N exchanges to http-trace.jsonl in the output directory (0: none).
   std::int64_t trace_http = 0;
 
+  /// Correctness (issue 18, docs/metrics.md "Accuracy", "Consistency").
+  /// --save-outputs: each request's generated text goes into requests.jsonl (with its reference).
+  bool save_outputs = false;
+  /// --grader SPEC: grade every row with this grader instead of the dataset's (a row still needs
+  /// a reference, except for json).
+  std::string grader;
+  /// --consistency: after the load, the first --consistency-requests measured prompts are sent
+  /// again at concurrency 1 (or compared with --reference DIR's saved outputs) and the answers
+  /// compared request by request.
+  bool consistency = false;
+  std::int64_t consistency_requests = 100;
+  std::string consistency_reference;  // --reference DIR
+  /// Internal: the workload item of release index i is i + item_offset (a consistency reference
+  /// pass re-sends the items of the measured requests).
+  std::uint64_t item_offset = 0;
+
   /// Prompt token calibration: auto (the server's /tokenize when it answers), tokenize, estimate.
   std::string prompt_calibration = "auto";
   /// Console table (vLLM's --percentile-metrics / --metric-percentiles); empty: defaults.
