@@ -113,6 +113,127 @@ STREAMS = {
 }
 
 
+# tokenizer: tokenizer.json, a NUL, then the text (fuzz_tokenizer.cpp). The tokenizers are those of
+# tests/tokenizer/tiny_tokenizers.hpp and variations (metaspace, added tokens, normalizers, regex
+# splits, post-processors), plus malformed files.
+def byte_level_tok(array_merges=False, ignore_merges=False):
+    vocab = {"h": 0, "e": 1, "l": 2, "o": 3, "\u0120": 4, "w": 5, "r": 6, "d": 7, "he": 8, "ll": 9, "hell": 10,
+             "hello": 11, "\u0120w": 12, "or": 13, "\u0120wor": 14, "ld": 15, "\u0120world": 16, "\u0120worl": 18}
+    pairs = [("h", "e"), ("l", "l"), ("he", "ll"), ("hell", "o"), ("\u0120", "w"), ("o", "r"), ("\u0120w", "or"),
+             ("l", "d"), ("\u0120wor", "ld")]
+    return {
+        "version": "1.0",
+        "added_tokens": [{"id": 17, "content": "<|end|>", "single_word": False, "lstrip": False, "rstrip": False,
+                          "normalized": False, "special": True}],
+        "normalizer": None,
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+        "post_processor": {"type": "TemplateProcessing",
+                           "single": [{"Sequence": {"id": "A", "type_id": 0}},
+                                      {"SpecialToken": {"id": "<|end|>", "type_id": 0}}],
+                           "pair": [],
+                           "special_tokens": {"<|end|>": {"id": "<|end|>", "ids": [17], "tokens": ["<|end|>"]}}},
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+                  "ignore_merges": ignore_merges, "vocab": vocab,
+                  "merges": [list(p) if array_merges else p[0] + " " + p[1] for p in pairs]},
+    }
+
+
+def sentencepiece_tok():
+    return {
+        "added_tokens": [{"id": 0, "content": "<unk>", "special": True, "normalized": False},
+                         {"id": 8, "content": "<s>", "special": True, "normalized": False}],
+        "normalizer": {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "\u2581"},
+                                                           {"type": "Replace", "pattern": {"String": " "},
+                                                            "content": "\u2581"}]},
+        "pre_tokenizer": None,
+        "post_processor": {"type": "TemplateProcessing",
+                           "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+                                      {"Sequence": {"id": "A", "type_id": 0}}],
+                           "special_tokens": {"<s>": {"id": "<s>", "ids": [8], "tokens": ["<s>"]}}},
+        "decoder": {"type": "Sequence", "decoders": [
+            {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "}, {"type": "ByteFallback"},
+            {"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+        "model": {"type": "BPE", "unk_token": "<unk>", "byte_fallback": True, "fuse_unk": True,
+                  "vocab": {"<unk>": 0, "<0xC3>": 1, "<0xA9>": 2, "\u2581": 3, "h": 4, "i": 5, "\u2581h": 6,
+                            "\u2581hi": 7, "<s>": 8},
+                  "merges": ["\u2581 h", "\u2581h i"]},
+    }
+
+
+LLAMA3_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
+                r"\s*[\r\n]+|\s+(?!\S)|\s+")
+TOKENIZER_TEXT = ("hello world<|end|> hello  world\n\n\thi \u00e9 caf\u00e9 cafe\u0301 \u4f60\u597d 12345 "
+                  "\U0001F469\u200d\U0001F4BB don't   \u3000x<s>hi")
+
+
+def tokenizer_seeds():
+    def tok(name, doc, text=TOKENIZER_TEXT, ascii_json=False):
+        # Most documents spell non-ASCII tokens in UTF-8, one with \uXXXX escapes.
+        head = doc if isinstance(doc, (str, bytes)) else json.dumps(doc, separators=(",", ":"),
+                                                                      ensure_ascii=ascii_json)
+        head = head if isinstance(head, bytes) else head.encode()
+        write("tokenizer", name, head if text is None else head + b"\0" + text.encode())
+    tok("byte_level", byte_level_tok(), ascii_json=True)
+    tok("byte_level_array_merges_ignore_merges", byte_level_tok(array_merges=True, ignore_merges=True),
+        "hello hello world world\U0001F600 \r\n   \u00a0\u2028end")
+    tok("byte_level_default_text", byte_level_tok(), None)
+    tok("sentencepiece_style", sentencepiece_tok())
+    tok("sentencepiece_style_default_text", sentencepiece_tok(), None)
+    # Metaspace pre-tokenizer and decoder (Mistral/Gemma style), added tokens with lstrip/rstrip and
+    # a normalized one, NFC.
+    meta = sentencepiece_tok()
+    meta["normalizer"] = {"type": "NFC"}
+    meta["pre_tokenizer"] = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": True}
+    meta["decoder"] = {"type": "Sequence", "decoders": [{"type": "Metaspace", "replacement": "\u2581",
+                                                         "prepend_scheme": "first", "split": True},
+                                                        {"type": "ByteFallback"}, {"type": "Fuse"}]}
+    meta["added_tokens"] += [{"id": 9, "content": "[INST]", "special": True, "lstrip": True, "rstrip": True,
+                              "normalized": False},
+                             {"id": 10, "content": "h\u00e9", "special": False, "normalized": True}]
+    tok("metaspace_added_tokens", meta, "[INST]  hi he\u0301 hi  [INST]hi\u00e9\U0001F600  \u2581h")
+    # Llama 3 style: a Split regex then ByteLevel without its regex, normalizers in a sequence,
+    # digits, and a RoBERTa post-processor.
+    l3 = byte_level_tok(ignore_merges=True)
+    l3["normalizer"] = {"type": "Sequence", "normalizers": [
+        {"type": "NFC"}, {"type": "Replace", "pattern": {"Regex": r"\s{2,}"}, "content": " "},
+        {"type": "Strip", "strip_left": True, "strip_right": False}]}
+    l3["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Digits", "individual_digits": True},
+        {"type": "Split", "pattern": {"Regex": LLAMA3_SPLIT}, "behavior": "Isolated", "invert": False},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}
+    l3["post_processor"] = {"type": "Sequence", "processors": [
+        {"type": "ByteLevel", "trim_offsets": False},
+        {"type": "RobertaProcessing", "cls": ["<|end|>", 17], "sep": ["<|end|>", 17]}]}
+    tok("llama3_style_split_regex", l3)
+    # Split behaviours and a string pattern; decoder Replace with a regex and Strip.
+    sp = sentencepiece_tok()
+    sp["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"String": "\u2581"}, "behavior": "MergedWithNext", "invert": False},
+        {"type": "Split", "pattern": {"Regex": r"(?:\p{Lu}\p{Ll}*+)+|[0-9]{2}?|.??"}, "behavior": "Contiguous",
+         "invert": True}]}
+    sp["decoder"] = {"type": "Sequence", "decoders": [
+        {"type": "Replace", "pattern": {"Regex": "\u2581+"}, "content": " "}, {"type": "ByteFallback"},
+        {"type": "Strip", "content": "h", "start": 2, "stop": 2}]}
+    tok("split_behaviours", sp, "HelloWorld hi hi\u00e9 12 345 \u2581\u2581hi")
+    # Whitespace runs and emoji through the GPT-2 pattern.
+    tok("whitespace_runs", byte_level_tok(), " \t \n\n\n    \r\n hello\u00a0\u00a0world  \U0001F44D\U0001F3FD"
+        "\u200b\u2003 \U0001F1FA\U0001F1F8 \ufeffworld\t\t")
+    # Malformed and unsupported files.
+    tok("malformed_truncated", dumps(byte_level_tok())[:180])
+    bad = byte_level_tok()
+    bad["model"]["merges"].append("h zz")
+    tok("malformed_merge_not_in_vocab", bad)
+    bad = byte_level_tok()
+    bad["pre_tokenizer"] = {"type": "Split", "pattern": {"Regex": r"(?<=x)\p{L}+"}, "behavior": "Isolated"}
+    tok("unsupported_lookbehind", bad)
+    bad = byte_level_tok()
+    bad["added_tokens"][0]["id"] = "17"
+    tok("malformed_added_token_id", bad)
+    tok("malformed_top_level_array", "[1, 2, 3]")
+
+
 def main():
     for name, s in STREAMS.items():
         write("sse_parser", name, s.encode("latin-1") if name == "features.sse" else s)
@@ -218,6 +339,8 @@ def main():
     write("scenario_file", "list.yaml", "- scenario: server\n- request_rate: 1\n")
     write("scenario_file", "anchors.yaml", "a: &x server\nscenario: *x\nrequest_rate: 1e1\ntimeout: 1m\n"
                                           "idle_timeout: 500ms\nmax_inflight: 3\n")
+
+    tokenizer_seeds()
 
     if len(sys.argv) > 1:
         with open(sys.argv[1], "rb") as fh:
