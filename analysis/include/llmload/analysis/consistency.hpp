@@ -29,15 +29,23 @@ struct TokenSplitter {
 };
 
 /// The index of the first token where `a` and `b` differ (nullopt when the texts are equal).
-/// When one is a prefix of the other, the first token past the shorter one.
+/// When one is a prefix of the other, the first token past the shorter one. Words are runs of
+/// non-whitespace split on runs of ASCII whitespace; texts with the same words and different
+/// whitespace diverge at the first word whose preceding whitespace differs (the word count when
+/// only trailing whitespace differs). With `ids`, the id sequences are compared; different texts
+/// with the same ids diverge at their length.
 std::optional<std::int64_t> first_divergence(const std::string& a, const std::string& b, const TokenSplitter& split);
 
 /// The consistency section of result.json. Shape:
 ///   {"method", "compared", "identical", "exact_match_rate", "exact_match_ci95": [lo, hi],
 ///    "confidence", "first_divergence": {"count", "min", "p50", "p90", "max", "mean",
-///    "histogram": [{"from", "to", "count"}] (up to 10 bins)} (null when none diverged),
+///    "histogram": [{"from", "to", "count"}] (up to 10 bins of equal integer width, "from" and
+///    "to" inclusive)} (null when none diverged; p50/p90 by nearest rank, ceil(q n)),
 ///    "diverged": [{"item", "position", "reference_excerpt", "output_excerpt"}] (the first
-///    `keep_diverged` by item, excerpts from a little before the divergence, at most 160 bytes)}
+///    `keep_diverged` by item, excerpts from 40 bytes before the first differing byte, at most
+///    160 bytes, cut at code point boundaries, invalid UTF-8 replaced by U+FFFD)}
+/// "exact_match_rate" is null when nothing was compared; "exact_match_ci95" is the Wilson
+/// interval at `confidence`.
 nlohmann::json consistency_summary(const std::vector<OutputPair>& pairs, const TokenSplitter& split,
                                    double confidence = 0.95, std::size_t keep_diverged = 20);
 
