@@ -74,6 +74,30 @@ TEST(tokenizer_errors, MalformedFilesSayWhatIsWrong) {
   expect_mentions(load_error(j), {"model.merges[9]", "not in model.vocab"});
 }
 
+// Ids that were negative or near INT32_MAX wrote outside the id table or asked for GiBs
+// (fuzz_tokenizer found an id of 888888885; tests/data/fuzz/tokenizer/regress-*-id*).
+TEST(tokenizer_errors, TokenIdsOutOfRangeAreRefused) {
+  auto j = testing::byte_level_json();
+  j["added_tokens"][0]["id"] = -1;
+  expect_mentions(load_error(j), {"/models/m/tokenizer.json", "added token \"<|end|>\" has id -1", "not a token id"});
+  j = testing::byte_level_json();
+  j["added_tokens"][0]["id"] = 2147483647;
+  expect_mentions(load_error(j), {"added token \"<|end|>\" has id 2147483647", "0 to 16777215"});
+  j = testing::byte_level_json();
+  j["model"]["vocab"]["hello"] = 2147483647;
+  expect_mentions(load_error(j), {"model.vocab[\"hello\"] is not a token id", "0 to 16777215"});
+  j = testing::byte_level_json();
+  j["model"]["vocab"]["hello"] = -5;
+  expect_mentions(load_error(j), {"model.vocab[\"hello\"] is not a token id"});
+  // Sparse but bounded ids load.
+  j = testing::byte_level_json();
+  j["added_tokens"][0]["id"] = 100000;
+  j["post_processor"] = nullptr;
+  const auto tok = load_hf_tokenizer_json(j.dump());
+  EXPECT_EQ(tok->vocab_size(), 100001U);
+  EXPECT_EQ(tok->encode("hello<|end|>"), (std::vector<TokenId>{11, 100000}));
+}
+
 TEST(tokenizer_errors, MissingFilesAndDirectories) {
   try {
     load_tokenizer("/nonexistent/model/dir");

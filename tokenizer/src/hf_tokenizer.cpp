@@ -15,6 +15,16 @@ namespace llmload::tokenizer {
 namespace {
 
 constexpr std::string_view kSupportedModels = "model type BPE";
+// Ids index a dense table of vocab_size() entries, so they are bounded: 2^24 is far above the
+// largest vocabularies (a few hundred thousand tokens), and an id near INT32_MAX in a malformed
+// file would otherwise ask for 32 GiB.
+constexpr std::int64_t kMaxTokenId = (std::int64_t{1} << 24) - 1;
+
+// Whether `id` is a token id this library accepts: an integer from 0 to kMaxTokenId.
+bool is_token_id(const hf::Json& id) {
+  if (id.is_number_unsigned()) return id.get<std::uint64_t>() <= static_cast<std::uint64_t>(kMaxTokenId);
+  return id.is_number_integer() && id.get<std::int64_t>() >= 0 && id.get<std::int64_t>() <= kMaxTokenId;
+}
 
 // root[key], or null when absent.
 const hf::Json& member(const hf::Json& root, const char* key) {
@@ -49,8 +59,9 @@ StringMap<TokenId> read_vocab(const hf::Json& model, const std::string& origin) 
   StringMap<TokenId> vocab;
   vocab.reserve(it->size());
   for (const auto& [token, id] : it->items()) {
-    if (!id.is_number_integer() || id.get<std::int64_t>() < 0 || id.get<std::int64_t>() > INT32_MAX) {
-      hf::malformed(origin, "model.vocab[\"" + token + "\"] is not a token id");
+    if (!is_token_id(id)) {
+      hf::malformed(origin, "model.vocab[\"" + token + "\"] is not a token id (an integer from 0 to " +
+                                std::to_string(kMaxTokenId) + ")");
     }
     vocab.emplace(token, id.get<TokenId>());
   }
@@ -138,6 +149,10 @@ void HfTokenizer::read_added_tokens(const hf::Json& root, const std::string& ori
       AddedToken t;
       t.content = hf::string_field(a, "content", origin);
       if (!a.contains("id") || !a["id"].is_number_integer()) hf::malformed(origin, "an added token has no id");
+      if (!is_token_id(a["id"])) {
+        hf::malformed(origin, "the added token \"" + t.content + "\" has id " + a["id"].dump() +
+                                  ", not a token id (an integer from 0 to " + std::to_string(kMaxTokenId) + ")");
+      }
       t.id = a["id"].get<TokenId>();
       t.special = hf::bool_field(a, "special", origin, false);
       t.lstrip = hf::bool_field(a, "lstrip", origin, false);
