@@ -98,6 +98,26 @@ TEST(tokenizer_errors, TokenIdsOutOfRangeAreRefused) {
   EXPECT_EQ(tok->encode("hello<|end|>"), (std::vector<TokenId>{11, 100000}));
 }
 
+nlohmann::json with_split(const std::string& regex) {
+  auto j = testing::byte_level_json();
+  j["pre_tokenizer"] = {{"type", "Sequence"},
+                        {"pretokenizers",
+                         {{{"type", "Split"}, {"pattern", {{"Regex", regex}}}, {"behavior", "Isolated"}},
+                          {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}}}};
+  return j;
+}
+
+// "((((...a))))" recursed once per level in the parser (a stack overflow at a few thousand levels,
+// within an 8 KiB file), and "a*****..." made as deep a tree
+// (tests/data/fuzz/tokenizer/regress-regex-nested-groups, regress-regex-stacked-quantifiers).
+TEST(tokenizer_errors, DeeplyNestedRegexesAreRefused) {
+  expect_mentions(load_error(with_split(std::string(4000, '(') + "a" + std::string(4000, ')'))),
+                  {"pre_tokenizer Split", "groups nested more than 64 deep", "not supported"});
+  expect_mentions(load_error(with_split("a" + std::string(3000, '*'))), {"more than 4 quantifiers in a row"});
+  EXPECT_NO_THROW(load_hf_tokenizer_json(with_split(std::string(64, '(') + "l+" + std::string(64, ')')).dump()));
+  EXPECT_NO_THROW(load_hf_tokenizer_json(with_split("l{1,2}+?").dump()));
+}
+
 TEST(tokenizer_errors, MissingFilesAndDirectories) {
   try {
     load_tokenizer("/nonexistent/model/dir");

@@ -14,6 +14,11 @@ using unicode::category_bit;
 using Node = RegexNode;
 
 constexpr std::uint32_t kAllCategories = (std::uint32_t{1} << 30) - 1;
+// The parser, the matcher and the node tree's destructor recurse once per level of nesting, so a
+// malformed file's "((((..." or "a*****..." must not nest deeper than the stack allows; real
+// patterns nest a few levels.
+constexpr std::size_t kMaxGroupNesting = 64;
+constexpr std::size_t kMaxQuantifiersInARow = 4;
 
 std::uint32_t category_mask_for(std::string_view name) {
   struct Named {
@@ -145,6 +150,7 @@ class Parser {
   }
 
   std::unique_ptr<Node> parse_quantifiers(std::unique_ptr<Node> atom) {
+    std::size_t quantifiers = 0;
     while (!at_end()) {
       const char32_t c = peek();
       std::size_t min = 0, max = 0;
@@ -155,6 +161,9 @@ class Parser {
       else if (c == U'{' && parse_braces(min, max)) braces = true;
       else break;
       if (atom->kind == Node::Kind::Lookahead) fail("a quantified lookahead");
+      if (++quantifiers > kMaxQuantifiersInARow) {
+        fail("more than " + std::to_string(kMaxQuantifiersInARow) + " quantifiers in a row on one atom");
+      }
       auto rep = std::make_unique<Node>();
       rep->kind = Node::Kind::Repeat;
       rep->min = min, rep->max = max;
@@ -168,6 +177,9 @@ class Parser {
   }
 
   std::unique_ptr<Node> parse_group() {
+    if (group_depth_ >= kMaxGroupNesting) {
+      fail("groups nested more than " + std::to_string(kMaxGroupNesting) + " deep");
+    }
     take();  // (
     bool ignore_case = false, lookahead = false, negative = false;
     if (peek() == U'?') {
@@ -190,7 +202,9 @@ class Parser {
     }
     const bool saved_case = ignore_case_;
     ignore_case_ = ignore_case_ || ignore_case;
+    ++group_depth_;
     auto inner = parse_alternation();
+    --group_depth_;
     ignore_case_ = saved_case;
     if (at_end() || take() != U')') fail("a group without its ')'");
     if (!lookahead) return inner;
@@ -351,6 +365,7 @@ class Parser {
   std::vector<std::size_t> offsets_;
   std::size_t i_ = 0;
   bool ignore_case_ = false;
+  std::size_t group_depth_ = 0;
 };
 
 }  // namespace
