@@ -118,6 +118,21 @@ TEST(tokenizer_errors, DeeplyNestedRegexesAreRefused) {
   EXPECT_NO_THROW(load_hf_tokenizer_json(with_split("l{1,2}+?").dump()));
 }
 
+// A Split pattern that backtracks exponentially ("(h|h)*e" on a run of h) hung encode, and a
+// repeated group ("(?:he)*") recursed once per repetition (a stack overflow on a long text). The
+// matcher now gives up past its budget: the rest of the text is then not split (here: one word, as
+// it would have been anyway), and encode returns (tests/data/fuzz/tokenizer/regress-regex-*).
+TEST(tokenizer_errors, PathologicalRegexesGiveUpInsteadOfHangingOrOverflowing) {
+  const auto backtracking = load_hf_tokenizer_json(with_split("(h|h)*e").dump());
+  EXPECT_EQ(backtracking->encode(std::string(60, 'h')), std::vector<TokenId>(60, 0));  // 60 "h"
+  EXPECT_EQ(backtracking->encode("he he"), (std::vector<TokenId>{8, 4, 8}));          // split as usual
+  const auto recursive = load_hf_tokenizer_json(with_split("(?:he)*").dump());
+  std::string long_text;
+  for (int i = 0; i < 100000; ++i) long_text += "he";
+  EXPECT_EQ(recursive->encode(long_text), std::vector<TokenId>(100000, 8));  // "he" 100000 times
+  EXPECT_EQ(recursive->encode("hehe hehe"), (std::vector<TokenId>{8, 8, 4, 8, 8}));
+}
+
 TEST(tokenizer_errors, MissingFilesAndDirectories) {
   try {
     load_tokenizer("/nonexistent/model/dir");

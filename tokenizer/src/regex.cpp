@@ -3,6 +3,12 @@
 // leftmost-first semantics: alternatives in order, greedy repeats longest first. Repeats of a
 // single-character node (every repeat in the tokenizers' patterns) count their run in a loop and
 // back off one character at a time, without recursion per character.
+//
+// A pattern from a malformed or hostile file can backtrack exponentially ("(a|a)*b") or recurse
+// once per character ("(?:ab)*" on a long text), so each find_all/search has a budget: steps in
+// proportion to the text and a bound on the recursion depth. The tokenizers' patterns stay far
+// below both (a few steps per character, a depth of a few dozen); a search that runs out gives up,
+// and the rest of the text counts as not matched (regex.hpp).
 #include "regex.hpp"
 
 #include <algorithm>
@@ -47,16 +53,37 @@ struct Continuation {
   const Continuation* next = nullptr;
 };
 
+// The budget of one find_all/search over n code points: kStepsPerCodePoint * (n + 1) steps (a
+// step is a node visited or a character a repeat scans; the patterns of GPT-2, GPT-4o, Llama 3,
+// Qwen 3 and DeepSeek V3 take 2 to 5 per code point on average, 25 at most, on the reference
+// corpus and long runs of spaces, newlines, letters, digits and punctuation) and kMaxDepth nested
+// node visits (each costs a few stack frames; this stays well inside a thread's stack, even under
+// sanitizers).
+constexpr std::size_t kStepsPerCodePoint = 256;
+constexpr std::size_t kMaxDepth = 2000;
+
 class Matcher {
  public:
-  Matcher(const char32_t* text, std::size_t size) : s_(text), n_(size) {}
+  Matcher(const char32_t* text, std::size_t size)
+      : s_(text), n_(size), steps_left_(kStepsPerCodePoint * (size + 1)) {}
 
   bool match_at(const RegexNode& root, std::size_t pos, std::size_t& end) const {
     if (pos < n_ && !root.first.can_start_with(s_[pos])) return false;
     return node(root, pos, nullptr, end);
   }
 
+  // Whether the budget ran out: every match_at since then has failed, and the search must stop.
+  bool gave_up() const { return gave_up_; }
+
  private:
+  // Takes `steps` from the budget; false (and gave_up()) once it is spent.
+  bool spend(std::size_t steps) const {
+    if (steps > steps_left_) gave_up_ = true;
+    if (gave_up_) return false;
+    steps_left_ -= steps;
+    return true;
+  }
+
   // Matches `rest`, then whatever follows it.
   bool cont(const Continuation* k, std::size_t pos, std::size_t& end) const {
     if (k == nullptr) {
@@ -70,6 +97,15 @@ class Matcher {
   }
 
   bool node(const RegexNode& n, std::size_t pos, const Continuation* k, std::size_t& end) const {
+    if (depth_ >= kMaxDepth) gave_up_ = true;
+    if (!spend(1)) return false;
+    ++depth_;
+    const bool matched = visit(n, pos, k, end);
+    --depth_;
+    return matched && !gave_up_;
+  }
+
+  bool visit(const RegexNode& n, std::size_t pos, const Continuation* k, std::size_t& end) const {
     switch (n.kind) {
       case RegexNode::Kind::Char:
       case RegexNode::Kind::Class:
@@ -103,7 +139,7 @@ class Matcher {
     const std::size_t limit = std::min(n.max, n_ - pos);
     std::size_t run = 0;
     while (run < limit && c.matches_char(s_[pos + run])) ++run;
-    if (run < n.min) return false;
+    if (!spend(run) || run < n.min) return false;
     switch (n.greed) {
       case RegexNode::Greed::Possessive: return cont(k, pos + run, end);
       case RegexNode::Greed::Lazy:
@@ -148,6 +184,9 @@ class Matcher {
 
   const char32_t* s_;
   std::size_t n_;
+  mutable std::size_t steps_left_;
+  mutable std::size_t depth_ = 0;
+  mutable bool gave_up_ = false;
 };
 
 struct DecodedText {
@@ -253,6 +292,8 @@ std::vector<RegexMatch> Regex::find_all(std::string_view text) const {
     if (m.match_at(*program_->root, start, end)) {
       out.push_back({d.offsets[start], d.offsets[end]});
       start = end > start ? end : start + 1;
+    } else if (m.gave_up()) {
+      break;
     } else {
       ++start;
     }
@@ -270,6 +311,7 @@ bool Regex::search(std::string_view text, std::size_t from, RegexMatch& match) c
       match = {d.offsets[start], d.offsets[end]};
       return true;
     }
+    if (m.gave_up()) break;
   }
   return false;
 }

@@ -15,6 +15,12 @@
 //
 // Matching is over code points of UTF-8 text; positions are byte offsets. A compiled Regex is
 // immutable and may be shared by threads.
+//
+// Bounds (for patterns from malformed files): the constructor refuses groups nested more than 64
+// deep and more than 4 quantifiers in a row; find_all and search give up after 256 steps per
+// code point of the text or 2000 levels of recursion (catastrophic backtracking such as "(a|a)*b",
+// or a repeated group iterated thousands of times), and then report no more matches. The
+// tokenizers' own patterns never come near either.
 #pragma once
 
 #include <cstddef>
@@ -45,9 +51,11 @@ class Regex {
   Regex(Regex&&) noexcept;
   Regex& operator=(Regex&&) noexcept;
 
-  // Every non-overlapping match, leftmost first (an empty match advances by one code point).
+  // Every non-overlapping match, leftmost first (an empty match advances by one code point); the
+  // matches before the budget ran out, if it did.
   std::vector<RegexMatch> find_all(std::string_view text) const;
-  // The first match starting at or after byte offset `from`; false when there is none.
+  // The first match starting at or after byte offset `from`; false when there is none (or the
+  // budget ran out first).
   bool search(std::string_view text, std::size_t from, RegexMatch& match) const;
 
   const std::string& pattern() const { return pattern_; }
