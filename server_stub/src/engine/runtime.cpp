@@ -37,7 +37,8 @@ void EngineRuntime::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-EngineRuntime::Admission EngineRuntime::submit(const EngineRequest& request, std::shared_ptr<EngineListener> listener) {
+EngineRuntime::Admission EngineRuntime::submit(const EngineRequest& request, std::shared_ptr<EngineListener> listener,
+                                               std::shared_ptr<OutputDecider> output) {
   if (options_.max_waiting > 0) {
     // Reserve a place; give it back if the queue was full.
     if (waiting_.fetch_add(1, std::memory_order_relaxed) >= options_.max_waiting) {
@@ -49,7 +50,7 @@ EngineRuntime::Admission EngineRuntime::submit(const EngineRequest& request, std
   }
   {
     std::lock_guard lock(mutex_);
-    inbox_.push_back(Arrival{request, std::move(listener), EngineClock::now()});
+    inbox_.push_back(Arrival{request, std::move(listener), EngineClock::now(), std::move(output)});
   }
   wake_.notify_one();
   return Admission::kQueued;
@@ -83,7 +84,7 @@ void EngineRuntime::loop() {
     for (auto& arrival : arrivals) {
       latest_arrival = std::max(latest_arrival, arrival.at);
       try {
-        scheduler_.add(arrival.request);
+        scheduler_.add(arrival.request, std::move(arrival.output));
         tracked_[arrival.request.id] = Tracked{std::move(arrival.listener), false};
       } catch (const std::exception& e) {
         waiting_.fetch_sub(1, std::memory_order_relaxed);

@@ -117,6 +117,8 @@ class Scheduler::BlockPool {
 
 struct Scheduler::Request {
   EngineRequest spec;
+  std::shared_ptr<OutputDecider> output;  ///< null: exactly spec.max_tokens tokens
+  std::int64_t preemptions = 0;
   std::int64_t generated = 0;  ///< output tokens produced (and handed out) so far
   std::int64_t computed = 0;   ///< tokens whose KV is in the cache
   std::vector<std::uint64_t> blocks;  ///< held blocks: 0 plain, else the cached block's hash
@@ -139,7 +141,7 @@ Scheduler::Scheduler(SchedulerConfig config, CostModel cost_model)
 
 Scheduler::~Scheduler() = default;
 
-void Scheduler::add(const EngineRequest& request) {
+void Scheduler::add(const EngineRequest& request, std::shared_ptr<OutputDecider> output) {
   if (request.prompt_tokens < 1 || request.max_tokens < 1) {
     throw std::invalid_argument("scheduler: a request needs prompt_tokens >= 1 and max_tokens >= 1");
   }
@@ -152,6 +154,7 @@ void Scheduler::add(const EngineRequest& request) {
   }
   auto r = std::make_unique<Request>();
   r->spec = request;
+  r->output = std::move(output);
   Request* raw = r.get();
   if (!requests_.emplace(request.id, std::move(r)).second) {
     throw std::invalid_argument("scheduler: duplicate request id " + std::to_string(request.id));
@@ -204,6 +207,7 @@ void Scheduler::preempt(Request& victim, Step& step) {
   free_blocks(victim);
   victim.computed = 0;
   victim.planned = 0;
+  ++victim.preemptions;
   running_.erase(std::remove(running_.begin(), running_.end(), &victim), running_.end());
   waiting_.push_front(&victim);
   ++step.preemptions;
@@ -309,6 +313,7 @@ Step Scheduler::step() {
 
   // Apply the plan: KV computed, blocks registered in the prefix cache, tokens emitted.
   std::vector<Request*> finished;
+  step.batch = std::count_if(planned.begin(), planned.end(), [](const Request* r) { return r->planned > 0; });
   for (Request* r : planned) {
     if (r->planned == 0) continue;  // preempted after it was planned
     const std::int64_t n = r->planned;
@@ -329,7 +334,8 @@ Step Scheduler::step() {
     if (r->computed == r->target()) {
       // The prompt counts once, when its first token comes (a recompute after preemption does not).
       if (r->generated == 0) step.prompt_tokens_computed += r->spec.prompt_tokens;
-      const bool last = r->generated + 1 == r->spec.max_tokens;
+      bool last = r->generated + 1 == r->spec.max_tokens;
+      if (r->output && r->output->on_token(r->generated, step.batch, r->preemptions)) last = true;
       step.events.push_back(StepEvent{StepEvent::Kind::kToken, r->spec.id, r->generated, last, 0});
       ++r->generated;
       if (last) finished.push_back(r);

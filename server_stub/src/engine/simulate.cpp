@@ -17,6 +17,14 @@ std::vector<double> SimRequest::itls() const {
 }
 
 SimResult simulate(const SchedulerConfig& config, const CostModel& cost, const std::vector<SimArrival>& arrivals) {
+  return simulate(config, cost, arrivals, {});
+}
+
+SimResult simulate(const SchedulerConfig& config, const CostModel& cost, const std::vector<SimArrival>& arrivals,
+                   const std::vector<std::shared_ptr<OutputDecider>>& outputs) {
+  if (!outputs.empty() && outputs.size() != arrivals.size()) {
+    throw std::invalid_argument("simulate: give one output decider per arrival, or none");
+  }
   Scheduler scheduler(config, cost);
   SimResult result;
   result.requests.resize(arrivals.size());
@@ -33,7 +41,9 @@ SimResult simulate(const SchedulerConfig& config, const CostModel& cost, const s
   std::size_t next = 0;
   while (next < arrivals.size() || scheduler.has_work()) {
     if (!scheduler.has_work() && now < arrivals[next].time_s) now = arrivals[next].time_s;
-    while (next < arrivals.size() && arrivals[next].time_s <= now) scheduler.add(arrivals[next++].request);
+    for (; next < arrivals.size() && arrivals[next].time_s <= now; ++next) {
+      scheduler.add(arrivals[next].request, outputs.empty() ? nullptr : outputs[next]);
+    }
     const Step step = scheduler.step();
     const double start = now;
     now += step.cost.predicted_seconds;

@@ -94,8 +94,10 @@ class EngineRuntime {
 
   enum class Admission { kQueued, kQueueFull };
   /// Queues a request (its id must be unique). The listener is kept until the last token,
-  /// on_failed, or cancel().
-  Admission submit(const EngineRequest& request, std::shared_ptr<EngineListener> listener);
+  /// on_failed, or cancel(). `output` (optional) is the request's OutputDecider: it is called on
+  /// the engine thread as each token is produced, before the listener hears of the token.
+  Admission submit(const EngineRequest& request, std::shared_ptr<EngineListener> listener,
+                   std::shared_ptr<OutputDecider> output = nullptr);
   /// The client went away: the request leaves the engine before its next step.
   void cancel(std::uint64_t id);
 
@@ -117,6 +119,7 @@ class EngineRuntime {
     EngineRequest request;
     std::shared_ptr<EngineListener> listener;
     EngineClock::time_point at;  ///< when submit() was called
+    std::shared_ptr<OutputDecider> output;
   };
   std::vector<Arrival> inbox_;                                                    // guarded by mutex_
   std::vector<std::uint64_t> cancels_;                                            // guarded by mutex_

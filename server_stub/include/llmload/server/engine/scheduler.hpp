@@ -16,6 +16,9 @@
 //   a block whose request finished stays cached (evictable, LRU) until its memory is needed; a
 //   new request starts after its longest cached prefix (at least one token is always computed).
 //
+// - A request generates max_tokens tokens unless its OutputDecider (the output model,
+//   output_sequence.hpp) ends it earlier (EOS); the decider is told the batch each token came from.
+//
 // Pure and deterministic: no clock, no threads. step() plans one step and applies its effects at
 // once; the caller lets the step's time pass (cost.predicted_seconds, or a GPU) before it hands
 // the emitted tokens out. Not thread-safe: one engine thread owns it.
@@ -48,6 +51,18 @@ struct EngineRequest {
   std::vector<std::uint64_t> block_hashes;
 };
 
+/// Decides, token by token, what a request generates and where it ends: the scheduler calls it
+/// as each output token is produced, in order, once per token (tokens kept across a preemption
+/// are not produced again). Called on the scheduler's thread only.
+class OutputDecider {
+ public:
+  virtual ~OutputDecider() = default;
+  /// Output token `index` is produced by a step that ran `batch` sequences (>= 1); the request
+  /// has been preempted `preemptions` times before. Returns true when this is its last token
+  /// (EOS); the scheduler also ends the request at max_tokens whatever this returns.
+  virtual bool on_token(std::int64_t index, std::int64_t batch, std::int64_t preemptions) = 0;
+};
+
 /// Chained hashes of each full block of `token_ids` (block i's hash covers blocks 0..i), never 0.
 std::vector<std::uint64_t> prompt_block_hashes(const std::vector<std::uint32_t>& token_ids, std::int64_t block_size);
 
@@ -74,6 +89,7 @@ struct Step {
   std::int64_t prefix_queried_tokens = 0;  ///< admissions in this step: prompt tokens looked up
   std::int64_t prefix_hit_tokens = 0;      ///< ... and found cached
   std::int64_t prompt_tokens_computed = 0; ///< first-time prompt tokens finished (vllm:prompt_tokens_total)
+  std::int64_t batch = 0;  ///< sequences that computed tokens in the step (the running batch)
 };
 
 struct SchedulerStats {
@@ -96,7 +112,8 @@ class Scheduler {
 
   /// Queues a request at the back of the waiting queue. Its whole length (prompt + max_tokens)
   /// must fit in the KV cache (the server checks max_model_len <= capacity). Ids are unique.
-  void add(const EngineRequest& request);
+  /// `output`, when given, is told each token and may end the request before max_tokens.
+  void add(const EngineRequest& request, std::shared_ptr<OutputDecider> output = nullptr);
   /// Forgets a request (the client went away): frees its blocks. Unknown ids are ignored.
   void abort(std::uint64_t id);
   bool has_work() const;

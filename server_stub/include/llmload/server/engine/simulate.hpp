@@ -4,6 +4,7 @@
 // who wants the model's answer for a workload without running a server.
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "llmload/server/engine/scheduler.hpp"
@@ -51,5 +52,10 @@ struct SimResult {
 
 /// Plays `arrivals` through a scheduler made from `config` and `cost`. Request ids must be unique.
 SimResult simulate(const SchedulerConfig& config, const CostModel& cost, const std::vector<SimArrival>& arrivals);
+
+/// The same with an OutputDecider per request (the output model: the answer, EOS, divergence):
+/// `outputs[i]` (null: none) for arrivals[i]; `outputs` is empty or as long as `arrivals`.
+SimResult simulate(const SchedulerConfig& config, const CostModel& cost, const std::vector<SimArrival>& arrivals,
+                   const std::vector<std::shared_ptr<OutputDecider>>& outputs);
 
 }  // namespace llmload::server
