@@ -133,6 +133,29 @@ TEST(tokenizer_errors, PathologicalRegexesGiveUpInsteadOfHangingOrOverflowing) {
   EXPECT_EQ(recursive->encode("hehe hehe"), (std::vector<TokenId>{8, 8, 4, 8, 8}));
 }
 
+// Replace steps in a Sequence multiply the text's length (8 steps of "a" -> 16 "a" asked for 16^8
+// times the text: out of memory), as do Metaspace steps whose replacement holds a space
+// (tests/data/fuzz/tokenizer/regress-*-growth, regress-normalizer-regex-empty-matches).
+TEST(tokenizer_errors, NormalizersAndDecodersThatGrowTextWithoutBoundAreRefused) {
+  const nlohmann::json grow = {{"type", "Replace"}, {"pattern", {{"String", "l"}}}, {"content", std::string(16, 'l')}};
+  auto j = testing::byte_level_json();
+  j["normalizer"] = {{"type", "Sequence"}, {"normalizers", nlohmann::json::array({grow, grow, grow})}};
+  expect_mentions(load_error(j),
+                  {"/models/m/tokenizer.json", "a normalizer that can make the text more than 256 times longer",
+                   "not supported"});
+  j["normalizer"] = {{"type", "Sequence"}, {"normalizers", nlohmann::json::array({grow, grow})}};
+  EXPECT_NO_THROW(load_hf_tokenizer_json(j.dump()));  // 16 * 16 = 256
+  j = testing::byte_level_json();
+  j["normalizer"] = {{"type", "Replace"}, {"pattern", {{"Regex", "x*"}}}, {"content", std::string(200, 'l')}};
+  expect_mentions(load_error(j), {"more than 256 times longer"});
+  j = testing::byte_level_json();
+  j["decoder"] = {{"type", "Sequence"}, {"decoders", nlohmann::json::array({grow, grow, grow})}};
+  expect_mentions(load_error(j), {"a decoder that can make the text more than 256 times longer"});
+  j = testing::sentencepiece_style_json();
+  j["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "  "}};
+  expect_mentions(load_error(j), {"Metaspace replacement \"  \" is not one character"});
+}
+
 TEST(tokenizer_errors, MissingFilesAndDirectories) {
   try {
     load_tokenizer("/nonexistent/model/dir");

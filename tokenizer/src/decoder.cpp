@@ -45,6 +45,7 @@ class ByteLevelDecoder final : public Decoder {
     if (in_run) out.push_back({unicode::decode_utf8_lossy(run), false});
     pieces = std::move(out);
   }
+  std::size_t growth() const override { return 3; }  // a character, one byte, at worst U+FFFD
 };
 
 // <0xXX> tokens become bytes; each run of them becomes its text, or one U+FFFD per byte when the
@@ -106,6 +107,7 @@ class ReplaceDecoder final : public Decoder {
       p.text = replace_all(p.text, pattern_, content_, regex_ ? &*regex_ : nullptr);
     }
   }
+  std::size_t growth() const override { return replace_growth(pattern_, content_); }
 
  private:
   hf::Pattern pattern_;
@@ -163,6 +165,11 @@ class SequenceDecoder final : public Decoder {
   void apply(std::vector<DecodePiece>& pieces) const override {
     for (const auto& s : steps_) s->apply(pieces);
   }
+  std::size_t growth() const override {
+    std::size_t g = 1;
+    for (const auto& s : steps_) g = combine_growth(g, s->growth());
+    return g;
+  }
 
  private:
   std::vector<std::unique_ptr<Decoder>> steps_;
@@ -207,11 +214,20 @@ std::unique_ptr<Decoder> make_known_decoder(const hf::Json& config, const std::s
 std::unique_ptr<Decoder> make_decoder(const hf::Json& config, const std::string& origin) {
   if (config.is_null()) return nullptr;
   const std::string type = hf::type_of(config);
+  std::unique_ptr<Decoder> decoder;
   try {
-    return make_known_decoder(config, origin, type);
+    decoder = make_known_decoder(config, origin, type);
   } catch (const RegexError& e) {
     hf::refuse_regex(origin, "decoder " + type, e);
   }
+  if (decoder != nullptr && decoder->growth() > kMaxTextGrowth) {
+    hf::refuse(origin,
+               "a decoder that can make the text more than " + std::to_string(kMaxTextGrowth) +
+                   " times longer (its steps multiply: ByteLevel by 3, Replace by its content's length over its "
+                   "pattern's, or 2 * content + 1 for a regex)",
+               "decoders that grow the text at most " + std::to_string(kMaxTextGrowth) + "-fold");
+  }
+  return decoder;
 }
 
 std::string run_decoder(const Decoder* decoder, std::vector<DecodePiece> pieces) {

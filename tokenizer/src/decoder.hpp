@@ -19,6 +19,9 @@ class Decoder {
  public:
   virtual ~Decoder() = default;
   virtual void apply(std::vector<DecodePiece>& pieces) const = 0;
+  // At most how many times longer apply() makes the text (a bound): Replace steps multiply in a
+  // Sequence, so make_decoder refuses more than kMaxTextGrowth (normalizer.hpp).
+  virtual std::size_t growth() const { return 1; }
 };
 
 std::unique_ptr<Decoder> make_decoder(const hf::Json& config, const std::string& origin);

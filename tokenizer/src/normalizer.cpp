@@ -1,5 +1,6 @@
 #include "normalizer.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "regex.hpp"
@@ -13,6 +14,7 @@ constexpr std::string_view kSupportedNormalizers = "null, NFC, Replace, Prepend,
 class NfcNormalizer final : public Normalizer {
  public:
   std::string normalize(std::string_view text) const override { return unicode::nfc(text); }
+  std::size_t growth() const override { return 3; }  // UTF-8 NFC grows text at most 3-fold (UAX #15)
 };
 
 class ReplaceNormalizer final : public Normalizer {
@@ -23,6 +25,7 @@ class ReplaceNormalizer final : public Normalizer {
   std::string normalize(std::string_view text) const override {
     return replace_all(text, pattern_, content_, regex_.get());
   }
+  std::size_t growth() const override { return replace_growth(pattern_, content_); }
 
  private:
   hf::Pattern pattern_;
@@ -37,6 +40,7 @@ class PrependNormalizer final : public Normalizer {
     if (text.empty()) return {};
     return prefix_ + std::string(text);
   }
+  std::size_t growth() const override { return combine_growth(1, 1 + prefix_.size()); }
 
  private:
   std::string prefix_;
@@ -74,12 +78,31 @@ class SequenceNormalizer final : public Normalizer {
     for (const auto& step : steps_) s = step->normalize(s);
     return s;
   }
+  std::size_t growth() const override {
+    std::size_t g = 1;
+    for (const auto& step : steps_) g = combine_growth(g, step->growth());
+    return g;
+  }
 
  private:
   std::vector<std::unique_ptr<Normalizer>> steps_;
 };
 
 }  // namespace
+
+std::size_t combine_growth(std::size_t a, std::size_t b) {
+  return a > (kMaxTextGrowth + 1) / b ? kMaxTextGrowth + 1 : std::min(a * b, kMaxTextGrowth + 1);
+}
+
+std::size_t replace_growth(const hf::Pattern& pattern, std::string_view content) {
+  // A string pattern: each match of |pattern| bytes becomes |content| bytes. A regex: one match
+  // per code point at most, maybe empty, so n bytes become at most n + (n + 1) * |content|.
+  if (!pattern.is_regex) {
+    if (pattern.text.empty()) return 1;  // nothing is replaced
+    return std::max<std::size_t>(1, (content.size() + pattern.text.size() - 1) / pattern.text.size());
+  }
+  return combine_growth(1, std::min(content.size(), kMaxTextGrowth) * 2 + 1);
+}
 
 std::string replace_all(std::string_view text, const hf::Pattern& pattern, std::string_view content, const Regex* regex) {
   std::string out;
@@ -100,7 +123,9 @@ std::string replace_all(std::string_view text, const hf::Pattern& pattern, std::
   return out;
 }
 
-std::unique_ptr<Normalizer> make_normalizer(const hf::Json& config, const std::string& origin) {
+namespace {
+
+std::unique_ptr<Normalizer> make_known_normalizer(const hf::Json& config, const std::string& origin) {
   if (config.is_null()) return nullptr;
   const std::string type = hf::type_of(config);
   if (type == "NFC") return std::make_unique<NfcNormalizer>();
@@ -129,6 +154,20 @@ std::unique_ptr<Normalizer> make_normalizer(const hf::Json& config, const std::s
     return std::make_unique<SequenceNormalizer>(std::move(steps));
   }
   hf::refuse(origin, "the normalizer type \"" + type + "\"", kSupportedNormalizers);
+}
+
+}  // namespace
+
+std::unique_ptr<Normalizer> make_normalizer(const hf::Json& config, const std::string& origin) {
+  auto n = make_known_normalizer(config, origin);
+  if (n != nullptr && n->growth() > kMaxTextGrowth) {
+    hf::refuse(origin,
+               "a normalizer that can make the text more than " + std::to_string(kMaxTextGrowth) +
+                   " times longer (its steps multiply: NFC by 3, Prepend by 1 + its length, Replace by its "
+                   "content's length over its pattern's, or 2 * content + 1 for a regex)",
+               "normalizers that grow the text at most " + std::to_string(kMaxTextGrowth) + "-fold");
+  }
+  return n;
 }
 
 }  // namespace llmload::tokenizer

@@ -213,7 +213,15 @@ std::unique_ptr<PreTokenizer> make_metaspace(const hf::Json& config, const std::
   else if (scheme == "first") prepend = P::First;
   else if (scheme == "never") prepend = P::Never;
   else if (!scheme.empty()) hf::refuse(origin, "the Metaspace prepend_scheme \"" + scheme + "\"", "always, first, never");
-  return std::make_unique<MetaspacePreTokenizer>(hf::string_field(config, "replacement", origin, "\u2581"), prepend,
+  // One character, as the tokenizers library requires: a longer one holding a space would grow
+  // the text exponentially through a Sequence of Metaspace steps.
+  std::string replacement = hf::string_field(config, "replacement", origin, "\u2581");
+  std::size_t one = 0;
+  if (!replacement.empty()) unicode::next_code_point(replacement, one);
+  if (replacement.empty() || one != replacement.size()) {
+    hf::malformed(origin, "the pre_tokenizer Metaspace replacement \"" + replacement + "\" is not one character");
+  }
+  return std::make_unique<MetaspacePreTokenizer>(std::move(replacement), prepend,
                                                  hf::bool_field(config, "split", origin, true));
 }
 
