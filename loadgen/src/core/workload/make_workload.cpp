@@ -28,9 +28,11 @@ std::unique_ptr<Workload> make_workload(const WorkloadConfig& cfg, std::int64_t 
   if (cfg.dataset == "sharegpt") return make_sharegpt_workload(cfg, max_items, seed, tokens);
   if (cfg.dataset == "custom") return make_custom_workload(cfg, output_tokens, max_items, tokens);
   if (cfg.dataset == "trace") return make_trace_workload(cfg, max_items, seed, tokens);
+  if (cfg.dataset == "gsm8k") return make_gsm8k_workload(cfg, output_tokens, max_items, tokens);
+  if (cfg.dataset == "mmlu") return make_mmlu_workload(cfg, output_tokens, max_items, tokens);
   throw ConfigError(fmt::format("unknown dataset \"{}\": choose random (synthesized prompts), sharegpt (a ShareGPT "
-                                "JSON file), custom (JSONL with \"prompt\" per line) or trace (Azure CSV or "
-                                "Mooncake JSONL)", cfg.dataset));
+                                "JSON file), custom (JSONL with \"prompt\" per line), trace (Azure CSV or "
+                                "Mooncake JSONL), gsm8k (GSM8K JSONL) or mmlu (MMLU CSV files)", cfg.dataset));
 }
 
 }  // namespace llmload

@@ -51,9 +51,26 @@ std::unique_ptr<Workload> make_sharegpt_workload(const WorkloadConfig& cfg, std:
 
 /// Custom JSONL: one object a line, {"prompt": "...", "output_tokens": N?, "timestamp": seconds?}.
 /// File order; the first max_items lines. Timestamps: on every line or on none; timed when present,
-/// arrival = (timestamp - earliest timestamp) / time_scale.
+/// arrival = (timestamp - earliest timestamp) / time_scale. Graded rows (issue 18): "messages"
+/// ([{"role", "content"}, ...], instead of "prompt": the prompt is the contents joined by "\n"),
+/// "reference" (a string; a JSON object or array with the json grader, kept as its dump), "grader"
+/// (graded.hpp's forms; "normalized" when a reference is given without one; only "json" may go
+/// without a reference) and "subset".
 std::unique_ptr<Workload> make_custom_workload(const WorkloadConfig& cfg, std::int64_t output_tokens,
                                                std::optional<std::uint64_t> max_items, const TokenModel& tokens);
+
+/// GSM8K JSONL as published: {"question": "...", "answer": "... #### <number>"} per line. File order,
+/// the first max_items rows (every row is validated). Prompt gsm8k_prompt(question), reference
+/// gsm8k_reference(answer), grader "number", output length `output_tokens`.
+std::unique_ptr<Workload> make_gsm8k_workload(const WorkloadConfig& cfg, std::int64_t output_tokens,
+                                              std::optional<std::uint64_t> max_items, const TokenModel& tokens);
+
+/// MMLU CSV as published by hendrycks/test (parse_csv; rows question,A,B,C,D,answer letter, no
+/// header): cfg.dataset_path is one file or a directory whose *.csv files are read in name order.
+/// Prompt mmlu_prompt(), reference the letter, grader "choice", subset the file's subject
+/// (mmlu_subject), output length `output_tokens`; the first max_items rows (every row validated).
+std::unique_ptr<Workload> make_mmlu_workload(const WorkloadConfig& cfg, std::int64_t output_tokens,
+                                             std::optional<std::uint64_t> max_items, const TokenModel& tokens);
 
 enum class TraceFormat { kAzure, kMooncake };
 std::string_view to_string(TraceFormat f);
