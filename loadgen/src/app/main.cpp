@@ -18,6 +18,7 @@
 #include "report_command.hpp"
 #include "run_command.hpp"
 #include "scaling_command.hpp"
+#include "score_command.hpp"
 #include "sweep_command.hpp"
 
 int main(int argc, char** argv) {
@@ -99,6 +100,11 @@ See docs/statistics.md ("Comparing two runs").)HELP");
   app::ScalingOptions scaling_options;
   app::add_scaling_options(*scaling, scaling_options);
 
+  auto* score = app.add_subcommand(
+      "score", "re-grade a run saved with --save-outputs (e.g. with another --grader): accuracy with its 95% interval");
+  app::ScoreOptions score_options;
+  app::add_score_options(*score, score_options);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -121,6 +127,7 @@ See docs/statistics.md ("Comparing two runs").)HELP");
     if (report->parsed()) return app::report_command(report_options.dir, report_options);
     if (compare->parsed()) return app::compare_command(compare_options);
     if (scaling->parsed()) return app::scaling_command(scaling_options);
+    if (score->parsed()) return app::score_command(score_options);
     if (sweep->parsed()) return app::sweep_command(sweep_options, argc, argv);
     const ScenarioConfig cfg = app::build_config(options, argc, argv);
     return app::run_command(cfg, app::redacted_argv(argc, argv), app::environment_settings(options, argc, argv));

@@ -4,6 +4,7 @@
 
 #include "run_command.hpp"
 
+#include "correctness.hpp"
 #include "output_dir.hpp"
 #include "rebuild.hpp"
 #include "run_journal.hpp"
@@ -27,6 +28,7 @@
 #include <boost/asio/io_context.hpp>
 #include <fmt/format.h>
 
+#include "llmload/analysis/grading.hpp"
 #include "llmload/analysis/token_accounting.hpp"
 #include "llmload/common/duration.hpp"
 #include "llmload/common/process_limits.hpp"
@@ -280,6 +282,30 @@ RunOutcome interrupted_before_load(const ScenarioConfig& cfg) {
 
 
 // Everything that can be checked before contacting the server.
+// --grader, --consistency and --reference (issue 18): what they cannot be combined with.
+void check_correctness_settings(const ScenarioConfig& cfg) {
+  if (!cfg.grader.empty()) {
+    try {
+      analysis::GraderSpec::parse(cfg.grader);
+    } catch (const std::invalid_argument& e) {
+      throw ConfigError(fmt::format("bad --grader: {}", e.what()));
+    }
+  }
+  if (!cfg.consistency) return;
+  if (cfg.turns > 1) {
+    throw ConfigError("--consistency compares single requests: multi-turn sessions (--turns) resend each answer, so "
+                      "a session's later prompts differ between the runs; drop --turns or --consistency");
+  }
+  if (cfg.shard.sharded()) {
+    throw ConfigError("--consistency needs the whole run's answers in one process: run it unsharded");
+  }
+  if (!cfg.consistency_reference.empty() && !std::filesystem::is_directory(cfg.consistency_reference)) {
+    throw ConfigError(fmt::format("--reference {}: not a directory: give the output directory of an earlier run "
+                                  "made with --save-outputs",
+                                  cfg.consistency_reference));
+  }
+}
+
 void check_before_contact(const ScenarioConfig& cfg) {
   if (cfg.shard.start_at) check_start_at(*cfg.shard.start_at, std::chrono::system_clock::now());
   ScenarioConfig probe = cfg;
@@ -290,6 +316,7 @@ void check_before_contact(const ScenarioConfig& cfg) {
   probe.validate();
   shard_config(probe);  // can this scenario be split this way?
   RequestBuilder check(probe, "", "");  // --extra-body, --backend
+  check_correctness_settings(cfg);
 }
 
 net::TransportOptions transport_options(const ScenarioConfig& cfg) {
@@ -586,6 +613,22 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   outcome.exit_code = controller.interrupted() ? kExitInterrupted : kExitOk;
   outcome.result = run_result(cfg, controller, metrics, conditions, tokens, stages, cost,
                               transport.connections_opened(), scraper ? &*scraper : nullptr);
+  add_accuracy(outcome.result, cfg, controller.records(), metrics);
+  if (cfg.consistency && !controller.interrupted()) {
+    outcome.result["consistency"] =
+        check_consistency(cfg, controller.records(), prep.tokenizer.get(), [&](const ScenarioConfig& ref) {
+          if (!cfg.quiet) fmt::print(stderr, "llmload: consistency: the compared prompts again at concurrency 1\n");
+          RunHooks h;
+          h.print_report = false;
+          h.gate_nothing_measured = false;
+          h.label = "consistency reference";
+          run_once(ref, argv, env_settings, h);
+          return ref.output_dir;
+        });
+  }
+  if (hooks.print_report) {
+    if (const std::string lines = correctness_report(outcome.result); !lines.empty()) fmt::print("{}", lines);
+  }
   if (!write_artifact(cfg, local, plan, controller.records(), metrics, outcome.result, wall_start, hooks)) {
     outcome.exit_code = kExitFailure;
   }

@@ -154,6 +154,13 @@ struct Point {
   json aggregate;               // the point's trials artifact
 };
 
+// A point's correctness rate with its interval and count ({"rate", "ci95", "n"}), or null.
+json point_rate(const json& aggregate, const char* section, const char* rate, const char* ci, const char* n) {
+  const json& s = aggregate.value(section, json());
+  if (!s.is_object() || !s.value(rate, json()).is_number()) return nullptr;
+  return {{"rate", s[rate]}, {"ci95", s.value(ci, json(nullptr))}, {"n", s.value(n, json(nullptr))}};
+}
+
 class Sweep {
  public:
   Sweep(ScenarioConfig base, bool concurrency, const std::vector<std::string>& argv, json env)
@@ -182,6 +189,8 @@ class Sweep {
     }
     cfg.trials = trials;
     cfg.output_dir = (std::filesystem::path(base_.output_dir) / p.dir).string();
+    // --consistency: one concurrency-1 reference for every point (the first point's pass).
+    if (cfg.consistency && cfg.consistency_reference.empty()) cfg.consistency_reference = shared_reference_;
     if (adjust) adjust(cfg);
     RunHooks hooks;
     hooks.print_report = false;
@@ -197,6 +206,10 @@ class Sweep {
     p.entries = t.entries;
     p.aggregate = t.result;
     p.first = t.first;
+    if (cfg.consistency && shared_reference_.empty()) {
+      const auto ref = std::filesystem::path(cfg.output_dir) / "trial-1" / "consistency-reference";
+      if (std::filesystem::exists(ref / "requests.jsonl")) shared_reference_ = ref.string();
+    }
     *exit_code = t.exit_code;
     if (!base_.quiet) print_point(p);
     return {p.entries.begin() + static_cast<std::ptrdiff_t>(before), p.entries.end()};
@@ -226,7 +239,10 @@ class Sweep {
                         {"overloaded", overloaded},
                         {"request_throughput", p.aggregate.value("request_throughput", json(nullptr))},
                         {"request_goodput", p.aggregate.value("request_goodput", json(nullptr))},
-                        {"p99_ttft_ms", p.aggregate.value("p99_ttft_ms", json(nullptr))}});
+                        {"p99_ttft_ms", p.aggregate.value("p99_ttft_ms", json(nullptr))},
+                        {"accuracy", point_rate(p.aggregate, "accuracy", "accuracy", "accuracy_ci95", "graded")},
+                        {"consistency",
+                         point_rate(p.aggregate, "consistency", "exact_match_rate", "exact_match_ci95", "compared")}});
     }
     return {{"schema_version", kSchemaVersion},
             {"artifact", "sweep"},
@@ -254,9 +270,15 @@ class Sweep {
     if (capacity.is_object() && capacity.contains("points")) {
       for (const auto& cp : capacity["points"]) counted[cp["load"].get<double>()] = cp["verdict"].get<std::string>();
     }
-    line(fmt::format("{:>10} {:>7} {:>10} {:>11} {:>12} {:>12} {:>10} {:>13} {:>8}{}", "offered", "trials", "req/s",
+    const bool graded = std::any_of(points_.begin(), points_.end(),
+                                    [](const auto& kv) { return kv.second.aggregate.value("accuracy", json()).is_object(); });
+    const bool compared = std::any_of(points_.begin(), points_.end(), [](const auto& kv) {
+      return kv.second.aggregate.value("consistency", json()).is_object();
+    });
+    line(fmt::format("{:>10} {:>7} {:>10} {:>11} {:>12} {:>12} {:>10} {:>13} {:>8}{}{}{}", "offered", "trials", "req/s",
                      "out tok/s", "p99 TTFT ms", "p99 TPOT ms", "goodput", "SLO", "valid",
-                     counted.empty() ? "" : fmt::format(" {:>13}", "search")));
+                     counted.empty() ? "" : fmt::format(" {:>13}", "search"),
+                     graded ? fmt::format(" {:>9}", "accuracy") : "", compared ? fmt::format(" {:>9}", "identical") : ""));
     auto num = [](const json& j, const char* k, int d) {
       return j.contains(k) && j[k].is_number() ? fmt::format("{:.{}f}", j[k].get<double>(), d) : std::string("-");
     };
@@ -270,11 +292,18 @@ class Sweep {
       }
       const std::string verdict = a.contains("slo") && a["slo"].is_object() ? a["slo"].value("verdict", std::string("-")) : "-";
       const std::string search = counted.empty() ? "" : fmt::format(" {:>13}", counted.count(load) ? counted[load] : "-");
-      line(fmt::format("{:>10} {:>7} {:>10} {:>11} {:>12} {:>12} {:>10} {:>13} {:>8}{}", load_text(load), p.entries.size(),
-                       num(a, "request_throughput", 2), num(a, "output_throughput", 1), num(a, "p99_ttft_ms", 1),
-                       num(a, "p99_tpot_ms", 2), num(a, "request_goodput", 2),
+      auto pct = [&](const char* section, const char* key) {
+        const json& s = a.value(section, json());
+        return s.is_object() && s.value(key, json()).is_number() ? fmt::format("{:.1f}%", 100 * s[key].get<double>())
+                                                                 : std::string("-");
+      };
+      line(fmt::format("{:>10} {:>7} {:>10} {:>11} {:>12} {:>12} {:>10} {:>13} {:>8}{}{}{}", load_text(load),
+                       p.entries.size(), num(a, "request_throughput", 2), num(a, "output_throughput", 1),
+                       num(a, "p99_ttft_ms", 1), num(a, "p99_tpot_ms", 2), num(a, "request_goodput", 2),
                        verdict + (stopped ? "*" : "") + (overloaded && !stopped ? "!" : ""),
-                       a.contains("validity") && a["validity"].value("valid", false) ? "VALID" : "INVALID", search));
+                       a.contains("validity") && a["validity"].value("valid", false) ? "VALID" : "INVALID", search,
+                       graded ? fmt::format(" {:>9}", pct("accuracy", "accuracy")) : "",
+                       compared ? fmt::format(" {:>9}", pct("consistency", "exact_match_rate")) : ""));
     }
     if (std::any_of(points_.begin(), points_.end(), [](const auto& kv) {
           return std::any_of(kv.second.entries.begin(), kv.second.entries.end(),
@@ -341,6 +370,7 @@ class Sweep {
   std::vector<std::string> argv_;
   json env_;
   std::map<double, Point> points_;
+  std::string shared_reference_;  // --consistency: the reference pass every point is compared with
 };
 
 double num(const json& j, const char* key, double fallback = std::nan("")) {

@@ -3,6 +3,7 @@
 
 #include "trials.hpp"
 
+#include "correctness.hpp"
 #include "file_write.hpp"
 #include "stop_signal.hpp"
 
@@ -112,6 +113,7 @@ json trial_entry(const json& result, std::int64_t trial, const std::string& dir,
   const json& ov = result.contains("overload") ? result["overload"] : json();
   e["overloaded"] = ov.is_object() ? ov.value("overloaded", false) : false;
   e["overload_reason"] = ov.is_object() && ov.value("overloaded", false) ? ov["reason"] : json(nullptr);
+  e.update(correctness_counts(result));
   return e;
 }
 
@@ -154,6 +156,7 @@ json aggregate_trials(const std::vector<json>& entries, const json& first_result
     cost["from"] = "the median output throughput across trials";
     r["cost"] = cost;
   }
+  pool_correctness(r, entries);
   r["noisy"] = !noisy_metrics.empty();
   r["noisy_metrics"] = noisy_metrics;
   r["noisy_threshold_cv"] = 0.10;

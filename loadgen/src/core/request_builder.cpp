@@ -104,7 +104,12 @@ json RequestBuilder::make_body(const WorkItem& item, const std::vector<Turn>& hi
         messages.push_back({{"role", "user"}, {"content", t.user}});
         messages.push_back({{"role", "assistant"}, {"content", t.assistant}});
       }
-      messages.push_back({{"role", "user"}, {"content", item.prompt}});
+      if (item.messages.empty()) {
+        messages.push_back({{"role", "user"}, {"content", item.prompt}});
+      } else {
+        // A dataset row's own conversation (custom JSONL "messages"), as it is.
+        for (const auto& m : item.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
+      }
       body["messages"] = std::move(messages);
       body["max_completion_tokens"] = item.output_tokens;
     } else {
@@ -194,7 +199,8 @@ HttpRequest RequestBuilder::build(const WorkItem& item, const std::vector<Turn>&
                    {"Accept", cfg_.stream ? "text/event-stream" : "application/json"},
                    {"User-Agent", std::string("llmload/") + kVersion}},
                   cfg_.api_key, cfg_.headers);
-  if (history.empty() && !body_template_.empty()) {
+  const bool own_messages = backend_.api == ApiKind::kChat && !item.messages.empty();
+  if (history.empty() && !body_template_.empty() && !own_messages) {
     req.body.reserve(item.prompt.size() + 512);
     for (const auto& piece : body_template_) {
       switch (piece.kind) {

@@ -95,9 +95,11 @@ bool RunController::poll(std::size_t max_starts) {
     rec.session = rel->session;
     rec.turn = rel->turn;
     rec.stage = rel->stage;
-    WorkItem item = builder_.item(rel->index);
+    rec.item = rel->index + cfg_.item_offset;
+    WorkItem item = builder_.item(rec.item);
     rec.requested_input_tokens = item.input_tokens;
     rec.requested_output_tokens = item.output_tokens;
+    note_grading(rec, item);
     const std::vector<Turn>* history = &no_history_;
     if (rel->session >= 0) {
       auto& conv = sessions_[rel->session];
@@ -111,7 +113,8 @@ bool RunController::poll(std::size_t max_starts) {
     TrackerOptions topts;
     topts.api = cfg_.endpoint;
     topts.stream = cfg_.stream;
-    topts.capture_text = rel->session >= 0 || tokenizer_ != nullptr;
+    topts.capture_text = rel->session >= 0 || tokenizer_ != nullptr || !rec.grader.empty() || cfg_.save_outputs ||
+                         cfg_.consistency;
     topts.first_token_timeout = cfg_.first_token_timeout;
     topts.inter_token_timeout = cfg_.inter_token_timeout;
     HttpRequest http = builder_.build(item, *history);
@@ -174,6 +177,7 @@ void RunController::complete(std::uint64_t index, TimePoint t) {
   rec.error_message = secrets_.for_output(std::move(rec.error_message));
   const std::vector<analysis::ChunkArrival> counted =
       tokenizer_ && rec.ok() ? count_with_tokenizer(rec, tracker) : std::vector<analysis::ChunkArrival>{};
+  grade_and_keep_output(rec, tracker, it->second->ordinal);
   const std::vector<analysis::ChunkArrival>& chunks = counted.empty() ? tracker.chunks() : counted;
   acc_.add(rec, chunks);
   if (sequential_ && sequential_->on_complete(it->second->ordinal, rec)) {
@@ -217,6 +221,31 @@ std::vector<analysis::ChunkArrival> RunController::count_with_tokenizer(analysis
   // Without usage every event weighed one token: each is weighed by its own text instead, so ITL
   // is token-weighted as TPOT is (docs/metrics.md).
   return tracker.chunks_counted([this](std::string_view s) { return tokenizer_->count(s); });
+}
+
+void RunController::note_grading(analysis::RequestRecord& rec, const WorkItem& item) const {
+  rec.grader = cfg_.grader.empty() ? item.grader : cfg_.grader;
+  // A grader needs a reference to grade against, except json (validity alone).
+  if (item.reference.empty() && rec.grader.rfind("json", 0) != 0) rec.grader.clear();
+  if (rec.grader.empty()) return;
+  rec.subset = item.subset;
+  rec.reference = item.reference;
+}
+
+void RunController::grade_and_keep_output(analysis::RequestRecord& rec, const RequestTracker& tracker,
+                                          std::int64_t ordinal) const {
+  if (!rec.grader.empty() && rec.ok()) {
+    auto spec = graders_.find(rec.grader);
+    if (spec == graders_.end()) spec = graders_.emplace(rec.grader, analysis::GraderSpec::parse(rec.grader)).first;
+    analysis::GradeResult g = analysis::grade_output(spec->second, tracker.output_text(), rec.reference);
+    rec.grade = g.grade;
+    rec.extracted = std::move(g.extracted);
+  }
+  // The outputs a consistency comparison needs (the first measured ones), or all of them with
+  // --save-outputs; the reference is kept for `llmload score` only with the outputs.
+  const bool compared = cfg_.consistency && ordinal >= 0 && ordinal < cfg_.consistency_requests;
+  if (rec.ok() && (cfg_.save_outputs || compared)) rec.output_text = tracker.output_text();
+  if (!cfg_.save_outputs) rec.reference.clear();
 }
 
 analysis::Window RunController::planned_window() const {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "llmload/analysis/grading.hpp"
 #include "llmload/analysis/run_metrics.hpp"
 #include "llmload/analysis/sequential_slo.hpp"
 #include "llmload/loadgen/http_trace.hpp"
@@ -102,6 +103,11 @@ class RunController {
   // weighed by its own text's tokens; empty when the tracker's events stand as they are).
   std::vector<analysis::ChunkArrival> count_with_tokenizer(analysis::RequestRecord& rec,
                                                            const RequestTracker& tracker) const;
+  // Graded rows (issue 18): the record carries the row's grader, subset and reference from the
+  // release; at completion the output is graded and, where needed, kept (consistency,
+  // --save-outputs).
+  void note_grading(analysis::RequestRecord& rec, const WorkItem& item) const;
+  void grade_and_keep_output(analysis::RequestRecord& rec, const RequestTracker& tracker, std::int64_t ordinal) const;
   // The window as the pacer and the run's bounds give it, before any auto warmup.
   analysis::Window planned_window() const;
   // --warmup auto, once finished(): detects the steady state, relabels the records before it and
@@ -131,6 +137,7 @@ class RunController {
   RecordStore store_;
   HttpTraceLog* http_trace_ = nullptr;
   const tokenizer::Tokenizer* tokenizer_ = nullptr;
+  mutable std::map<std::string, analysis::GraderSpec> graders_;  // parsed once per grader name
   mutable std::vector<analysis::RequestRecord> records_;
   analysis::MetricsAccumulator acc_;
   std::optional<TimePoint> last_measured_done_;

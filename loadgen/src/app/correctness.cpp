@@ -1,0 +1,270 @@
+#include "correctness.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "llmload/analysis/accuracy.hpp"
+#include "llmload/analysis/artifact_merge.hpp"
+#include "llmload/analysis/consistency.hpp"
+#include "llmload/analysis/slo.hpp"
+#include "llmload/loadgen/config_error.hpp"
+#include "llmload/tokenizer/tokenizer.hpp"
+
+namespace llmload::app {
+
+using nlohmann::json;
+
+namespace {
+
+// PASS when the whole interval is at or above the bound, FAIL when it is all below.
+std::string accuracy_verdict(const json& accuracy, double min_accuracy) {
+  const json& ci = accuracy["accuracy_ci95"];
+  if (ci.at(0).get<double>() >= min_accuracy) return "PASS";
+  if (ci.at(1).get<double>() < min_accuracy) return "FAIL";
+  return "INCONCLUSIVE";
+}
+
+std::string worse(const std::string& a, const std::string& b) {
+  if (a == "FAIL" || b == "FAIL") return "FAIL";
+  if (a == "INCONCLUSIVE" || b == "INCONCLUSIVE") return "INCONCLUSIVE";
+  return "PASS";
+}
+
+void fold_accuracy_verdict(json& result, const analysis::SloSpec& slo, const json& verdict) {
+  const std::string v = verdict["verdict"].get<std::string>();
+  json& s = result["slo"];
+  if (!s.is_object()) {
+    // An SLO of accuracy only: the run's verdict is the accuracy's.
+    s = {{"spec", slo.to_string()}, {"verdict", v}, {"service_view_verdict", v}};
+  } else {
+    s["latency_verdict"] = s.value("verdict", std::string("PASS"));
+    s["verdict"] = worse(s["latency_verdict"].get<std::string>(), v);
+    s["service_view_verdict"] = worse(s.value("service_view_verdict", v), v);
+  }
+  s["accuracy"] = verdict;
+}
+
+// item -> the answer kept for it (the first, should an item repeat).
+std::map<std::uint64_t, std::string> kept_outputs(const std::vector<analysis::RequestRecord>& records,
+                                                  bool measured_only) {
+  std::map<std::uint64_t, std::string> out;
+  for (const auto& r : records) {
+    if (!r.ok() || !r.output_text || (measured_only && r.warmup)) continue;
+    out.emplace(r.item, *r.output_text);
+  }
+  return out;
+}
+
+std::vector<analysis::RequestRecord> read_saved_records(const std::string& dir) {
+  const auto path = std::filesystem::path(dir) / "requests.jsonl";
+  std::ifstream f(path);
+  if (!f) {
+    throw ConfigError(fmt::format("--reference {}: cannot read {}: give the output directory of an earlier run made "
+                                  "with --save-outputs",
+                                  dir, path.string()));
+  }
+  std::stringstream text;
+  text << f.rdbuf();
+  try {
+    return analysis::parse_records_jsonl(text.str()).records;
+  } catch (const std::exception& e) {
+    throw ConfigError(fmt::format("--reference {}: {} is not an llmload requests.jsonl: {}", dir, path.string(), e.what()));
+  }
+}
+
+analysis::TokenSplitter splitter(const tokenizer::Tokenizer* tok) {
+  analysis::TokenSplitter s;
+  if (tok == nullptr) return s;
+  s.method = "tokenizer";
+  s.ids = [tok](const std::string& text) {
+    const auto ids = tok->encode(text);
+    return std::vector<std::int64_t>(ids.begin(), ids.end());
+  };
+  return s;
+}
+
+// The reference pass: the compared items again, one at a time, nothing else changed.
+ScenarioConfig reference_config(const ScenarioConfig& cfg, std::uint64_t first_item, std::int64_t count) {
+  ScenarioConfig ref = cfg;
+  ref.kind = ScenarioKind::kConcurrency;
+  ref.scenario_explicit = true;
+  ref.concurrency = 1;
+  ref.request_rate = 0;
+  ref.num_requests = count;
+  ref.duration.reset();
+  ref.min_duration.reset();
+  ref.min_requests.reset();
+  ref.warmup = WarmupSpec{};
+  ref.arrivals = ArrivalConfig{};
+  ref.timed_arrivals = false;
+  ref.max_inflight.reset();
+  ref.sequential = false;
+  ref.slo.reset();
+  ref.fail_on_slo = false;
+  ref.trials = 1;
+  ref.consistency = false;
+  ref.consistency_reference.clear();
+  ref.save_outputs = true;
+  ref.item_offset = first_item;
+  ref.trace_http = 0;
+  ref.output_dir = (std::filesystem::path(cfg.output_dir) / "consistency-reference").string();
+  ref.overwrite = true;
+  return ref;
+}
+
+}  // namespace
+
+void add_accuracy(json& result, const ScenarioConfig& cfg, const std::vector<analysis::RequestRecord>& records,
+                  const analysis::RunMetrics& metrics) {
+  const analysis::LatencyView view = metrics.slo ? metrics.slo->view : analysis::LatencyView::kService;
+  const bool latency_slo = cfg.slo && !cfg.slo->empty();
+  const auto meets = [&](const analysis::RequestRecord& r) {
+    return r.ok() && (!latency_slo || analysis::meets_slo(r, *cfg.slo, view));
+  };
+  const double window_s = std::chrono::duration<double>(metrics.window.length()).count();
+  json accuracy = analysis::accuracy_summary(records, meets, window_s);
+  if (accuracy.is_null()) {
+    result["accuracy"] = nullptr;
+    if (cfg.slo && cfg.slo->min_accuracy) {
+      const json verdict = {{"min_accuracy", *cfg.slo->min_accuracy},
+                            {"verdict", "INCONCLUSIVE"},
+                            {"reason", "no request was graded: give a graded dataset (--dataset-name gsm8k or mmlu, "
+                                       "or custom rows with a \"reference\")"}};
+      fold_accuracy_verdict(result, *cfg.slo, verdict);
+    }
+    return;
+  }
+  if (cfg.slo && cfg.slo->min_accuracy) {
+    const json verdict = {{"min_accuracy", *cfg.slo->min_accuracy},
+                          {"verdict", accuracy_verdict(accuracy, *cfg.slo->min_accuracy)},
+                          {"method", "PASS when the accuracy's 95% Wilson interval lies at or above the bound, "
+                                     "FAIL when it lies below, else INCONCLUSIVE (grade more requests)"}};
+    accuracy["slo"] = verdict;
+    fold_accuracy_verdict(result, *cfg.slo, verdict);
+  }
+  result["accuracy"] = std::move(accuracy);
+}
+
+json check_consistency(const ScenarioConfig& cfg, const std::vector<analysis::RequestRecord>& records,
+                       const tokenizer::Tokenizer* tokenizer, const ReferencePass& run_pass) {
+  const auto tested = kept_outputs(records, /*measured_only=*/true);
+  json reference_info;
+  std::vector<analysis::RequestRecord> ref_records;
+  if (!cfg.consistency_reference.empty()) {
+    ref_records = read_saved_records(cfg.consistency_reference);
+    reference_info = {{"kind", "run"}, {"dir", cfg.consistency_reference}};
+  } else if (!tested.empty()) {
+    const std::uint64_t first = tested.begin()->first;
+    const auto count = static_cast<std::int64_t>(tested.rbegin()->first - first + 1);
+    const std::string dir = run_pass(reference_config(cfg, first, count));
+    ref_records = read_saved_records(dir);
+    reference_info = {{"kind", "pass"}, {"dir", "consistency-reference"}, {"load", "concurrency 1"},
+                      {"first_item", first}, {"requests", count}};
+  }
+  const auto reference = kept_outputs(ref_records, /*measured_only=*/false);
+  if (!cfg.consistency_reference.empty() && reference.empty()) {
+    throw ConfigError(fmt::format("--reference {}: its requests.jsonl has no saved outputs: rerun it with "
+                                  "--save-outputs (or drop --reference for a concurrency-1 reference pass)",
+                                  cfg.consistency_reference));
+  }
+  std::vector<analysis::OutputPair> pairs;
+  for (const auto& [item, text] : tested) {
+    if (auto it = reference.find(item); it != reference.end()) pairs.push_back({item, it->second, text});
+  }
+  json out = analysis::consistency_summary(pairs, splitter(tokenizer));
+  out["reference"] = std::move(reference_info);
+  out["tested_requests"] = tested.size();
+  return out;
+}
+
+json correctness_counts(const json& result) {
+  json out = {{"accuracy_counts", nullptr}, {"consistency_counts", nullptr}};
+  if (const json& a = result.value("accuracy", json()); a.is_object()) {
+    out["accuracy_counts"] = {{"correct", a.value("correct", 0)}, {"graded", a.value("graded", 0)},
+                              {"unparsed", a.value("unparsed", 0)}};
+  }
+  if (const json& c = result.value("consistency", json()); c.is_object()) {
+    out["consistency_counts"] = {{"identical", c.value("identical", 0)}, {"compared", c.value("compared", 0)}};
+  }
+  return out;
+}
+
+void pool_correctness(json& aggregate, const std::vector<json>& entries) {
+  std::int64_t correct = 0, graded = 0, unparsed = 0, identical = 0, compared = 0;
+  bool any_accuracy = false, any_consistency = false;
+  for (const auto& e : entries) {
+    if (const json& a = e.value("accuracy_counts", json()); a.is_object()) {
+      any_accuracy = true;
+      correct += a.value("correct", std::int64_t{0});
+      graded += a.value("graded", std::int64_t{0});
+      unparsed += a.value("unparsed", std::int64_t{0});
+    }
+    if (const json& c = e.value("consistency_counts", json()); c.is_object()) {
+      any_consistency = true;
+      identical += c.value("identical", std::int64_t{0});
+      compared += c.value("compared", std::int64_t{0});
+    }
+  }
+  const auto rate = [](std::int64_t k, std::int64_t n) { return n > 0 ? json(static_cast<double>(k) / n) : json(nullptr); };
+  aggregate["accuracy"] = nullptr;
+  if (any_accuracy) {
+    const auto ci = analysis::wilson_interval(correct, graded);
+    aggregate["accuracy"] = {{"graded", graded}, {"correct", correct}, {"incorrect", graded - correct - unparsed},
+                             {"unparsed", unparsed}, {"accuracy", rate(correct, graded)},
+                             {"accuracy_ci95", {ci.lo, ci.hi}}, {"unparsed_rate", rate(unparsed, graded)},
+                             {"from", "the trials' graded requests pooled"}};
+  }
+  aggregate["consistency"] = nullptr;
+  if (any_consistency) {
+    const auto ci = analysis::wilson_interval(identical, compared);
+    aggregate["consistency"] = {{"compared", compared}, {"identical", identical},
+                                {"exact_match_rate", rate(identical, compared)},
+                                {"exact_match_ci95", {ci.lo, ci.hi}},
+                                {"from", "the trials' compared requests pooled"}};
+  }
+}
+
+std::string correctness_report(const json& result) {
+  std::string o;
+  if (const json& a = result.value("accuracy", json()); a.is_object()) {
+    const json& ci = a["accuracy_ci95"];
+    o += fmt::format("Accuracy:                         {:.1f}% [{:.1f}, {:.1f}] ({} of {} graded correct, {} "
+                     "unparsed)\n",
+                     100 * a["accuracy"].get<double>(), 100 * ci[0].get<double>(), 100 * ci[1].get<double>(),
+                     a["correct"].get<std::int64_t>(), a["graded"].get<std::int64_t>(),
+                     a["unparsed"].get<std::int64_t>());
+    if (const json& g = a.value("correct_goodput", json()); g.is_object()) {
+      o += fmt::format("Correct goodput (req/s):          {:.2f} (met the SLO and graded correct)\n",
+                       g.value("rate_per_s", 0.0));
+    }
+    if (const json& s = a.value("slo", json()); s.is_object()) {
+      o += fmt::format("Accuracy SLO (>= {:g}):            {}\n", s["min_accuracy"].get<double>(),
+                       s["verdict"].get<std::string>());
+    }
+  }
+  if (const json& c = result.value("consistency", json()); c.is_object()) {
+    const std::int64_t compared = c.value("compared", std::int64_t{0});
+    if (compared == 0) {
+      o += "Consistency:                      nothing to compare (no successful answer had a reference answer)\n";
+    } else {
+      const json& ci = c["exact_match_ci95"];
+      o += fmt::format("Consistency (vs {}):  {:.1f}% identical [{:.1f}, {:.1f}] ({} of {}, by {})\n",
+                       c["reference"].value("kind", "") == "run" ? "saved run" : "concurrency 1",
+                       100 * c["exact_match_rate"].get<double>(), 100 * ci[0].get<double>(),
+                       100 * ci[1].get<double>(), c["identical"].get<std::int64_t>(), compared,
+                       c.value("method", "words"));
+      if (const json& fd = c.value("first_divergence", json()); fd.is_object()) {
+        o += fmt::format("  first divergent token: p50 {} (min {}, max {})\n", fd["p50"].dump(), fd["min"].dump(),
+                         fd["max"].dump());
+      }
+    }
+  }
+  return o;
+}
+
+}  // namespace llmload::app
