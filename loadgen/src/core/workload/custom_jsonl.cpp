@@ -119,8 +119,9 @@ void read_custom_grading(const json& j, const std::string& where, CustomLine& c,
     }
     c.reference = ref->get<std::string>();
   } else if (!c.grader.empty() && c.grader != "json") {
-    throw ConfigError(fmt::format("{}: grader \"{}\" needs a \"reference\" to compare the output with (only \"json\" "
-                                  "may go without one: it then checks that the output is valid JSON)", where, c.grader));
+    throw ConfigError(fmt::format("{}: grader \"{}\" needs a \"reference\" to compare the output with (only "
+                                  "\"json\" may go without one: it then checks that the output is valid JSON)",
+                                  where, c.grader));
   }
   if (const auto subset = j.find("subset"); subset != j.end()) {
     if (!subset->is_string()) {

@@ -31,7 +31,9 @@ std::string gsm8k_tail(std::string_view s, std::size_t n) {
 
 Gsm8kRow parse_gsm8k_line(std::string_view text, const std::string& where) {
   const nlohmann::json j = workload_detail::parse_json_line(text, where);
-  if (j.is_discarded() || !j.is_object()) throw ConfigError(fmt::format("{}: not a JSON object; {}", where, kGsm8kForm));
+  if (j.is_discarded() || !j.is_object()) {
+    throw ConfigError(fmt::format("{}: not a JSON object; {}", where, kGsm8kForm));
+  }
   Gsm8kRow row;
   const auto question = j.find("question");
   if (question == j.end() || !question->is_string() || question->get_ref<const std::string&>().empty()) {
@@ -80,7 +82,9 @@ nlohmann::json describe_gsm8k(const std::string& path, std::int64_t rows, const 
 std::unique_ptr<Workload> make_gsm8k_workload(const WorkloadConfig& cfg, std::int64_t output_tokens,
                                               std::optional<std::uint64_t> max_items, const TokenModel& tokens) {
   const std::string& path = cfg.dataset_path;
-  if (path.empty()) throw ConfigError("dataset gsm8k needs a file: set --dataset-path (dataset_path) to a GSM8K JSONL file");
+  if (path.empty()) {
+    throw ConfigError("dataset gsm8k needs a file: set --dataset-path (dataset_path) to a GSM8K JSONL file");
+  }
   if (output_tokens < 1) {
     throw ConfigError(fmt::format("dataset gsm8k asks for the default output length, {}: set --output-tokens to at "
                                   "least 1 (room for the reasoning and the \"#### <number>\" line)", output_tokens));

@@ -30,8 +30,9 @@ std::string gsm8k_prompt(std::string_view question);
 /// ("high_school_physics_test.csv" -> "high_school_physics").
 std::string mmlu_subject(std::string_view file_name);
 
-/// MMLU's zero-shot prompt (lm-eval's form): "The following is a multiple choice question about
-/// {subject, '_' as spaces}.\n\n{question, trimmed}\nA. {A}\nB. {B}\nC. {C}\nD. {D}\nAnswer:".
+/// MMLU's zero-shot prompt (lm-eval's, worded for one question): "The following is a multiple
+/// choice question about {subject, '_' as spaces}.\n\n{question, trimmed}\nA. {A}\nB. {B}\nC.
+/// {C}\nD. {D}\nAnswer:".
 std::string mmlu_prompt(std::string_view subject, std::string_view question,
                         const std::array<std::string, 4>& options);
 
