@@ -4,7 +4,9 @@
 
 #include "llmload/server/cli.hpp"
 
+#include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -33,9 +35,11 @@ constexpr const char* kDescription =
 
 constexpr const char* kFooter =
     "Tokens: the mock counts one prompt token per whitespace-separated word of the prompt (for chat: the sum "
-    "over all messages of the words of their text content, no template overhead). It always generates exactly "
-    "max_tokens tokens (it has no EOS; ignore_eos changes nothing), each a word with a leading space, and "
-    "finishes with finish_reason \"length\". With --tokenizer PATH the model's real tokenizer counts prompts "
+    "over all messages of the words of their text content, no template overhead). It generates max_tokens "
+    "tokens, each a word with a leading space drawn by a generator seeded from the prompt (and the request's "
+    "seed), and finishes with finish_reason \"length\"; when the prompt asks an arithmetic question "
+    "(e.g. 'What is 48 + 17 * 3?') it answers first ('The answer is 99. #### 99', or 'Answer: B' with options "
+    "'A. 97' ...) and stops there (\"stop\") unless ignore_eos is set (--answers off: never). With --tokenizer PATH the model's real tokenizer counts prompts "
     "(chat: each message's text encoded alone, summed, no template), answers /tokenize and /detokenize, and "
     "generated tokens are real single-token words whose text re-encodes to exactly completion_tokens. Timing: with --latency-model engine (the default) steps of a "
     "simulated continuous-batching engine, timed by the profile's roofline model (or real kernels with a CUDA GPU, "
@@ -69,6 +73,24 @@ CLI::Validator positive_duration_validator() {
       "DURATION");
 }
 
+/// The output model's flags into `out` (the ranges are checked already); the error, if any.
+std::optional<std::string> apply_output_flags(const CLI::App& app, const std::string& answers, bool preempted_given,
+                                              double preempted, OutputModelConfig& out) {
+  out.answers = answers == "on";
+  if (preempted_given) out.wrong_answer_preempted = preempted;
+  for (const char* flag : {"--wrong-answer-rate", "--wrong-answer-batch-slope", "--wrong-answer-preempted"}) {
+    if (!out.answers && app.count(flag) > 0) {
+      return fmt::format("{} applies to answers, and --answers is off: turn answers on or leave {} out", flag, flag);
+    }
+  }
+  // CLI::Range lets NaN through (every comparison with it is false).
+  for (const double p : {out.wrong_answer_rate, out.wrong_answer_batch_slope, preempted, out.divergence_rate,
+                         out.divergence_batch_slope}) {
+    if (std::isnan(p)) return std::string("--wrong-answer-*, --divergence-*: a probability must be a number in [0, 1]");
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 CliOutcome parse_command_line(const std::vector<std::string>& args) {
@@ -93,6 +115,8 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
   std::vector<std::string> fault_flags;
   std::string api_key_file;
   std::string tokenizer_path;
+  std::string answers = "on";
+  double wrong_answer_preempted = 0;
 
   app.add_option("--host", cfg.host,
                  "Address to listen on. Other than loopback (127.0.0.0/8, ::1, localhost) it needs --allow-remote")
@@ -165,7 +189,36 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
   app.add_option("--tokenizer", tokenizer_path,
                  "A model's tokenizer (a model directory, tokenizer.json or tokenizer.model) for prompt counts, "
                  "/tokenize, /detokenize and the generated tokens [default: one mock token per word]");
-  app.add_option("--seed", cfg.latency.seed, "Seed of the jitter and of the response ids")->capture_default_str();
+  app.add_option("--answers", answers,
+                 "Answer an arithmetic question in the prompt first ('The answer is N. #### N', or 'Answer: X' "
+                 "with multiple-choice options), then stop at EOS unless ignore_eos: on or off")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--wrong-answer-rate", cfg.output.wrong_answer_rate,
+                 "Probability that an answer is wrong when its first token comes from a batch of 1 (0 to 1)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--wrong-answer-batch-slope", cfg.output.wrong_answer_batch_slope,
+                 "Added to the wrong-answer probability per additional sequence in the batch that produced the "
+                 "request's first token: p = min(1, RATE + SLOPE x (batch - 1))")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  auto* preempted_opt = app.add_option("--wrong-answer-preempted", wrong_answer_preempted,
+                                       "Probability of a wrong answer for a request preempted before its first "
+                                       "token, instead of the above [default: the above]")
+                            ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--divergence-rate", cfg.output.divergence_rate,
+                 "Probability that a decoding step (after any answer) makes the output diverge, at batch 1 (0 to 1)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--divergence-batch-slope", cfg.output.divergence_batch_slope,
+                 "Added to the divergence probability per additional sequence in the step's batch: "
+                 "p = min(1, RATE + SLOPE x (batch - 1))")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--seed", cfg.latency.seed,
+                 "Seed of the jitter, the response ids, the faults and the output model's draws")
+      ->capture_default_str();
   app.add_option("--threads", cfg.io_threads, "Number of io threads")->capture_default_str()->check(CLI::Range(1, 256));
   app.add_option("--header-timeout", header_timeout,
                  "The request head must arrive within this from its first byte (from the accept on a new "
@@ -284,6 +337,9 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
                                      "docs/tokenizers.md lists the supported tokenizers)",
                                      tokenizer_path, e.what()));
     }
+  }
+  if (auto bad = apply_output_flags(app, answers, preempted_opt->count() > 0, wrong_answer_preempted, cfg.output)) {
+    return usage_error(*bad);
   }
   // The validators above already accepted these.
   cfg.latency.ttft = parse_duration(ttft, "");

@@ -50,6 +50,7 @@
 
 #include "llmload/common/duration.hpp"
 #include "llmload/server/engine/scheduler.hpp"
+#include "llmload/server/output_sequence.hpp"
 #include "llmload/server/response_encoder.hpp"
 
 namespace llmload::server {
@@ -200,6 +201,7 @@ struct Generation {
   ~Generation() {
     if (stream) stream->detach();  // also when an exception unwinds: the watcher must not outlive us
     if (slot) slot->release();
+    if (generating != nullptr) generating->fetch_sub(1, std::memory_order_relaxed);
   }
   Generation(const Generation&) = delete;
   Generation& operator=(const Generation&) = delete;
@@ -209,6 +211,10 @@ struct Generation {
   const Fault fault;
   std::unique_ptr<TokenTimeline> timeline;  ///< fixed model
   std::shared_ptr<EngineStream> stream;     ///< engine model
+  /// The tokens: produced by the engine (engine model) or by wait_token (fixed model).
+  std::shared_ptr<OutputSequence> output;
+  /// Fixed model: the count of requests generating, which this one is in until it ends.
+  std::atomic<std::int64_t>* generating = nullptr;
   std::uint64_t engine_id = 0;
   Clock::time_point scheduled{};  ///< fixed model: when it got its slot (its tokens are timed from it)
   FixedSlots* slot = nullptr;     ///< fixed model: the slot it holds, released when it ends
@@ -641,6 +647,7 @@ net::awaitable<bool> Connection::answer(RequestParser& parser) {
     co_return keep;
   }
   Generation gen(job, t0, arrival_unix_ns, choice.fault);
+  gen.output = std::make_shared<OutputSequence>(job, shared_.next_generation.fetch_add(1, std::memory_order_relaxed));
   if (!shared_.engine.runtime && shared_.fixed_slots.limited()) {
     co_await shared_.fixed_slots.acquire();
     gen.slot = &shared_.fixed_slots;
@@ -678,13 +685,17 @@ bool Connection::start_generation(Generation& gen, std::uint64_t sequence) {
     request.max_tokens = job.request.max_tokens;
     const auto& sched = shared_.engine.runtime->scheduler_config();
     if (sched.enable_prefix_caching) request.block_hashes = prompt_block_hashes(job.request.prompt_token_ids, sched.block_size);
-    if (shared_.engine.runtime->submit(request, gen.stream) != EngineRuntime::Admission::kQueued) return false;
+    if (shared_.engine.runtime->submit(request, gen.stream, gen.output) != EngineRuntime::Admission::kQueued) {
+      return false;
+    }
     watch_for_disconnect(gen.stream, sequence);
     return true;
   }
   gen.timeline = shared_.model->start(GenerationShape{job.request.prompt_tokens, job.request.max_tokens},
                                       Rng::for_stream(config_.latency.seed, sequence));
   gen.scheduled = gen.slot ? std::max(gen.t0, Clock::now()) : gen.t0;
+  shared_.fixed_generating.fetch_add(1, std::memory_order_relaxed);
+  gen.generating = &shared_.fixed_generating;
   return true;
 }
 
@@ -696,7 +707,6 @@ net::awaitable<bool> Connection::wait_token(Generation& gen, std::int64_t k) {
       gen.client_gone = next.client_gone;
       co_return false;
     }
-    (void)k;
     co_return true;
   }
   net::steady_timer timer(socket_.get_executor());
@@ -704,7 +714,10 @@ net::awaitable<bool> Connection::wait_token(Generation& gen, std::int64_t k) {
   timer.expires_at(gen.scheduled + std::chrono::duration_cast<Clock::duration>(gen.timeline->next_due()));
   error_code ec;
   co_await timer.async_wait(net::redirect_error(net::use_awaitable, ec));
-  co_return !ec;
+  if (ec) co_return false;
+  // The fixed model's batch: the requests generating at once.
+  gen.output->on_token(k, shared_.fixed_generating.load(std::memory_order_relaxed), 0);
+  co_return true;
 }
 
 void Connection::note_token_written(Generation& gen, Clock::time_point at) {
@@ -732,6 +745,8 @@ RequestOutcome Connection::outcome(const Generation& gen, Clock::time_point last
   }
   o.timing.first_token_s = seconds_between(gen.t0, gen.tokens_written > 0 ? gen.first_write : last);
   o.timing.last_token_s = seconds_between(gen.t0, last);
+  o.wrong_answer = gen.output->wrong_answer();
+  o.diverged_at = gen.output->diverged_at();
   return o;
 }
 
@@ -761,13 +776,18 @@ void Connection::watch_for_disconnect(const std::shared_ptr<EngineStream>& strea
 
 void Connection::finish_generation(Generation& gen) {
   if (gen.stream) gen.stream->detach();
-  const bool complete = gen.tokens_written == gen.job.request.max_tokens;
+  const OutputSequence& output = *gen.output;
+  const bool complete = output.started() && gen.tokens_written == output.length();
   if (!complete && gen.stream) shared_.engine.runtime->cancel(gen.engine_id);
+  if (output.started()) {
+    shared_.metrics.count_output(output.wrong_answer().has_value(), output.wrong_answer().value_or(false),
+                                 output.diverged_at().has_value());
+  }
   ServerMetrics::FinishedRequest f;
   f.prompt_tokens = gen.job.request.prompt_tokens;
   f.generation_tokens = gen.tokens_written;
   f.max_tokens = gen.job.request.max_tokens;
-  f.finished_reason = complete ? "length" : "abort";
+  f.finished_reason = !complete ? "abort" : output.stopped() ? "stop" : "length";
   const Clock::time_point end = gen.tokens_written > 0 ? gen.last_write : Clock::now();
   Clock::time_point scheduled = gen.scheduled;
   if (gen.stream) {
@@ -828,13 +848,14 @@ net::awaitable<bool> Connection::stream_job(Generation& gen, unsigned version, b
   co_await http::async_write_header(socket_, serializer, net::redirect_error(net::use_awaitable, ec));
   if (ec) co_return false;
 
-  const ResponseEncoder encoder(job);
+  const ResponseEncoder encoder(job, gen.output);
   const Framing framing = chunked ? Framing::kChunked : Framing::kNone;
-  const std::int64_t n = job.request.max_tokens;
   std::string out;  // reused for every write
-  for (std::int64_t k = 0; k < n; ++k) {
+  // The output's length is max_tokens until token 0 is produced, then what it will be (EOS).
+  for (std::int64_t k = 0; k < gen.output->length(); ++k) {
     const bool ok = co_await wait_token(gen, k);
     out.clear();
+    const std::int64_t n = gen.output->length();
     if (!ok && gen.client_gone) {
       spdlog::debug("{}: client disconnected after {}/{} tokens; aborted in the engine", job.id, k, n);
       co_return false;
@@ -872,7 +893,7 @@ net::awaitable<bool> Connection::stream_job(Generation& gen, unsigned version, b
     }
     note_token_written(gen, now);
   }
-  spdlog::debug("{}: stream complete ({} tokens)", job.id, n);
+  spdlog::debug("{}: stream complete ({} tokens)", job.id, gen.output->length());
   co_return keep_alive && chunked;
 }
 
@@ -880,7 +901,7 @@ net::awaitable<bool> Connection::complete_job(Generation& gen, unsigned version,
   const GenerationJob& job = gen.job;
   const Fault& fault = gen.fault;
   Clock::time_point first{};
-  for (std::int64_t k = 0; k < job.request.max_tokens; ++k) {
+  for (std::int64_t k = 0; k < gen.output->length(); ++k) {
     if (!co_await wait_token(gen, k)) {
       if (gen.client_gone) co_return false;
       const HttpReply reply =
@@ -895,12 +916,12 @@ net::awaitable<bool> Connection::complete_job(Generation& gen, unsigned version,
     reset();
     co_return false;
   }
-  const ResponseEncoder encoder(job);
+  const ResponseEncoder encoder(job, gen.output);
   const Clock::time_point now = Clock::now();
   // Not streamed: the first token was produced at `first`, all are written now.
   gen.first_write = first;
   gen.last_write = now;
-  gen.tokens_written = job.request.max_tokens;
+  gen.tokens_written = gen.output->length();
   RequestOutcome o = outcome(gen, now);
   std::string body = encoder.full_body(o);
   if (fault.kind == FaultKind::kMalformed) body.resize(body.size() / 2);  // cut short: not valid JSON
@@ -996,6 +1017,9 @@ SharedState::SharedState(ServerConfig config_in, std::unique_ptr<LatencyModel> m
               config.profile ? config.profile->num_blocks() : 0),
       faults(config.faults, config.latency.seed),
       fixed_slots(config.latency.model == "fixed" ? config.fixed_max_num_seqs : 0, metrics) {
+  if (config.output.answers || config.output.divergence_rate > 0 || config.output.divergence_batch_slope > 0) {
+    metrics.enable_output_metrics();
+  }
   if (!model) {
     if (config.latency.model != "engine") {
       throw std::invalid_argument("llmload-server: no latency model for '" + config.latency.model + "'");

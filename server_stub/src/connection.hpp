@@ -69,6 +69,10 @@ struct SharedState {
   const FaultInjector faults;
   ServerEngine engine;  ///< engine.runtime null unless the engine model is used
   std::atomic<std::uint64_t> next_sequence{0};  ///< request sequence numbers (ids, jitter streams)
+  /// Generation requests' arrival order: the output model's draws (output_sequence.hpp).
+  std::atomic<std::uint64_t> next_generation{0};
+  /// Fixed model: requests generating now (the output model's batch).
+  std::atomic<std::int64_t> fixed_generating{0};
   /// Connections being served. Incremented only by the accept loop (before it spawns the
   /// connection), decremented by the connection when it ends, from any io thread.
   std::atomic<std::int64_t> open_connections{0};

@@ -68,17 +68,105 @@ void check_number(const json& obj, const char* name) {
   if (v != nullptr && !v->is_number()) wrong_type(name, "a number", *v);
 }
 
-// Sampling knobs the mock accepts and ignores; only their types are checked. The same names
-// serve vLLM's body and SGLang's sampling_params.
-void check_ignored_fields(const json& body) {
+// Sampling knobs the mock accepts and ignores (only their types are checked), and `seed`, which
+// changes the generated tokens. The same names serve vLLM's body and SGLang's sampling_params.
+std::optional<std::int64_t> check_sampling_fields(const json& body) {
   for (const char* name : {"temperature", "top_p", "min_p", "frequency_penalty", "presence_penalty",
                            "repetition_penalty", "length_penalty"}) {
     check_number(body, name);
   }
-  for (const char* name : {"seed", "top_k"}) (void)get_int(body, name);
+  (void)get_int(body, "top_k");
+  const auto seed = get_int(body, "seed");
   if (auto n = get_int(body, "n"); n && *n != 1) {
     throw_bad_request(fmt::format("`n` must be 1: the mock generates one choice per request, got {}", *n), "n");
   }
+  return seed;
+}
+
+/// The generated tokens' seed (GenerationRequest::output_seed): FNV-1a 64 over the prompt's
+/// parts, each length-prefixed so that no two prompts share an input, then mixed with the
+/// request's seed when it has one.
+class PromptSeed {
+ public:
+  void add(std::string_view bytes) {
+    add_u64(bytes.size());
+    for (char c : bytes) add_byte(static_cast<unsigned char>(c));
+  }
+  void add_ids(const std::vector<std::uint32_t>& ids) {
+    add_u64(ids.size() | (std::uint64_t{1} << 63));  // never the length prefix of a text
+    for (std::uint32_t id : ids) add_u64(id);
+  }
+  std::uint64_t value(std::optional<std::int64_t> request_seed) const {
+    std::uint64_t h = hash_;
+    if (request_seed) h ^= finish(static_cast<std::uint64_t>(*request_seed) + 0x5eed5eed5eed5eedULL);
+    return finish(h);
+  }
+
+ private:
+  void add_byte(unsigned char b) {
+    hash_ ^= b;
+    hash_ *= 0x100000001b3ULL;
+  }
+  void add_u64(std::uint64_t v) {
+    for (int i = 0; i < 8; ++i) add_byte(static_cast<unsigned char>((v >> (8 * i)) & 0xffU));
+  }
+  static std::uint64_t finish(std::uint64_t z) {  // SplitMix64's finalizer
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  std::uint64_t hash_ = 0xcbf29ce484222325ULL;
+};
+
+/// Chat: every message's role and text parts (message_texts() has validated the shape).
+std::uint64_t chat_output_seed(const json& messages, std::optional<std::int64_t> request_seed) {
+  PromptSeed seed;
+  for (const json& m : messages) {
+    seed.add(m.at("role").get_ref<const std::string&>());
+    const auto content = m.find("content");
+    if (content == m.end() || content->is_null()) {
+      seed.add_ids({});
+    } else if (content->is_string()) {
+      seed.add(content->get_ref<const std::string&>());
+    } else {
+      for (const json& part : *content) seed.add(part.at("text").get_ref<const std::string&>());
+    }
+  }
+  return seed.value(request_seed);
+}
+
+/// The text of the last message whose role is "user" (its text parts joined by newlines).
+std::string last_user_text(const json& messages) {
+  for (auto it = messages.rbegin(); it != messages.rend(); ++it) {
+    if (it->at("role").get_ref<const std::string&>() != "user") continue;
+    const auto content = it->find("content");
+    if (content == it->end() || content->is_null()) return {};
+    if (content->is_string()) return content->get<std::string>();
+    std::string text;
+    for (const json& part : *content) {
+      if (!text.empty()) text += '\n';
+      text += part.at("text").get_ref<const std::string&>();
+    }
+    return text;
+  }
+  return {};
+}
+
+void set_question(GenerationRequest& req, std::string_view text, const ServerConfig& config) {
+  if (config.output.answers) req.question = find_arithmetic_question(text);
+}
+
+/// The output seed and question of a prompt given as text, or as ids (`text` null).
+void set_text_prompt_output(GenerationRequest& req, const std::string* text, std::optional<std::int64_t> request_seed,
+                            const ServerConfig& config) {
+  PromptSeed seed;
+  if (text != nullptr) {
+    seed.add(*text);
+    set_question(req, *text, config);
+  } else {
+    seed.add_ids(req.prompt_token_ids);
+  }
+  req.output_seed = seed.value(request_seed);
 }
 
 /// A requested output length: >= 1, as vLLM's SamplingParams require.
@@ -88,8 +176,8 @@ std::optional<std::int64_t> get_max_tokens(const json& body, const char* name) {
   return v;
 }
 
-/// Fields common to both endpoints that do not depend on the prompt.
-void parse_common(const json& body, GenerationRequest& req) {
+/// Fields common to both endpoints that do not depend on the prompt. Returns the request's seed.
+std::optional<std::int64_t> parse_common(const json& body, GenerationRequest& req) {
   if (!body.is_object()) {
     throw_bad_request(fmt::format("The request body must be a JSON object, got {}", type_name(body)));
   }
@@ -121,7 +209,7 @@ void parse_common(const json& body, GenerationRequest& req) {
     throw_bad_request(fmt::format("min_tokens must be greater than or equal to 0, got {}.", req.min_tokens),
                       "min_tokens");
   }
-  check_ignored_fields(body);
+  return check_sampling_fields(body);
 }
 
 /// Context-length and min_tokens checks once the prompt size and output length are known.
@@ -298,7 +386,7 @@ void check_model_served(std::string_view model, const ServerConfig& config) {
 GenerationRequest parse_completion_request(const json& body, const ServerConfig& config) {
   GenerationRequest req;
   req.endpoint = Endpoint::kCompletions;
-  parse_common(body, req);
+  const auto request_seed = parse_common(body, req);
   req.max_tokens = get_max_tokens(body, "max_tokens").value_or(16);
   if (get_bool(body, "echo").value_or(false)) {
     throw_bad_request("`echo` is not supported by the mock", "echo");
@@ -309,13 +397,16 @@ GenerationRequest parse_completion_request(const json& body, const ServerConfig&
   check_model_served(req.model, config);
   set_prompt(req, std::move(ids));
   check_lengths(req, config.max_model_len, "prompt", "max_tokens");
+  const json& first = prompt->is_array() ? prompt->front() : *prompt;
+  set_text_prompt_output(req, first.is_string() ? &first.get_ref<const std::string&>() : nullptr, request_seed,
+                         config);
   return req;
 }
 
 GenerationRequest parse_chat_request(const json& body, const ServerConfig& config) {
   GenerationRequest req;
   req.endpoint = Endpoint::kChat;
-  parse_common(body, req);
+  const auto request_seed = parse_common(body, req);
   const auto max_completion = get_max_tokens(body, "max_completion_tokens");
   const auto max_tokens = get_max_tokens(body, "max_tokens");
   const char* max_field = max_completion ? "max_completion_tokens" : "max_tokens";
@@ -333,6 +424,8 @@ GenerationRequest parse_chat_request(const json& body, const ServerConfig& confi
     req.max_tokens = std::max<std::int64_t>(1, config.max_model_len - std::max<std::int64_t>(1, req.prompt_tokens));
   }
   check_lengths(req, config.max_model_len, "messages", max_field);
+  req.output_seed = chat_output_seed(*messages, request_seed);
+  if (config.output.answers) set_question(req, last_user_text(*messages), config);
   return req;
 }
 
@@ -373,7 +466,7 @@ GenerationRequest parse_generate_request(const json& body, const ServerConfig& c
   const json* params = field(body, "sampling_params");
   if (params != nullptr && !params->is_object()) wrong_type("sampling_params", "an object", *params);
   const json& sp = params != nullptr ? *params : kNoParams;
-  check_ignored_fields(sp);
+  const auto request_seed = check_sampling_fields(sp);
   req.ignore_eos = get_bool(sp, "ignore_eos").value_or(false);
   req.max_tokens = get_max_tokens(sp, "max_new_tokens").value_or(128);
   req.min_tokens = get_int(sp, "min_new_tokens").value_or(0);
@@ -400,6 +493,7 @@ GenerationRequest parse_generate_request(const json& body, const ServerConfig& c
     set_prompt(req, token_id_array(*input_ids, "input_ids", false, tokenizer));
   }
   check_lengths(req, config.max_model_len, text != nullptr ? "text" : "input_ids", "max_new_tokens");
+  set_text_prompt_output(req, text != nullptr ? &text->get_ref<const std::string&>() : nullptr, request_seed, config);
   return req;
 }
 

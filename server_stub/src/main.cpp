@@ -14,6 +14,7 @@
 #include "llmload/server/fault.hpp"
 #include "llmload/server/http_server.hpp"
 #include "llmload/server/latency_model.hpp"
+#include "llmload/server/output_sequence.hpp"
 #include "llmload/server/server_tokenizer.hpp"
 #include "llmload/common/process_limits.hpp"
 
@@ -59,6 +60,7 @@ int main(int argc, char** argv) {
                    config.latency.jitter, config.io_threads);
     }
     spdlog::info("tokens: {}", server_tokenizer_or_mock(config.tokenizer).description());
+    spdlog::info("output: {}", describe_output_model(config.output));
     if (!config.faults.empty()) {
       for (const auto& rule : config.faults) {
         spdlog::info("fault injection: {} on {:.4g}% of generation requests", format_fault_spec(rule.fault),

@@ -209,6 +209,11 @@ struct ServerMetrics::State {
   std::atomic<std::uint64_t> prefix_cache_hits{0};
   std::array<std::atomic<std::uint64_t>, kFinishedReasons.size()> request_success{};
 
+  std::atomic<bool> output_metrics{false};
+  std::atomic<std::uint64_t> answers{0};
+  std::atomic<std::uint64_t> wrong_answers{0};
+  std::atomic<std::uint64_t> divergences{0};
+
   std::atomic<bool> gpu_power_set{false};
   std::atomic<double> gpu_power_watts{0.0};
   std::atomic<double> gpu_energy_joules{0.0};
@@ -271,6 +276,16 @@ void ServerMetrics::set_gpu_energy_rates(double joules_per_step, double joules_p
   state_->gpu_joules_per_step.store(joules_per_step, kRelaxed);
   state_->gpu_joules_per_token.store(joules_per_token, kRelaxed);
   state_->gpu_rates_set.store(true, std::memory_order_release);
+}
+
+void ServerMetrics::enable_output_metrics() { state_->output_metrics.store(true, std::memory_order_release); }
+
+void ServerMetrics::count_output(bool answered, bool wrong_answer, bool diverged) {
+  State& s = *state_;
+  if (!s.output_metrics.load(std::memory_order_acquire)) return;
+  if (answered) s.answers.fetch_add(1, kRelaxed);
+  if (answered && wrong_answer) s.wrong_answers.fetch_add(1, kRelaxed);
+  if (diverged) s.divergences.fetch_add(1, kRelaxed);
 }
 
 void ServerMetrics::observe_time_to_first_token(double seconds) {
@@ -373,6 +388,16 @@ std::string ServerMetrics::render() const {
               "Histogram of time spent in PREFILL phase for request.", s.prefill_time);
   w.histogram("vllm:request_decode_time_seconds",
               "Histogram of time spent in DECODE phase for request.", s.decode_time);
+
+  // The mock's output model (ground truth for accuracy and consistency), when enabled.
+  if (s.output_metrics.load(std::memory_order_acquire)) {
+    w.counter("llmload:answers_total", "Requests whose output began with an answer to an arithmetic question.",
+              static_cast<double>(s.answers.load(kRelaxed)));
+    w.counter("llmload:wrong_answers_total", "Answers the error model made wrong.",
+              static_cast<double>(s.wrong_answers.load(kRelaxed)));
+    w.counter("llmload:divergences_total", "Requests whose output diverged (the divergence model).",
+              static_cast<double>(s.divergences.load(kRelaxed)));
+  }
 
   // The mock's own GPU readings, once the engine has any.
   if (s.gpu_power_set.load(std::memory_order_acquire)) {

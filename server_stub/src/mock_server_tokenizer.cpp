@@ -33,14 +33,21 @@ std::string MockServerTokenizer::detokenize(const std::vector<std::uint32_t>& id
   return vocabulary_->detokenize(ids);
 }
 
-std::uint32_t MockServerTokenizer::generated_token_id(std::int64_t k) const {
-  return ::llmload::server::generated_token_id(k);
+std::uint32_t MockServerTokenizer::generator_id(std::size_t i) const {
+  return ::llmload::server::generated_token_id(static_cast<std::int64_t>(i));
 }
 
-std::string_view MockServerTokenizer::generated_token_text(std::int64_t k) const { return generated_token(k); }
+std::string_view MockServerTokenizer::generator_text(std::size_t i, bool /*first*/) const {
+  return generated_token(static_cast<std::int64_t>(i));
+}
 
-void MockServerTokenizer::append_generated_text(std::string& out, std::int64_t n) const {
-  ::llmload::server::append_generated_text(out, n);
+void MockServerTokenizer::encode_answer(std::string_view text, std::vector<std::uint32_t>& ids,
+                                        std::vector<std::string>& texts) const {
+  vocabulary_->remember_words(text);
+  for (auto word : split_words(text)) {
+    ids.push_back(token_id(word));
+    texts.push_back(" " + std::string(word));
+  }
 }
 
 std::string MockServerTokenizer::out_of_vocabulary_message(std::string_view id) const {

@@ -22,28 +22,30 @@ void append_ids(const std::vector<TokenId>& in, std::vector<std::uint32_t>& out)
   for (TokenId id : in) out.push_back(static_cast<std::uint32_t>(id));
 }
 
-/// The sequence of `n` generator tokens cycling through `ids`.
-std::vector<TokenId> cycle_of(const std::vector<TokenId>& ids, std::size_t n) {
-  std::vector<TokenId> out;
-  out.reserve(n);
-  for (std::size_t k = 0; k < n; ++k) out.push_back(ids[k % ids.size()]);
-  return out;
+/// The text `id` adds after `ref`: what decode([ref, id]) has after decode([ref]); nullopt when
+/// decode([ref, id]) does not start with decode([ref]) or adds nothing.
+std::optional<std::string> text_after(const tokenizer::Tokenizer& tok, TokenId ref, TokenId id) {
+  const std::string alone = tok.decode(std::span<const TokenId>(&ref, 1), false);
+  const TokenId pair[2] = {ref, id};
+  const std::string both = tok.decode(pair, false);
+  if (both.size() <= alone.size() || both.compare(0, alone.size(), alone) != 0) return std::nullopt;
+  return both.substr(alone.size());
 }
 
-/// Whether every prefix (up to 2 cycles and 2 more tokens) of the cycle of `ids` re-encodes to
-/// itself, and the incremental chunk texts add up to the decode of the whole sequence.
-bool round_trips(const tokenizer::Tokenizer& tok, const std::vector<TokenId>& ids, bool every_prefix) {
-  const std::size_t n = 2 * ids.size() + 2;
-  const std::vector<TokenId> seq = cycle_of(ids, n);
-  const std::string first = tok.decode(std::span<const TokenId>(seq.data(), 1), false);
-  std::string text = first;
-  for (std::size_t k = 1; k < n; ++k) {
-    const TokenId pair[2] = {seq[0], seq[k]};
-    const std::string both = tok.decode(pair, false);
-    if (both.size() <= first.size() || both.compare(0, first.size(), first) != 0) return false;
-    text.append(both, first.size());
-    if (every_prefix || k + 1 == n) {
-      const std::span<const TokenId> prefix(seq.data(), k + 1);
+/// Whether `seq` round-trips: its chunk texts (decode([seq[0]]), then each token's text after
+/// `ref`) concatenate to decode(seq), which re-encodes to seq; for every prefix when
+/// `every_prefix`, else for the whole sequence.
+bool sequence_round_trips(const tokenizer::Tokenizer& tok, const std::vector<TokenId>& seq, TokenId ref,
+                          bool every_prefix) {
+  std::string text = tok.decode(std::span<const TokenId>(seq.data(), 1), false);
+  for (std::size_t k = 1; k <= seq.size(); ++k) {
+    if (k > 1) {
+      const auto piece = text_after(tok, ref, seq[k - 1]);
+      if (!piece) return false;
+      text += *piece;
+    }
+    if (every_prefix || k == seq.size()) {
+      const std::span<const TokenId> prefix(seq.data(), k);
       if (tok.decode(prefix, false) != text) return false;
       const auto again = tok.encode(text, false);
       if (!std::equal(again.begin(), again.end(), prefix.begin(), prefix.end())) return false;
@@ -52,16 +54,45 @@ bool round_trips(const tokenizer::Tokenizer& tok, const std::vector<TokenId>& id
   return true;
 }
 
+/// Whether `id` may join the generator tokens `chosen`: every pair of it with itself and with
+/// each chosen token, in both orders, round-trips (generated text draws tokens in any order).
+bool joins(const tokenizer::Tokenizer& tok, const std::vector<TokenId>& chosen, TokenId id) {
+  const TokenId ref = chosen.empty() ? id : chosen.front();
+  if (!sequence_round_trips(tok, {id, id}, ref, true)) return false;
+  for (TokenId other : chosen) {
+    if (!sequence_round_trips(tok, {other, id}, ref, true) || !sequence_round_trips(tok, {id, other}, ref, true)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// A check of the whole set: a scrambled sequence of 4 x size + 4 generator tokens.
+std::vector<TokenId> scrambled(const std::vector<TokenId>& ids) {
+  std::vector<TokenId> out;
+  std::uint64_t x = 0x9E3779B97F4A7C15ULL;
+  for (std::size_t k = 0; k < 4 * ids.size() + 4; ++k) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;  // an LCG is enough to mix the order
+    out.push_back(ids[static_cast<std::size_t>((x >> 33) % ids.size())]);
+  }
+  return out;
+}
+
+struct Candidate {
+  TokenId id = 0;
+  bool spaced = false;  ///< the word with its leading space is the token (byte-level vocabularies)
+};
+
 /// A generator candidate for `word` (" the"): the id of " the" when it is one token, else the
 /// id of "the" when that is one token (SentencePiece-style: "▁the" once the space is prepended).
 /// The token must also decode to the word (with or without its space), so a vocabulary that
 /// lacks a letter (dropped when there is no unknown token) does not yield a bare space.
-std::optional<TokenId> candidate(const tokenizer::Tokenizer& tok, std::string_view word) {
+std::optional<Candidate> candidate(const tokenizer::Tokenizer& tok, std::string_view word) {
   for (std::string_view text : {word, word.substr(1)}) {
     const auto ids = tok.encode(text, false);
     if (ids.size() != 1) continue;
     const std::string back = tok.decode(ids, false);
-    if (back == word || back == word.substr(1)) return ids[0];
+    if (back == word || back == word.substr(1)) return Candidate{ids[0], text.size() == word.size()};
   }
   return std::nullopt;
 }
@@ -72,24 +103,23 @@ ModelServerTokenizer::ModelServerTokenizer(std::unique_ptr<tokenizer::Tokenizer>
   vocab_size_ = std::min<std::uint64_t>(tokenizer_->vocab_size(), kVocabSize);
   std::vector<TokenId> chosen;
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(kGeneratorWords); ++i) {
-    const auto id = candidate(*tokenizer_, generated_token(i));
-    if (!id || std::find(chosen.begin(), chosen.end(), *id) != chosen.end()) continue;
-    chosen.push_back(*id);
-    if (!round_trips(*tokenizer_, chosen, /*every_prefix=*/false)) chosen.pop_back();
+    const auto c = candidate(*tokenizer_, generated_token(i));
+    if (!c || std::find(chosen.begin(), chosen.end(), c->id) != chosen.end()) continue;
+    if (!joins(*tokenizer_, chosen, c->id)) continue;
+    if (chosen.empty()) spaced_ = c->spaced;
+    chosen.push_back(c->id);
   }
-  if (chosen.empty() || !round_trips(*tokenizer_, chosen, /*every_prefix=*/true)) {
+  if (chosen.empty() || !sequence_round_trips(*tokenizer_, scrambled(chosen), chosen.front(), true)) {
     throw tokenizer::TokenizerError(fmt::format(
         "{}: no common English word (\" the\", \" of\", ...) is a single token that decodes and re-encodes to "
         "itself, so llmload-server cannot generate text with it; give the tokenizer of a text model, or leave "
         "--tokenizer out to use the mock's word tokens",
         tokenizer_->source().string()));
   }
-  const TokenId first = chosen.front();
-  first_text_ = tokenizer_->decode(std::span<const TokenId>(&first, 1), false);
   for (TokenId id : chosen) {
     generator_ids_.push_back(static_cast<std::uint32_t>(id));
-    const TokenId pair[2] = {first, id};
-    cont_text_.push_back(tokenizer_->decode(pair, false).substr(first_text_.size()));
+    first_text_.push_back(tokenizer_->decode(std::span<const TokenId>(&id, 1), false));
+    cont_text_.push_back(*text_after(*tokenizer_, chosen.front(), id));  // joins() checked it
   }
 }
 
@@ -119,19 +149,28 @@ std::string ModelServerTokenizer::detokenize(const std::vector<std::uint32_t>& i
   return tokenizer_->decode(to_token_ids(ids), false);
 }
 
-std::uint32_t ModelServerTokenizer::generated_token_id(std::int64_t k) const {
-  const auto n = static_cast<std::int64_t>(generator_ids_.size());
-  return generator_ids_[static_cast<std::size_t>(((k % n) + n) % n)];
+std::uint32_t ModelServerTokenizer::generator_id(std::size_t i) const { return generator_ids_[i]; }
+
+std::string_view ModelServerTokenizer::generator_text(std::size_t i, bool first) const {
+  return first ? first_text_[i] : cont_text_[i];
 }
 
-std::string_view ModelServerTokenizer::generated_token_text(std::int64_t k) const {
-  if (k == 0) return first_text_;
-  const auto n = static_cast<std::int64_t>(cont_text_.size());
-  return cont_text_[static_cast<std::size_t>(((k % n) + n) % n)];
-}
-
-void ModelServerTokenizer::append_generated_text(std::string& out, std::int64_t n) const {
-  for (std::int64_t k = 0; k < n; ++k) out += generated_token_text(k);
+void ModelServerTokenizer::encode_answer(std::string_view text, std::vector<std::uint32_t>& ids,
+                                         std::vector<std::string>& texts) const {
+  const auto encoded = tokenizer_->encode((spaced_ ? " " : "") + std::string(text), false);
+  std::string before;
+  for (std::size_t k = 1; k <= encoded.size(); ++k) {
+    std::string now = tokenizer_->decode(std::span<const TokenId>(encoded.data(), k), false);
+    // Each token's text is what it adds to the decode of the tokens before it (ASCII answers
+    // always extend it; otherwise the token's own text).
+    if (now.size() >= before.size() && now.compare(0, before.size(), before) == 0) {
+      texts.push_back(now.substr(before.size()));
+    } else {
+      texts.push_back(tokenizer_->decode(std::span<const TokenId>(&encoded[k - 1], 1), false));
+    }
+    ids.push_back(static_cast<std::uint32_t>(encoded[k - 1]));
+    before = std::move(now);
+  }
 }
 
 std::string ModelServerTokenizer::out_of_vocabulary_message(std::string_view id) const {

@@ -11,19 +11,26 @@ namespace llmload::server {
 namespace {
 
 /// The ids of generated tokens [0, n) as a JSON array.
-void append_output_ids(std::string& out, std::int64_t n, const ServerTokenizer& tokenizer) {
+void append_output_ids(std::string& out, std::int64_t n, const OutputSequence& output) {
   out += '[';
   for (std::int64_t k = 0; k < n; ++k) {
     if (k > 0) out += ',';
-    fmt::format_to(std::back_inserter(out), "{}", tokenizer.generated_token_id(k));
+    fmt::format_to(std::back_inserter(out), "{}", output.token_id(k));
   }
   out += ']';
 }
 
-std::string full_text(std::int64_t tokens, const ServerTokenizer& tokenizer) {
+std::string full_text(std::int64_t tokens, const OutputSequence& output) {
   std::string text;
-  tokenizer.append_generated_text(text, tokens);
+  output.append_text(text, tokens);
   return text;
+}
+
+/// A sequence for an encoder that was given none: produced here, every token at batch 1.
+std::shared_ptr<const OutputSequence> played_alone(const GenerationJob& job) {
+  auto output = std::make_shared<OutputSequence>(job, 0);
+  output->play_alone();
+  return output;
 }
 
 ojson usage_json(std::int64_t prompt, std::int64_t completion, std::int64_t cached) {
@@ -43,6 +50,8 @@ ojson llmload_object(const RequestOutcome& o) {
   j["last_token_s"] = o.timing.last_token_s;
   j["preemptions"] = o.preemptions;
   j["cached_tokens"] = o.cached_tokens;
+  if (o.wrong_answer) j["wrong_answer"] = *o.wrong_answer;
+  if (o.diverged_at) j["diverged_at"] = *o.diverged_at;
   return j;
 }
 
@@ -62,7 +71,7 @@ void append_sse_event(std::string& out, std::string_view payload, Framing framin
   if (framing == Framing::kChunked) out += "\r\n";
 }
 
-ResponseEncoder::ResponseEncoder(const GenerationJob& job)
+ResponseEncoder::ResponseEncoder(const GenerationJob& job, std::shared_ptr<const OutputSequence> output)
     : endpoint_(job.request.endpoint),
       id_(job.id),
       model_(job.request.model),
@@ -71,8 +80,7 @@ ResponseEncoder::ResponseEncoder(const GenerationJob& job)
       max_tokens_(job.request.max_tokens),
       include_usage_(job.request.include_usage),
       continuous_usage_(job.request.continuous_usage),
-      tokenizer_holder_(job.tokenizer),
-      tokenizer_(&server_tokenizer_or_mock(job.tokenizer)) {
+      output_(output ? std::move(output) : played_alone(job)) {
   if (endpoint_ == Endpoint::kGenerate) {
     chunk_prefix_ = fmt::format(R"("meta_info":{{"id":{},"finish_reason":)", dump(ojson(id_)));
     return;
@@ -80,6 +88,19 @@ ResponseEncoder::ResponseEncoder(const GenerationJob& job)
   chunk_prefix_ = fmt::format(R"({{"id":{},"object":"{}","created":{},"model":{},"choices":[)", dump(ojson(id_)),
                               endpoint_ == Endpoint::kChat ? "chat.completion.chunk" : "text_completion",
                               created_unix_, dump(ojson(model_)));
+}
+
+std::string_view ResponseEncoder::finish_reason() const { return output_->stopped() ? "stop" : "length"; }
+
+void ResponseEncoder::append_choice_end(std::string& payload, bool last, bool open_stop_reason) const {
+  if (last) {
+    payload += R"(,"logprobs":null,"finish_reason":")";
+    payload += finish_reason();
+    payload += R"(","stop_reason":null}])";
+  } else {
+    payload += open_stop_reason ? R"(,"logprobs":null,"finish_reason":null,"stop_reason":null}])"
+                                : R"(,"logprobs":null,"finish_reason":null}])";
+  }
 }
 
 void ResponseEncoder::append_usage(std::string& out, std::int64_t completion_tokens, std::int64_t cached_tokens) const {
@@ -96,8 +117,7 @@ void ResponseEncoder::append_chat_chunk(std::string& out, std::string_view delta
   std::string payload = chunk_prefix_;
   payload += R"({"index":0,"delta":)";
   payload += delta_json;
-  payload += last ? R"(,"logprobs":null,"finish_reason":"length","stop_reason":null}])"
-                  : R"(,"logprobs":null,"finish_reason":null}])";
+  append_choice_end(payload, last, /*open_stop_reason=*/false);
   if (continuous_usage_) {
     payload += ',';
     append_usage(payload, completion_tokens, 0);  // vLLM's per-chunk usage has no details
@@ -112,14 +132,16 @@ void ResponseEncoder::append_chat_chunk(std::string& out, std::string_view delta
 
 void ResponseEncoder::append_generate_event(std::int64_t k, std::string& out, Framing framing,
                                             const RequestOutcome* outcome) const {
-  const bool last = k + 1 >= max_tokens_;
+  const bool last = k + 1 >= output_->length();
   std::string payload = R"({"text":)";
-  append_json_string(payload, full_text(k + 1, *tokenizer_));  // SGLang's text is cumulative, not a delta
+  append_json_string(payload, full_text(k + 1, *output_));  // SGLang's text is cumulative, not a delta
   payload += R"(,"output_ids":)";
-  append_output_ids(payload, k + 1, *tokenizer_);
+  append_output_ids(payload, k + 1, *output_);
   payload += ',';
   payload += chunk_prefix_;
-  if (last) {
+  if (last && output_->stopped()) {
+    payload += R"({"type":"stop","matched":null})";
+  } else if (last) {
     fmt::format_to(std::back_inserter(payload), R"({{"type":"length","length":{}}})", max_tokens_);
   } else {
     payload += "null";
@@ -143,20 +165,19 @@ void ResponseEncoder::append_token_events(std::int64_t k, std::string& out, Fram
     append_generate_event(k, out, framing, outcome);
     return;
   }
-  const bool last = k + 1 >= max_tokens_;
+  const bool last = k + 1 >= output_->length();
   if (endpoint_ == Endpoint::kChat) {
     // vLLM sends the role with the first engine output, so it travels with token 0.
     if (k == 0) append_chat_chunk(out, R"({"role":"assistant","content":""})", 0, false, nullptr, framing);
     std::string delta = R"({"content":)";
-    append_json_string(delta, tokenizer_->generated_token_text(k));
+    append_json_string(delta, output_->token_text(k));
     delta += '}';
     append_chat_chunk(out, delta, k + 1, last, outcome, framing);
   } else {
     std::string payload = chunk_prefix_;
     payload += R"({"index":0,"text":)";
-    append_json_string(payload, tokenizer_->generated_token_text(k));
-    payload += last ? R"(,"logprobs":null,"finish_reason":"length","stop_reason":null}])"
-                    : R"(,"logprobs":null,"finish_reason":null,"stop_reason":null}])";
+    append_json_string(payload, output_->token_text(k));
+    append_choice_end(payload, last, /*open_stop_reason=*/true);
     if (continuous_usage_) {
       payload += ',';
       append_usage(payload, k + 1, 0);
@@ -172,7 +193,7 @@ void ResponseEncoder::append_token_events(std::int64_t k, std::string& out, Fram
   if (include_usage_) {
     std::string payload = chunk_prefix_;
     payload += "],";
-    append_usage(payload, max_tokens_, outcome != nullptr ? outcome->cached_tokens : 0);
+    append_usage(payload, output_->length(), outcome != nullptr ? outcome->cached_tokens : 0);
     payload += '}';
     append_sse_event(out, payload, framing);
   }
@@ -190,21 +211,23 @@ std::string ResponseEncoder::full_body() const { return body_impl(nullptr); }
 
 std::string ResponseEncoder::body_impl(const RequestOutcome* outcome) const {
   const std::int64_t cached = outcome != nullptr ? outcome->cached_tokens : 0;
+  const std::int64_t n = output_->length();
   if (endpoint_ == Endpoint::kGenerate) {
     ojson output_ids = ojson::array();
-    for (std::int64_t k = 0; k < max_tokens_; ++k) output_ids.push_back(tokenizer_->generated_token_id(k));
+    for (std::int64_t k = 0; k < n; ++k) output_ids.push_back(output_->token_id(k));
     ojson meta;
     meta["id"] = id_;
-    meta["finish_reason"] = ojson{{"type", "length"}, {"length", max_tokens_}};
+    meta["finish_reason"] = output_->stopped() ? ojson{{"type", "stop"}, {"matched", nullptr}}
+                                               : ojson{{"type", "length"}, {"length", max_tokens_}};
     meta["prompt_tokens"] = prompt_tokens_;
-    meta["completion_tokens"] = max_tokens_;
+    meta["completion_tokens"] = n;
     meta["cached_tokens"] = cached;
     if (outcome != nullptr) {
       meta["e2e_latency"] = outcome->timing.last_token_s;
       meta["llmload"] = llmload_object(*outcome);
     }
     ojson body;
-    body["text"] = full_text(max_tokens_, *tokenizer_);
+    body["text"] = full_text(n, *output_);
     body["output_ids"] = std::move(output_ids);
     body["meta_info"] = std::move(meta);
     return dump(body);
@@ -215,13 +238,13 @@ std::string ResponseEncoder::body_impl(const RequestOutcome* outcome) const {
   if (chat) {
     ojson message;
     message["role"] = "assistant";
-    message["content"] = full_text(max_tokens_, *tokenizer_);
+    message["content"] = full_text(n, *output_);
     choice["message"] = std::move(message);
   } else {
-    choice["text"] = full_text(max_tokens_, *tokenizer_);
+    choice["text"] = full_text(n, *output_);
   }
   choice["logprobs"] = nullptr;
-  choice["finish_reason"] = "length";
+  choice["finish_reason"] = std::string(finish_reason());
   choice["stop_reason"] = nullptr;
   ojson body;
   body["id"] = id_;
@@ -229,7 +252,7 @@ std::string ResponseEncoder::body_impl(const RequestOutcome* outcome) const {
   body["created"] = created_unix_;
   body["model"] = model_;
   body["choices"] = ojson::array({std::move(choice)});
-  body["usage"] = usage_json(prompt_tokens_, max_tokens_, cached);
+  body["usage"] = usage_json(prompt_tokens_, n, cached);
   if (outcome != nullptr) body["llmload"] = llmload_object(*outcome);
   return dump(body);
 }

@@ -270,7 +270,9 @@ GenerationJob Router::generation_job(Endpoint endpoint, std::string_view body_te
                ? job.request.rid
                : make_response_id(endpoint, config_.latency.seed, context.sequence);
   job.created_unix = context.arrival_unix;
-  job.tokenizer = config_.tokenizer;
+  job.tokenizer = tokenizer_;  // the mock's remembers the words of answers for /detokenize
+  job.output_model = config_.output;
+  job.seed = config_.latency.seed;
   return job;
 }
 

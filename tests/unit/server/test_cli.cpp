@@ -184,5 +184,44 @@ TEST(ServerCli, Version) {
   EXPECT_NE(o.out.find("llmload-server"), std::string::npos);
 }
 
+TEST(ServerCli, OutputModelFlags) {
+  CliOutcome o = parse_command_line({});
+  ASSERT_TRUE(o.config) << o.err;
+  EXPECT_TRUE(o.config->output.answers);
+  EXPECT_EQ(o.config->output.wrong_answer_rate, 0.0);
+  EXPECT_EQ(o.config->output.divergence_rate, 0.0);
+  EXPECT_FALSE(o.config->output.wrong_answer_preempted.has_value());
+
+  o = parse_command_line({"--wrong-answer-rate", "0.2", "--wrong-answer-batch-slope", "0.01", "--wrong-answer-preempted",
+                          "0.5", "--divergence-rate", "0.001", "--divergence-batch-slope", "0.0005", "--seed", "9"});
+  ASSERT_TRUE(o.config) << o.err;
+  const OutputModelConfig& m = o.config->output;
+  EXPECT_TRUE(m.answers);
+  EXPECT_EQ(m.wrong_answer_rate, 0.2);
+  EXPECT_EQ(m.wrong_answer_batch_slope, 0.01);
+  EXPECT_EQ(m.wrong_answer_preempted, 0.5);
+  EXPECT_EQ(m.divergence_rate, 0.001);
+  EXPECT_EQ(m.divergence_batch_slope, 0.0005);
+
+  o = parse_command_line({"--answers", "off", "--divergence-rate", "1"});
+  ASSERT_TRUE(o.config) << o.err;
+  EXPECT_FALSE(o.config->output.answers);
+}
+
+TEST(ServerCli, BadOutputModelFlagsExitTwoNamingTheFlag) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--answers", "maybe"}, {"--wrong-answer-rate", "1.5"}, {"--wrong-answer-rate", "-0.1"},
+        {"--wrong-answer-batch-slope", "x"}, {"--wrong-answer-preempted", "2"}, {"--divergence-rate", "-1"},
+        {"--divergence-batch-slope", "1.01"}, {"--divergence-rate", "nan"}}) {
+    const CliOutcome o = parse_command_line(args);
+    EXPECT_FALSE(o.config) << args[0] << " " << args[1];
+    EXPECT_EQ(o.exit_code, 2) << args[0] << " " << args[1];
+    EXPECT_NE(o.err.find(args[0].substr(0, 12)), std::string::npos) << o.err;
+  }
+  const CliOutcome off = parse_command_line({"--answers", "off", "--wrong-answer-rate", "0.1"});
+  EXPECT_EQ(off.exit_code, 2);
+  EXPECT_NE(off.err.find("--wrong-answer-rate applies to answers"), std::string::npos) << off.err;
+}
+
 }  // namespace
 }  // namespace llmload::server

@@ -16,6 +16,7 @@
 #include "llmload/server/generation_request.hpp"
 #include "llmload/server/json.hpp"
 #include "llmload/server/mock_server_tokenizer.hpp"
+#include "llmload/server/output_sequence.hpp"
 #include "llmload/server/response_encoder.hpp"
 #include "llmload/server/router.hpp"
 #include "tiny_server_tokenizers.hpp"
@@ -51,19 +52,34 @@ HttpReply immediate(const Router& router, std::string_view target, std::string_v
   return reply != nullptr ? *reply : HttpReply{};
 }
 
-/// The generated-token property for `tok`: for n tokens, the chunk texts concatenate to
-/// append_generated_text(n), which decodes from and re-encodes to exactly the n generated ids.
-void expect_round_trip(const ModelServerTokenizer& tok, std::int64_t n) {
+/// A generated output of n tokens over `tok` for a prompt seed.
+std::shared_ptr<OutputSequence> output_of(const std::shared_ptr<const ModelServerTokenizer>& tok, std::int64_t n,
+                                          std::uint64_t output_seed) {
+  GenerationJob job;
+  job.request.max_tokens = n;
+  job.request.output_seed = output_seed;
+  job.tokenizer = tok;
+  auto out = std::make_shared<OutputSequence>(job, 0);
+  out->play_alone();
+  return out;
+}
+
+/// The generated-token property for `tok`: for n tokens, the chunk texts concatenate to the
+/// output's text, which decodes from and re-encodes to exactly the n generated ids.
+void expect_round_trip(const std::shared_ptr<const ModelServerTokenizer>& tok, std::int64_t n,
+                       std::uint64_t output_seed = 1) {
+  const auto out = output_of(tok, n, output_seed);
   std::vector<std::uint32_t> ids;
   std::string chunks;
   for (std::int64_t k = 0; k < n; ++k) {
-    ids.push_back(tok.generated_token_id(k));
-    chunks += tok.generated_token_text(k);
+    ids.push_back(out->token_id(k));
+    chunks += out->token_text(k);
   }
   std::string text;
-  tok.append_generated_text(text, n);
+  out->append_text(text, n);
   EXPECT_EQ(chunks, text);
-  const auto& model = tok.model_tokenizer();
+  const ModelServerTokenizer& tok_ref = *tok;
+  const auto& model = tok_ref.model_tokenizer();
   EXPECT_EQ(model.decode(as_token_ids(ids), false), text);
   EXPECT_EQ(model.encode(text, false), as_token_ids(ids)) << text.substr(0, 200);
   EXPECT_EQ(static_cast<std::int64_t>(model.count(text)), n);
@@ -73,30 +89,34 @@ TEST(ModelServerTokenizer, ByteLevelGeneratorTokensAreSingleWordTokensInListOrde
   const auto tok = byte_level();
   // " the", " of", " and", " a", " an" are single tokens; the other words of the list are not.
   EXPECT_EQ(tok->generator_ids(), (std::vector<std::uint32_t>{14, 16, 19, 17, 18}));
-  EXPECT_EQ(tok->generated_token_id(0), 14u);
-  EXPECT_EQ(tok->generated_token_id(6), 16u);
-  EXPECT_EQ(tok->generated_token_text(0), " the");
-  EXPECT_EQ(tok->generated_token_text(2), " and");
-  std::string text;
-  tok->append_generated_text(text, 6);
-  EXPECT_EQ(text, " the of and a an the");
+  ASSERT_EQ(tok->generator_size(), 5u);
+  EXPECT_EQ(tok->generator_id(0), 14u);
+  EXPECT_EQ(tok->generator_id(1), 16u);
+  EXPECT_EQ(tok->generator_text(0, true), " the");
+  EXPECT_EQ(tok->generator_text(0, false), " the");
+  EXPECT_EQ(tok->generator_text(2, false), " and");
   EXPECT_EQ(tok->vocab_size(), 22u);
 }
 
 TEST(ModelServerTokenizer, ByteLevelGeneratedTextReEncodesToTheGeneratedIds) {
   const auto tok = byte_level();
-  expect_round_trip(*tok, 1000);
-  for (std::int64_t n = 1; n <= 12; ++n) expect_round_trip(*tok, n);
+  expect_round_trip(tok, 1000);
+  for (std::int64_t n = 1; n <= 12; ++n) {
+    for (std::uint64_t prompt = 0; prompt < 8; ++prompt) expect_round_trip(tok, n, prompt);
+  }
 }
 
 TEST(ModelServerTokenizer, SentencePieceStyleFirstTokenHasNoLeadingSpaceAndTheTextRoundTrips) {
-  const ModelServerTokenizer tok(load_json(sentencepiece_style_json()));
-  EXPECT_EQ(tok.generator_ids(), (std::vector<std::uint32_t>{10, 12}));
-  EXPECT_EQ(tok.generated_token_text(0), "the");  // the Strip decoder drops the first space
-  EXPECT_EQ(tok.generated_token_text(1), " of");
-  EXPECT_EQ(tok.generated_token_text(2), " the");
+  const auto tok = std::make_shared<const ModelServerTokenizer>(load_json(sentencepiece_style_json()));
+  EXPECT_EQ(tok->generator_ids(), (std::vector<std::uint32_t>{10, 12}));
+  EXPECT_EQ(tok->generator_text(0, true), "the");  // the Strip decoder drops the first space
+  EXPECT_EQ(tok->generator_text(1, true), "of");
+  EXPECT_EQ(tok->generator_text(1, false), " of");
+  EXPECT_EQ(tok->generator_text(0, false), " the");
   expect_round_trip(tok, 1000);
-  for (std::int64_t n = 1; n <= 6; ++n) expect_round_trip(tok, n);
+  for (std::int64_t n = 1; n <= 6; ++n) {
+    for (std::uint64_t prompt = 0; prompt < 8; ++prompt) expect_round_trip(tok, n, prompt);
+  }
 }
 
 TEST(ModelServerTokenizer, AVocabularyWithoutSingleTokenWordsIsRefusedNamingTheFile) {
@@ -222,7 +242,9 @@ TEST(ModelServerTokenizer, StreamsCarryTheRealTokensAndTheirTextReEncodesToCompl
     std::int64_t completion = -1;
     const std::string text = streamed_text(sse, &completion);
     EXPECT_EQ(completion, 9);
-    EXPECT_EQ(text, " the of and a an the of and a");
+    std::string expected;
+    output_of(tok, 9, job.request.output_seed)->append_text(expected, 9);
+    EXPECT_EQ(text, expected);
     EXPECT_EQ(tok->model_tokenizer().count(text), 9u);
     // The non-streaming body has the same text.
     const json full = json::parse(enc.full_body());
@@ -234,14 +256,19 @@ TEST(ModelServerTokenizer, StreamsCarryTheRealTokensAndTheirTextReEncodesToCompl
   gen.request.max_tokens = 3;
   gen.id = "r";
   gen.tokenizer = tok;
+  const auto out = output_of(tok, 3, gen.request.output_seed);
+  const json ids = {out->token_id(0), out->token_id(1), out->token_id(2)};
+  std::string text;
+  out->append_text(text, 3);
   const json body = json::parse(ResponseEncoder(gen).full_body());
-  EXPECT_EQ(body["output_ids"], json({14, 16, 19}));
-  EXPECT_EQ(body["text"], " the of and");
+  EXPECT_EQ(body["output_ids"], ids);
+  EXPECT_EQ(body["text"], text);
+  EXPECT_EQ(tok->model_tokenizer().encode(text, false), as_token_ids(ids.get<std::vector<std::uint32_t>>()));
   std::string sse;
   ResponseEncoder(gen).append_token_events(1, sse, Framing::kNone);
   const json event = json::parse(sse.substr(6, sse.find("\n\n") - 6));
-  EXPECT_EQ(event["text"], " the of");
-  EXPECT_EQ(event["output_ids"], json({14, 16}));
+  EXPECT_EQ(event["text"], text.substr(0, text.size() - out->token_text(2).size()));
+  EXPECT_EQ(event["output_ids"], json({ids[0], ids[1]}));
 }
 
 TEST(JsonString, EscapesQuotesBackslashesAndControlCharacters) {
@@ -278,7 +305,7 @@ TEST(ModelServerTokenizer, CliLoadsTheTokenizerOrExitsTwoNamingTheFileAndTheFix)
   CliOutcome o = parse_command_line({"--tokenizer", good.path.string()});
   ASSERT_TRUE(o.config) << o.err;
   ASSERT_TRUE(o.config->tokenizer);
-  EXPECT_EQ(o.config->tokenizer->generated_token_id(0), 14u);
+  EXPECT_EQ(o.config->tokenizer->generator_id(0), 14u);
 
   const TempFile bad("{\"model\": {\"type\": \"WordPiece\"}}");
   o = parse_command_line({"--tokenizer", bad.path.string()});

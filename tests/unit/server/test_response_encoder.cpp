@@ -45,6 +45,19 @@ std::vector<std::string> payloads(const std::string& sse) {
   return out;
 }
 
+/// The request's output as the encoder makes it without an engine (every token at batch 1).
+std::shared_ptr<const OutputSequence> played(const GenerationJob& job) {
+  auto out = std::make_shared<OutputSequence>(job, 0);
+  out->play_alone();
+  return out;
+}
+
+std::string text_of(const GenerationJob& job) {
+  std::string text;
+  played(job)->append_text(text, job.request.max_tokens);
+  return text;
+}
+
 /// All events of a whole stream, token by token.
 std::vector<std::string> stream_payloads(const GenerationJob& job) {
   const ResponseEncoder enc(job);
@@ -69,7 +82,7 @@ TEST(ResponseEncoder, CompletionStreamOneChunkPerTokenThenDone) {
     ASSERT_EQ(c.at("choices").size(), 1u);
     const json& choice = c["choices"][0];
     EXPECT_EQ(choice.at("index"), 0);
-    EXPECT_EQ(choice.at("text"), std::string(generated_token(k)));
+    EXPECT_EQ(choice.at("text"), std::string(played(make_job(Endpoint::kCompletions, 3))->token_text(k)));
     EXPECT_TRUE(choice.at("logprobs").is_null());
     EXPECT_TRUE(choice.at("stop_reason").is_null());
     if (k < 2) {
@@ -119,7 +132,7 @@ TEST(ResponseEncoder, ChatFirstTokenCarriesTheRoleChunk) {
   EXPECT_TRUE(role["choices"][0].at("logprobs").is_null());
   EXPECT_FALSE(role["choices"][0].contains("stop_reason")) << "unset fields are omitted";
   const json content = json::parse(events[1]);
-  EXPECT_EQ(content["choices"][0].at("delta"), json::parse(R"({"content":" the"})"));
+  EXPECT_EQ(content["choices"][0].at("delta"), (json{{"content", played(job)->token_text(0)}}));
 }
 
 TEST(ResponseEncoder, ChatStreamExactlyMaxTokensContentDeltasLastHasLength) {
@@ -213,7 +226,7 @@ TEST(ResponseEncoder, NonStreamingCompletionBody) {
   ASSERT_EQ(body.at("choices").size(), 1u);
   const json& choice = body["choices"][0];
   EXPECT_EQ(count_words(choice.at("text").get<std::string>()), 7);
-  EXPECT_EQ(choice.at("text").get<std::string>().rfind(" the of", 0), 0u);
+  EXPECT_EQ(choice.at("text"), text_of(job));
   EXPECT_EQ(choice.at("finish_reason"), "length");
   EXPECT_TRUE(choice.at("logprobs").is_null());
   EXPECT_EQ(body.at("usage"), json::parse(R"({"prompt_tokens":4,"completion_tokens":7,"total_tokens":11})"));
@@ -225,7 +238,7 @@ TEST(ResponseEncoder, NonStreamingChatBody) {
   const json body = json::parse(ResponseEncoder(job).full_body());
   EXPECT_EQ(body.at("object"), "chat.completion");
   const json& choice = body["choices"][0];
-  EXPECT_EQ(choice.at("message"), json::parse(R"({"role":"assistant","content":" the of and"})"));
+  EXPECT_EQ(choice.at("message"), (json{{"role", "assistant"}, {"content", text_of(job)}}));
   EXPECT_EQ(choice.at("finish_reason"), "length");
   EXPECT_EQ(body.at("usage").at("total_tokens"), 7);
 }
@@ -371,14 +384,15 @@ GenerationJob generate_job(std::int64_t max_tokens, bool stream = true) {
 
 TEST(ResponseEncoder, GenerateStreamTextIsCumulative) {
   const auto events = stream_payloads(generate_job(4));
+  const auto out = played(generate_job(4));
   ASSERT_EQ(events.size(), 5u);
   std::string expected_text;
   for (std::int64_t k = 0; k < 4; ++k) {
     const json e = json::parse(events[static_cast<std::size_t>(k)]);
-    expected_text += generated_token(k);
+    expected_text += out->token_text(k);
     EXPECT_EQ(e.at("text"), expected_text) << "text holds every token so far, not a delta";
     ASSERT_EQ(e.at("output_ids").size(), static_cast<std::size_t>(k + 1));
-    EXPECT_EQ(e.at("output_ids").back(), generated_token_id(k));
+    EXPECT_EQ(e.at("output_ids").back(), out->token_id(k));
     const json& meta = e.at("meta_info");
     EXPECT_EQ(meta.at("id"), "rid-\"1\"");
     EXPECT_EQ(meta.at("prompt_tokens"), 4);
@@ -418,8 +432,9 @@ TEST(ResponseEncoder, GenerateLastEventCarriesLatencyAndLlmload) {
 TEST(ResponseEncoder, GenerateNonStreamingBody) {
   const GenerationJob job = generate_job(3, /*stream=*/false);
   const json body = json::parse(ResponseEncoder(job).full_body(make_outcome(3)));
-  EXPECT_EQ(body.at("text"), " the of and");
-  EXPECT_EQ(body.at("output_ids"), json::parse("[0,1,2]"));
+  const auto out = played(job);
+  EXPECT_EQ(body.at("text"), text_of(job));
+  EXPECT_EQ(body.at("output_ids"), (json{out->token_id(0), out->token_id(1), out->token_id(2)}));
   const json& meta = body.at("meta_info");
   EXPECT_EQ(meta.at("id"), job.id);
   EXPECT_EQ(meta.at("finish_reason"), json::parse(R"({"type":"length","length":3})"));

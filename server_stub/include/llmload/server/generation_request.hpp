@@ -7,12 +7,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "llmload/server/arithmetic_answer.hpp"
 #include "llmload/server/server_config.hpp"
 #include "llmload/server/server_tokenizer.hpp"
 
@@ -24,7 +26,8 @@ enum class Endpoint {
   kGenerate,     ///< POST /generate (SGLang native)
 };
 
-/// A validated generation request. The mock always generates exactly `max_tokens` tokens.
+/// A validated generation request. The mock generates `max_tokens` tokens, or fewer when it
+/// answers a question and stops at EOS (output_sequence.hpp).
 struct GenerationRequest {
   Endpoint endpoint = Endpoint::kCompletions;
   std::string model;               ///< the served model; for kGenerate (no model field) the first one
@@ -35,7 +38,13 @@ struct GenerationRequest {
   std::vector<std::uint32_t> prompt_token_ids;
   std::int64_t max_tokens = 16;    ///< resolved: explicit value or the endpoint's default (kGenerate: max_new_tokens)
   std::int64_t min_tokens = 0;     ///< validated <= max_tokens, hence always honoured (kGenerate: min_new_tokens)
-  bool ignore_eos = false;         ///< accepted; the mock has no EOS so it changes nothing
+  bool ignore_eos = false;         ///< no EOS after an answer: the filler goes on to max_tokens
+  /// Seeds the generated tokens: a hash of the prompt (completions or /generate text or ids;
+  /// chat: every message's role and text parts) and of the request's `seed` when given.
+  std::uint64_t output_seed = 0;
+  /// With --answers on: the arithmetic question of the prompt (completions or /generate text;
+  /// chat: the last user message), if it has one.
+  std::optional<ArithmeticQuestion> question;
   bool stream = false;
   bool include_usage = false;      ///< stream_options.include_usage (never for kGenerate)
   bool continuous_usage = false;   ///< include_usage && stream_options.continuous_usage_stats
@@ -47,8 +56,11 @@ struct GenerationJob {
   GenerationRequest request;
   std::string id;                ///< "cmpl-…", "chatcmpl-…", or for kGenerate the rid (given or 32 hex)
   std::int64_t created_unix = 0; ///< arrival, seconds since the epoch
-  /// The tokens generated (config.tokenizer); null: the mock's words.
+  /// The tokens generated (the router's tokenizer: config.tokenizer or the mock); null: the mock's words.
   std::shared_ptr<const ServerTokenizer> tokenizer;
+  /// The output model's settings (config.output) and the server's --seed, which seeds its draws.
+  OutputModelConfig output_model;
+  std::uint64_t seed = 0;
 };
 
 /// Validates a completions body (already parsed JSON). Throws ApiException:

@@ -55,6 +55,15 @@ class ServerMetrics {
   /// rendered until the first call.
   void set_gpu_energy_rates(double joules_per_step, double joules_per_token);
 
+  // --- the output model (output_sequence.hpp) -------------------------------------------------
+  /// Renders llmload:answers_total, llmload:wrong_answers_total and llmload:divergences_total
+  /// from now on (at 0 until counted). The server calls it at start-up when its output model can
+  /// answer or diverge; without it the three are not rendered.
+  void enable_output_metrics();
+  /// One finished request's output: an answer (wrong or not) and whether it diverged. Counts
+  /// only after enable_output_metrics().
+  void count_output(bool answered, bool wrong_answer, bool diverged);
+
   // --- io threads ----------------------------------------------------------------------------
   /// One gap between two consecutive tokens of a stream: vllm:inter_token_latency_seconds and
   /// the deprecated vllm:time_per_output_token_seconds (same buckets, same data, one update).

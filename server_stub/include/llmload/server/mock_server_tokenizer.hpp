@@ -1,7 +1,9 @@
 #pragma once
 // The default ServerTokenizer: the mock's one-token-per-word rule (mock_tokenizer.hpp). Ids of
-// hashed words seen by /tokenize are remembered in a TokenVocabulary so /detokenize can spell
-// them; add_special is ignored (the mock has no special tokens).
+// hashed words seen by /tokenize (and the words of generated answers) are remembered in a
+// TokenVocabulary so /detokenize can spell them; add_special is ignored (the mock has no special
+// tokens). The generator's vocabulary is the 32 words (" the", " of", ...), ids 0..31; an
+// answer's tokens are its words, each with a leading space, with their ids as prompt words.
 
 #include <memory>
 
@@ -22,9 +24,11 @@ class MockServerTokenizer final : public ServerTokenizer {
   void tokenize(std::string_view text, bool add_special, std::vector<std::uint32_t>& ids,
                 std::vector<std::string>* strs) const override;
   std::string detokenize(const std::vector<std::uint32_t>& ids) const override;
-  std::uint32_t generated_token_id(std::int64_t k) const override;
-  std::string_view generated_token_text(std::int64_t k) const override;
-  void append_generated_text(std::string& out, std::int64_t n) const override;
+  std::size_t generator_size() const override { return kGeneratorWords; }
+  std::uint32_t generator_id(std::size_t i) const override;
+  std::string_view generator_text(std::size_t i, bool first) const override;
+  void encode_answer(std::string_view text, std::vector<std::uint32_t>& ids,
+                     std::vector<std::string>& texts) const override;
   std::string out_of_vocabulary_message(std::string_view id) const override;
 
  private:

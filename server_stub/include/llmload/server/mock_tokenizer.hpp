@@ -2,14 +2,15 @@
 // The mock's deterministic "tokenizer". It has no vocabulary file: one token is one
 // whitespace-separated word (split on ASCII space, \t, \n, \v, \f, \r). The same rule is used
 // for usage numbers, /tokenize and context-length validation, so a client can predict it.
-// Generated text is made of words from a fixed list, each with a leading space, so a client
-// that counts words in the output sees exactly the number of tokens generated.
+// Generated text is made of words from a fixed list (the generator's vocabulary, drawn from in a
+// prompt-seeded order: output_sequence.hpp), each with a leading space, and of an answer's words,
+// so a client that counts words in the output sees exactly the number of tokens generated.
 //
 // Token ids. Every id is in [0, 2^31) (kVocabSize), fits an int32 and is a pure function of the
 // word, the same in every process and on every platform, so the ids of a prompt (which the
 // engine's prefix cache hashes) and replays never depend on what the server saw before:
-//   - the 32 generator words (without their leading space) have ids 0..31, in generation order:
-//     "the" = 0, "of" = 1, ... Generated token k has id k % 32 (generated_token_id).
+//   - the 32 generator words (without their leading space) have ids 0..31, in list order:
+//     "the" = 0, "of" = 1, ... (generated_token(k) is word k % 32, generated_token_id(k) its id).
 //   - a word written "<|N|>" with N a decimal id in [0, 2^31) has id N. This is the escape that
 //     detokenize writes for an id it cannot spell, so tokenize(detokenize(ids)) == ids always.
 //   - any other word: 32 + FNV-1a-64(word bytes) mod (2^31 - 32). Among n distinct words the
@@ -17,9 +18,9 @@
 //     count as the same token for prefix caching, which is harmless for a mock.
 // A hash cannot be inverted, so detokenize spells an id with, in order: the generator word; the
 // word a TokenVocabulary remembers for it (the router remembers every word POST /tokenize has
-// seen in this process); else the escape "<|N|>". Hence detokenize(tokenize(text)) gives back
-// the words of text (joined by single spaces) within one server process, and the generator's
-// words in any process. The table is bounded (kVocabularyByteLimit); past it, new words are no
+// seen in this process, and the words of the answers it generated); else the escape "<|N|>".
+// Hence detokenize(tokenize(text)) gives back the words of text (joined by single spaces) within
+// one server process, and the generator's words in any process. The table is bounded (kVocabularyByteLimit); past it, new words are no
 // longer remembered and come back as "<|N|>".
 //
 // Free functions are pure and thread-safe; TokenVocabulary is thread-safe (internally locked).
@@ -51,14 +52,14 @@ std::uint32_t token_id(std::string_view word);
 /// Appends the ids of the words of `text` to `ids`.
 void append_token_ids(std::string_view text, std::vector<std::uint32_t>& ids);
 
-/// Generated token k (0-based): a word from a fixed list with a leading space, e.g. " the".
-/// Cycles through the list; never empty, never needs JSON escaping.
+/// Generator word k % kGeneratorWords (0-based) with a leading space, e.g. " the" for k = 0.
+/// Never empty, never needs JSON escaping.
 std::string_view generated_token(std::int64_t k);
 
-/// The id of generated token k: k % kGeneratorWords.
+/// The id of generator word k: k % kGeneratorWords.
 std::uint32_t generated_token_id(std::int64_t k);
 
-/// Appends generated tokens [0, n) (their concatenated text) to `out`.
+/// Appends generator words [0, n) in list order, cycling (their concatenated text) to `out`.
 void append_generated_text(std::string& out, std::int64_t n);
 
 /// The generator word with id `id` (no leading space), or empty if `id` >= kGeneratorWords.

@@ -5,12 +5,15 @@
 //     message's text part encoded on its own without special tokens, concatenated (no template).
 //   - /tokenize: encode (add_special_tokens, default true; messages as chat); token_strs are the
 //     decode of each id alone. /detokenize: decode(ids), special tokens kept.
-//   - generated tokens: at start-up, common English words (the mock's list, " the", " of", ...)
-//     that are one token each are looked up; a word is kept only if the cycle of kept tokens
-//     still re-encodes to itself (encode(decode(ids)) == ids, no merge across boundaries).
-//     Token k is kept[k % size]. Chunk texts are incremental: token 0's text is decode([id]),
-//     token k's the text decode([first, id]) adds after decode([first]) (so SentencePiece's
-//     stripped leading space is right), and their concatenation equals decode of the ids.
+//   - generator tokens: at start-up, common English words (the mock's list, " the", " of", ...)
+//     that are one token each are looked up; a word is kept only if every pair of it with the
+//     kept tokens (and itself), in both orders, re-encodes to itself (encode(decode(ids)) == ids,
+//     no merge across boundaries), so text drawn from them in any order does. Chunk texts are
+//     incremental: an output's first token's text is decode([id]), a later one's the text
+//     decode([kept0, id]) adds after decode([kept0]) (so SentencePiece's stripped leading space is
+//     right), and their concatenation equals decode of the ids.
+//   - answers: encode(text) (with a leading space when the generator words are spaced tokens, as
+//     " the" is in byte-level vocabularies), each token's text what it adds to the decode before.
 // Thread-safe: a loaded Tokenizer's const methods are; the rest is immutable after construction.
 
 #include <filesystem>
@@ -33,9 +36,11 @@ class ModelServerTokenizer final : public ServerTokenizer {
   void tokenize(std::string_view text, bool add_special, std::vector<std::uint32_t>& ids,
                 std::vector<std::string>* strs) const override;
   std::string detokenize(const std::vector<std::uint32_t>& ids) const override;
-  std::uint32_t generated_token_id(std::int64_t k) const override;
-  std::string_view generated_token_text(std::int64_t k) const override;
-  void append_generated_text(std::string& out, std::int64_t n) const override;
+  std::size_t generator_size() const override { return generator_ids_.size(); }
+  std::uint32_t generator_id(std::size_t i) const override;
+  std::string_view generator_text(std::size_t i, bool first) const override;
+  void encode_answer(std::string_view text, std::vector<std::uint32_t>& ids,
+                     std::vector<std::string>& texts) const override;
   std::string out_of_vocabulary_message(std::string_view id) const override;
 
   /// The generator's token ids, in generation order.
@@ -46,8 +51,9 @@ class ModelServerTokenizer final : public ServerTokenizer {
   std::unique_ptr<tokenizer::Tokenizer> tokenizer_;
   std::uint64_t vocab_size_ = 0;
   std::vector<std::uint32_t> generator_ids_;
-  std::string first_text_;              ///< token 0's text: decode([generator_ids_[0]])
-  std::vector<std::string> cont_text_;  ///< generator i's text after any earlier token
+  std::vector<std::string> first_text_;  ///< generator i's text as an output's first token: decode([id])
+  std::vector<std::string> cont_text_;   ///< generator i's text after any earlier token
+  bool spaced_ = false;                  ///< generator tokens are words with their leading space
 };
 
 /// Loads the tokenizer at `path` (a model directory, tokenizer.json or tokenizer.model).

@@ -4,11 +4,14 @@
 // engine's facts (cached prompt tokens, preemptions). The response encoder writes them into the
 // final events / the non-streaming body under the key "llmload" (a field OpenAI clients ignore):
 //   "llmload":{"arrival_unix_ns":..,"queue_s":..,"first_token_s":..,"last_token_s":..,
-//              "preemptions":..,"cached_tokens":..}
+//              "preemptions":..,"cached_tokens":..[,"wrong_answer":true|false][,"diverged_at":k]}
+// "wrong_answer" is present when the output began with an answer, "diverged_at" (the index of
+// the first diverged token) when the output diverged (output_sequence.hpp).
 // All *_s durations are from the arrival (the request body fully read), in seconds, measured on
 // the server's monotonic clock when the bytes were handed to the socket.
 
 #include <cstdint>
+#include <optional>
 
 namespace llmload::server {
 
@@ -23,6 +26,8 @@ struct RequestOutcome {
   ServerTiming timing;
   std::int64_t cached_tokens = 0;  ///< prompt tokens served from the prefix cache (usage.prompt_tokens_details)
   std::int64_t preemptions = 0;    ///< times the engine preempted this request (recomputed)
+  std::optional<bool> wrong_answer;         ///< with an answer: whether the error model made it wrong
+  std::optional<std::int64_t> diverged_at;  ///< the first diverged token's index, if it diverged
 };
 
 }  // namespace llmload::server

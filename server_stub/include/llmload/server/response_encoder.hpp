@@ -3,18 +3,22 @@
 // a non-streaming response, in vLLM's shapes for /v1/* (fields vLLM leaves unset are omitted)
 // and SGLang's for /generate.
 // Pure; an encoder is built once per request and is read-only afterwards (thread-safe).
-// Token ids and texts come from the job's tokenizer (server_tokenizer.hpp; the mock's words by
-// default); every token text is written JSON-escaped (a model's tokens may hold '"', '\\', '\n').
+// Token ids and texts come from the request's OutputSequence (output_sequence.hpp, over the job's
+// tokenizer); every token text is written JSON-escaped (a model's tokens may hold '"', '\\', '\n').
+// N below is the output's length (OutputSequence::length(): max_tokens, or fewer when it stops at
+// EOS after an answer); the finish reason is "stop" then, else "length".
 //
 // Stream layout, all events "data: <json>\n\n":
 //   chat:        token 0 -> role chunk {"delta":{"role":"assistant","content":""}} + content chunk
 //   completions: token 0 -> text chunk
-//   token k      -> one chunk with the token's text; the last carries finish_reason "length"
-//                   and, when the outcome is given, "llmload":{..} (request_outcome.hpp)
+//   token k      -> one chunk with the token's text; the last (k = N-1) carries finish_reason
+//                   "stop" or "length" and, when the outcome is given, "llmload":{..}
+//                   (request_outcome.hpp)
 //   after last   -> usage chunk {"choices":[],"usage":{..}} when include_usage (with
 //                   "prompt_tokens_details":{"cached_tokens":n} when n > 0), then "data: [DONE]"
 //   generate:    token k -> {"text":<tokens 0..k, CUMULATIVE>,"output_ids":[ids 0..k],
-//                   "meta_info":{"id","finish_reason":null | {"type":"length","length":N},
+//                   "meta_info":{"id","finish_reason":null | {"type":"length","length":max_tokens}
+//                   | {"type":"stop","matched":null},
 //                   "prompt_tokens","completion_tokens":k+1,"cached_tokens"}}; the last one's
 //                   meta_info also has "e2e_latency" and "llmload":{..} when the outcome is
 //                   given; then "data: [DONE]".
@@ -29,6 +33,7 @@
 
 #include "llmload/server/api_error.hpp"
 #include "llmload/server/generation_request.hpp"
+#include "llmload/server/output_sequence.hpp"
 #include "llmload/server/request_outcome.hpp"
 #include "llmload/server/server_tokenizer.hpp"
 
@@ -45,15 +50,19 @@ void append_sse_event(std::string& out, std::string_view payload, Framing framin
 inline constexpr std::string_view kLastChunk = "0\r\n\r\n";
 
 /// The "llmload" ground-truth object for an outcome: {"arrival_unix_ns","queue_s",
-/// "first_token_s","last_token_s","preemptions","cached_tokens"} (non-finite numbers as null).
+/// "first_token_s","last_token_s","preemptions","cached_tokens"} (non-finite numbers as null),
+/// then "wrong_answer" and "diverged_at" when the outcome has them.
 std::string llmload_json(const RequestOutcome& outcome);
 
 class ResponseEncoder {
  public:
-  explicit ResponseEncoder(const GenerationJob& job);
+  /// `output`: the request's tokens, each produced (by the engine or the fixed model) before
+  /// its events are asked for. Null: a sequence made here and played alone (every token at
+  /// batch 1), for tests and callers without an engine.
+  explicit ResponseEncoder(const GenerationJob& job, std::shared_ptr<const OutputSequence> output = nullptr);
 
-  /// Appends every event that is due together with token k (0 <= k < max_tokens): see above.
-  /// Pass `outcome` with the LAST token (k == max_tokens - 1): its chunk then carries the
+  /// Appends every event that is due together with token k (0 <= k < N): see above.
+  /// Pass `outcome` with the LAST token (k == N - 1): its chunk then carries the
   /// "llmload" object and the usage chunk / meta_info its cached tokens. Without it the stream
   /// is the same minus those facts (cached tokens 0). For /generate, an outcome given with an
   /// earlier token supplies that chunk's meta_info.cached_tokens (SGLang reports it in every
@@ -79,6 +88,10 @@ class ResponseEncoder {
   void append_chat_chunk(std::string& out, std::string_view delta_json, std::int64_t completion_tokens, bool last,
                          const RequestOutcome* outcome, Framing framing) const;
   void append_generate_event(std::int64_t k, std::string& out, Framing framing, const RequestOutcome* outcome) const;
+  std::string_view finish_reason() const;
+  /// The end of a /v1/* chunk's choice: logprobs, finish_reason (and stop_reason: always on the
+  /// last chunk; on the others only when `open_stop_reason`, as vLLM's completions chunks do).
+  void append_choice_end(std::string& payload, bool last, bool open_stop_reason) const;
 
   // What the bodies need from the job (not the job itself: its prompt ids can be large).
   Endpoint endpoint_;
@@ -89,8 +102,7 @@ class ResponseEncoder {
   std::int64_t max_tokens_;
   bool include_usage_;
   bool continuous_usage_;
-  std::shared_ptr<const ServerTokenizer> tokenizer_holder_;  ///< the job's (null: the mock)
-  const ServerTokenizer* tokenizer_;  ///< the tokens' ids and texts (JSON-escaped when written)
+  std::shared_ptr<const OutputSequence> output_;  ///< the tokens' ids and texts (JSON-escaped when written)
   std::string chunk_prefix_;  ///< /v1/*: {"id":..,"object":..,"created":..,"model":..,"choices":[
                               ///< /generate: "meta_info":{"id":<rid>,"finish_reason":
 };

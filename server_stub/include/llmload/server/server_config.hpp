@@ -28,6 +28,24 @@ struct LatencyConfig {
   std::uint64_t seed = 0;  ///< seeds the per-request jitter streams
 };
 
+/// What the generated text says (docs/server.md, "Generated text"): the answering mode and the
+/// two models of wrong output under load. Probabilities are in [0, 1]; draws use LatencyConfig's
+/// seed and the request's arrival order, so a run can be repeated.
+struct OutputModelConfig {
+  /// --answers: an arithmetic question in the prompt is answered first (arithmetic_answer.hpp).
+  bool answers = true;
+  /// The probability of a wrong answer: min(1, wrong_answer_rate + wrong_answer_batch_slope x
+  /// (batch - 1)), batch = sequences in the step that produced the request's first token.
+  double wrong_answer_rate = 0.0;
+  double wrong_answer_batch_slope = 0.0;
+  /// Used instead for a request preempted before its first token; unset: the formula above.
+  std::optional<double> wrong_answer_preempted;
+  /// The probability that a decoding step after the answer diverges: min(1, divergence_rate +
+  /// divergence_batch_slope x (batch - 1)), batch = sequences in that step.
+  double divergence_rate = 0.0;
+  double divergence_batch_slope = 0.0;
+};
+
 struct ServerConfig {
   std::string host = "127.0.0.1";
   std::uint16_t port = 8000;  ///< 0: the OS picks a free port
@@ -39,6 +57,7 @@ struct ServerConfig {
   /// Immutable and thread-safe, shared by copies of the config.
   std::shared_ptr<const ServerTokenizer> tokenizer;
   LatencyConfig latency;
+  OutputModelConfig output;
 
   // The engine simulator (latency.model == "engine").
   /// The model profile with the command line's overrides applied; unset: the default profile.

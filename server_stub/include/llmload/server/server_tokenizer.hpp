@@ -7,11 +7,14 @@
 //   - ModelServerTokenizer (model_server_tokenizer.hpp): `--tokenizer PATH`, a model's real
 //     tokenizer (llmload_tokenizer) with real token boundaries and ids (docs/server.md).
 //
-// Generated text: generated token k has id generated_token_id(k); the text of the stream chunk
-// that carries it is generated_token_text(k), and the concatenation of the texts of tokens
-// [0, n) is append_generated_text(n). Re-encoding that concatenation with the same tokenizer
-// gives back exactly the n generated ids. The texts may need JSON escaping.
+// Generated text (completion.hpp decides which tokens): filler tokens come from the generator's
+// vocabulary (generator_size() tokens: generator_id(i), generator_text(i, first)); an answer's
+// tokens from encode_answer(). A chunk's text is what the token adds to the text before it, so
+// the concatenation of an output's chunk texts is the decode of its ids, and re-encoding that
+// text with the same tokenizer gives back exactly the generated ids. The texts may need JSON
+// escaping.
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -45,14 +48,21 @@ class ServerTokenizer {
   /// POST /detokenize: the text of `ids` (each < vocab_size()).
   virtual std::string detokenize(const std::vector<std::uint32_t>& ids) const = 0;
 
-  /// The id of generated token k (k >= 0).
-  virtual std::uint32_t generated_token_id(std::int64_t k) const = 0;
+  /// The number of tokens in the generator's vocabulary (>= 1).
+  virtual std::size_t generator_size() const = 0;
 
-  /// The text a stream chunk carries for generated token k (the delta after tokens [0, k)).
-  virtual std::string_view generated_token_text(std::int64_t k) const = 0;
+  /// The id of generator token i (i < generator_size()).
+  virtual std::uint32_t generator_id(std::size_t i) const = 0;
 
-  /// Appends the text of generated tokens [0, n).
-  virtual void append_generated_text(std::string& out, std::int64_t n) const = 0;
+  /// The text a stream chunk carries for generator token i: as an output's first token
+  /// (`first`), or after any earlier token.
+  virtual std::string_view generator_text(std::size_t i, bool first) const = 0;
+
+  /// The tokens of an answer (words separated by single spaces, arithmetic_answer.hpp) at the
+  /// start of an output: appends their ids and their chunk texts. The mock remembers the words,
+  /// so that detokenize() spells them in this process.
+  virtual void encode_answer(std::string_view text, std::vector<std::uint32_t>& ids,
+                             std::vector<std::string>& texts) const = 0;
 
   /// The message of a 400 for a token id outside [0, vocab_size()).
   virtual std::string out_of_vocabulary_message(std::string_view id) const = 0;
