@@ -229,6 +229,48 @@ void pool_correctness(json& aggregate, const std::vector<json>& entries) {
   }
 }
 
+json scorecard(const json& r) {
+  const auto field = [&](const json& j, const char* k) { return j.is_object() ? j.value(k, json(nullptr)) : json(nullptr); };
+  const json& acc = r.value("accuracy", json());
+  const json& con = r.value("consistency", json());
+  const json& slo = r.value("slo", json());
+  const json& cost = r.value("cost", json());
+  json energy = nullptr;
+  const json& delta = r.value("server_metrics", json()).is_object() ? r["server_metrics"].value("delta", json()) : json();
+  if (delta.is_object() && delta.value("energy_joules", json()).is_number()) {
+    const double joules = delta["energy_joules"].get<double>();
+    const double tokens = r.value("total_output_tokens", 0.0);
+    energy = tokens > 0 ? json(joules / tokens) : json(nullptr);
+  }
+  const double completed = r.value("completed", 0.0);
+  const double failed = r.value("failed", 0.0);
+  const json& errors = r.value("errors", json());
+  json by_class = json::object();
+  if (errors.is_object() && errors.value("by_class", json()).is_object()) {
+    for (const auto& [k, v] : errors["by_class"].items()) by_class[k] = v.is_object() ? v.value("count", json(nullptr)) : v;
+  }
+  return {
+      {"correctness",
+       {{"accuracy", field(acc, "accuracy")}, {"accuracy_ci95", field(acc, "accuracy_ci95")},
+        {"unparsed_rate", field(acc, "unparsed_rate")},
+        {"exact_match_rate", field(con, "exact_match_rate")}, {"exact_match_ci95", field(con, "exact_match_ci95")}}},
+      {"performance",
+       {{"request_goodput", r.value("request_goodput", json(nullptr))},
+        {"correct_goodput", acc.is_object() ? field(acc.value("correct_goodput", json()), "rate_per_s") : json(nullptr)},
+        {"request_throughput", r.value("request_throughput", json(nullptr))},
+        {"p99_ttft_ms", r.value("p99_ttft_ms", json(nullptr))},
+        {"p99_tpot_ms", r.value("p99_tpot_ms", json(nullptr))},
+        {"p99_e2el_ms", r.value("p99_e2el_ms", json(nullptr))},
+        {"slo_verdict", field(slo, "verdict")}}},
+      {"cost",
+       {{"per_million_output_tokens", field(cost, "per_million_output_tokens")},
+        {"energy_per_output_token_j", energy}}},
+      {"reliability",
+       {{"error_rate", completed + failed > 0 ? json(failed / (completed + failed)) : json(nullptr)},
+        {"errors_by_class", by_class},
+        {"valid", r.value("validity", json()).is_object() ? r["validity"].value("valid", json(nullptr)) : json(nullptr)}}}};
+}
+
 std::string correctness_report(const json& result) {
   std::string o;
   if (const json& a = result.value("accuracy", json()); a.is_object()) {
@@ -263,6 +305,23 @@ std::string correctness_report(const json& result) {
                          fd["max"].dump());
       }
     }
+  }
+  if (!o.empty() && result.value("scorecard", json()).is_object()) {
+    const json& sc = result["scorecard"];
+    const auto pct = [](const json& v) { return v.is_number() ? fmt::format("{:.1f}%", 100 * v.get<double>()) : "-"; };
+    const auto num = [](const json& v, int d) { return v.is_number() ? fmt::format("{:.{}f}", v.get<double>(), d) : "-"; };
+    const json& c = sc["correctness"];
+    const json& p = sc["performance"];
+    const json& k = sc["cost"];
+    const json& r = sc["reliability"];
+    o += fmt::format("Scorecard: correctness {} accurate, {} identical | performance {} req/s goodput ({} correct), p99 "
+                     "TTFT {} ms, SLO {} | cost {} per 1M output tokens, {} J/token | reliability {} errors, {}\n",
+                     pct(c["accuracy"]), pct(c["exact_match_rate"]),
+                     num(p["request_goodput"].is_number() ? p["request_goodput"] : p["request_throughput"], 2),
+                     num(p["correct_goodput"], 2), num(p["p99_ttft_ms"], 1),
+                     p["slo_verdict"].is_string() ? p["slo_verdict"].get<std::string>() : "-",
+                     num(k["per_million_output_tokens"], 3), num(k["energy_per_output_token_j"], 4), pct(r["error_rate"]),
+                     r["valid"].is_boolean() ? (r["valid"].get<bool>() ? "VALID" : "INVALID") : "-");
   }
   return o;
 }

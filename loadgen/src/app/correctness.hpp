@@ -45,6 +45,12 @@ nlohmann::json correctness_counts(const nlohmann::json& result);
 /// with Wilson intervals (null when no trial has them).
 void pool_correctness(nlohmann::json& aggregate, const std::vector<nlohmann::json>& entries);
 
+/// result["scorecard"]: the four dimensions of one run side by side, each from the same run's
+/// sections (docs/artifact.md): correctness (accuracy, consistency), performance (goodput, p99
+/// latencies, the SLO verdict), cost (per million output tokens, energy per output token when the
+/// server's metrics report energy) and reliability (error rate by class, validity).
+nlohmann::json scorecard(const nlohmann::json& result);
+
 /// The console lines for the accuracy and consistency sections (empty when neither is there).
 std::string correctness_report(const nlohmann::json& result);
 

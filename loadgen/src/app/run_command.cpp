@@ -626,6 +626,7 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
           return ref.output_dir;
         });
   }
+  outcome.result["scorecard"] = scorecard(outcome.result);
   if (hooks.print_report) {
     if (const std::string lines = correctness_report(outcome.result); !lines.empty()) fmt::print("{}", lines);
   }

@@ -157,6 +157,7 @@ json aggregate_trials(const std::vector<json>& entries, const json& first_result
     r["cost"] = cost;
   }
   pool_correctness(r, entries);
+  r["scorecard"] = scorecard(r);
   r["noisy"] = !noisy_metrics.empty();
   r["noisy_metrics"] = noisy_metrics;
   r["noisy_threshold_cv"] = 0.10;
