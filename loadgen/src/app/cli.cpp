@@ -28,7 +28,7 @@ constexpr const char* kFooter = R"(Scenarios (--scenario):
   stages         a plan of rate and concurrency stages in one run
       llmload run --scenario stages --stages rate:5@30s,rate:20@60s,concurrency:64@60s
 Workloads: --input-dist/--output-dist, --traffic-scenario 'N(480,240)/(300,150)', --prefix-groups 8
-  --prefix-tokens 1024, --turns 4 --think-time 2s, --dataset-name sharegpt|custom --dataset-path FILE,
+  --prefix-tokens 1024, --turns 4 --think-time 2s, --dataset-name sharegpt|custom|gsm8k|mmlu --dataset-path FILE,
   trace replay at the trace's own timing:
       llmload run --trace data/traces/azure_llm_2023_code.csv --time-scale 2 --trace-duration 5m
 Several machines (docs/distributed.md): shard i of N issues its part of the same global schedule

@@ -58,7 +58,8 @@ struct WorkItem {
 
 /// Where request contents come from and how their lengths are drawn.
 struct WorkloadConfig {
-  /// random (synthesized, lengths from the distributions), sharegpt, custom (JSONL), trace.
+  /// random (synthesized, lengths from the distributions), sharegpt, custom (JSONL), trace, gsm8k
+  /// (GSM8K JSONL, graded), mmlu (MMLU CSV, graded).
   std::string dataset = "random";
   std::string dataset_path;  // sharegpt/custom: the file
 
