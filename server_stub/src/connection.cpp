@@ -11,6 +11,8 @@
 #endif
 
 #include "connection.hpp"
+#include "engine_stream.hpp"
+#include "http_framing.hpp"
 
 #include <linux/errqueue.h>
 #include <linux/net_tstamp.h>
@@ -25,13 +27,11 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <variant>
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
@@ -62,9 +62,7 @@ namespace http = beast::http;
 using tcp = net::ip::tcp;
 using error_code = boost::system::error_code;
 using Clock = std::chrono::steady_clock;
-using RequestParser = http::request_parser<http::string_body>;
 
-constexpr const char* kServerName = "llmload-server";
 /// How long a rejected request's connection stays open to deliver the error and drain input.
 constexpr std::chrono::seconds kRejectLinger{2};
 /// At most this much of a rejected request is read (and discarded) before closing.
@@ -79,9 +77,6 @@ constexpr std::size_t kReadChunk = std::size_t{64} * 1024;
 // reference, are called with named objects that outlive the co_await, and never use
 // `cond ? co_await a : co_await b`.
 
-/// Beast 1.74 uses boost::string_view.
-std::string_view sv(beast::string_view s) { return {s.data(), s.size()}; }
-
 std::int64_t unix_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
@@ -95,104 +90,6 @@ double seconds_between(Clock::time_point a, Clock::time_point b) {
 constexpr const char* kFaultHeader = "X-Llmload-Fault";
 /// What an injected malformed SSE event carries: a data line that is not JSON.
 constexpr std::string_view kMalformedEvent = R"({"id":"injected-malformed-event","choices":[{"text":)";
-
-/// One request's tokens, handed from the engine thread to the connection's coroutine. The engine
-/// calls the EngineListener methods; the coroutine waits in next(). A wake-up is a handler posted
-/// to the connection's executor that cancels the coroutine's wait: it runs either before the
-/// coroutine looks at the queue (which then sees the token) or after it started waiting.
-class EngineStream final : public EngineListener, public std::enable_shared_from_this<EngineStream> {
- public:
-  explicit EngineStream(net::any_io_executor executor) : executor_(std::move(executor)), timer_(executor_) {}
-
-  struct Facts {
-    std::optional<Clock::time_point> scheduled;
-    std::int64_t cached_tokens = 0;
-    std::int64_t preemptions = 0;
-  };
-  struct Next {
-    bool failed = false;
-    bool client_gone = false;  ///< failed because the client disconnected: nobody to answer
-    std::string reason;
-  };
-
-  void on_scheduled(EngineClock::time_point at, std::int64_t cached_tokens) override {
-    std::lock_guard lock(mutex_);
-    facts_.scheduled = at;
-    facts_.cached_tokens = cached_tokens;
-  }
-  void on_token(std::int64_t /*index*/, bool /*last*/, EngineClock::time_point /*at*/) override {
-    {
-      std::lock_guard lock(mutex_);
-      ++tokens_ready_;
-    }
-    wake();
-  }
-  void on_preempted() override {
-    std::lock_guard lock(mutex_);
-    ++facts_.preemptions;
-  }
-  void on_failed(const std::string& reason) override {
-    {
-      std::lock_guard lock(mutex_);
-      if (!failed_) failed_ = reason;
-    }
-    wake();
-  }
-
-  /// The connection saw the client close (connection executor).
-  void client_gone() {
-    {
-      std::lock_guard lock(mutex_);
-      if (!failed_) {
-        failed_ = "the client disconnected";
-        client_gone_ = true;
-      }
-    }
-    wake();
-  }
-
-  /// Whether the request is still being served by its connection. Cleared when it ends, so that
-  /// a disconnect watcher that fires later does nothing. Connection executor only.
-  bool attached() const { return attached_; }
-  void detach() { attached_ = false; }
-
-  /// Waits for the next token (or the failure). Runs on the connection's executor.
-  net::awaitable<Next> next() {
-    for (;;) {
-      {
-        std::lock_guard lock(mutex_);
-        if (tokens_ready_ > tokens_taken_) {
-          ++tokens_taken_;
-          co_return Next{};
-        }
-        if (failed_) co_return Next{true, client_gone_, *failed_};
-      }
-      timer_.expires_at(Clock::time_point::max());
-      error_code ec;
-      co_await timer_.async_wait(net::redirect_error(net::use_awaitable, ec));
-    }
-  }
-
-  Facts facts() const {
-    std::lock_guard lock(mutex_);
-    return facts_;
-  }
-
- private:
-  void wake() {
-    net::post(executor_, [self = shared_from_this()] { self->timer_.cancel(); });
-  }
-
-  net::any_io_executor executor_;
-  net::steady_timer timer_;  // used on executor_ only
-  mutable std::mutex mutex_;
-  std::int64_t tokens_ready_ = 0;  // guarded by mutex_
-  std::int64_t tokens_taken_ = 0;  // guarded by mutex_
-  std::optional<std::string> failed_;  // guarded by mutex_
-  bool client_gone_ = false;            // guarded by mutex_
-  Facts facts_;                         // guarded by mutex_
-  bool attached_ = true;                // connection executor only
-};
 
 /// One generation request being served.
 struct Generation {
@@ -225,10 +122,6 @@ struct Generation {
   Clock::time_point first_write{};
   Clock::time_point last_write{};
 };
-
-bool is_http_error(const error_code& ec) {
-  return &ec.category() == &http::make_error_code(http::error::bad_method).category();
-}
 
 /// A deadline for a connection's socket operations. When it passes, the socket's pending
 /// operations are cancelled (they complete with operation_aborted) and expired() turns true.
@@ -275,92 +168,6 @@ class Deadline {
   net::steady_timer timer_;
 };
 
-/// The whole response (head and body) as bytes.
-std::string serialize(const HttpReply& reply, unsigned version, bool keep_alive) {
-  http::response<http::string_body> res{static_cast<http::status>(reply.status), version};
-  res.set(http::field::server, kServerName);
-  if (!reply.content_type.empty()) res.set(http::field::content_type, reply.content_type);
-  for (const auto& [name, value] : reply.headers) res.set(name, value);
-  res.keep_alive(keep_alive);
-  res.body() = reply.body;
-  res.prepare_payload();
-  std::ostringstream out;
-  out << res;
-  return std::move(out).str();
-}
-
-enum class Phase { kHead, kBody };
-
-/// The error to answer a request that could not be read with, if any. `got_bytes`: some of the
-/// request arrived (a connection that sent nothing and timed out is closed without an answer: a
-/// 408 it did not ask for would be read as the answer to its next request).
-std::optional<ApiError> read_failure_answer(const error_code& ec, bool got_bytes, Phase phase,
-                                            const ServerConfig& config) {
-  if (ec == beast::error::timeout) {
-    if (!got_bytes) return std::nullopt;
-    return phase == Phase::kHead
-               ? ApiError{408,
-                          fmt::format("Request timed out: the request head did not arrive within {} (--header-timeout)",
-                                      format_duration(config.header_timeout)),
-                          std::nullopt}
-               : ApiError{408,
-                          fmt::format("Request timed out: the request body did not arrive within {} (--body-timeout)",
-                                      format_duration(config.body_timeout)),
-                          std::nullopt};
-  }
-  if (ec == http::error::body_limit) {
-    return ApiError{413, fmt::format("Request body too large: the limit is {} bytes", config.body_limit), std::nullopt};
-  }
-  if (ec == http::error::header_limit) {
-    return ApiError{431, fmt::format("Request header too large: the limit is {} bytes", config.header_limit),
-                    std::nullopt};
-  }
-  if (ec == http::error::buffer_overflow) {
-    return ApiError{400, "Malformed HTTP request: a chunk header or a pipelined request is too long", std::nullopt};
-  }
-  if (is_http_error(ec) && ec != http::error::end_of_stream && ec != http::error::partial_message) {
-    return ApiError{400, fmt::format("Malformed HTTP request: {}", ec.message()), std::nullopt};
-  }
-  return std::nullopt;  // the client went away (end of stream, reset, cut short): nobody to answer
-}
-
-/// Checks of a parsed head that Beast's parser leaves to the server: the version, the number of
-/// fields, and the framing rules that guard against request smuggling (Beast itself rejects
-/// Content-Length with Transfer-Encoding and differing Content-Lengths).
-std::optional<ApiError> check_head(const RequestParser& parser, const ServerConfig& config) {
-  const auto& req = parser.get();
-  if (req.version() != 10 && req.version() != 11) {
-    return ApiError{400,
-                    fmt::format("Malformed HTTP request: unsupported HTTP version {}.{} (HTTP/1.0 and HTTP/1.1 are "
-                                "served)",
-                                req.version() / 10, req.version() % 10),
-                    std::nullopt};
-  }
-  std::size_t fields = 0;
-  for (auto it = req.begin(); it != req.end(); ++it) ++fields;
-  if (fields > config.header_fields_limit) {
-    return ApiError{431,
-                    fmt::format("Request header too large: {} fields, the limit is {}", fields,
-                                config.header_fields_limit),
-                    std::nullopt};
-  }
-  if (req.count(http::field::host) > 1) {
-    return ApiError{400, "Malformed HTTP request: more than one Host field", std::nullopt};
-  }
-  if (req.count(http::field::transfer_encoding) > 0) {
-    // Only a lone "chunked": any other coding leaves the body length to guesswork (RFC 9112 6.3).
-    const auto te = req[http::field::transfer_encoding];
-    if (!parser.chunked() || req.count(http::field::transfer_encoding) > 1 || !beast::iequals(te, "chunked")) {
-      return ApiError{400,
-                      fmt::format("Malformed HTTP request: unsupported Transfer-Encoding \"{}\" (only \"chunked\" is "
-                                  "accepted)",
-                                  sv(te)),
-                      std::nullopt};
-    }
-  }
-  return std::nullopt;
-}
-
 class Connection {
  public:
   Connection(tcp::socket socket, SharedState& shared)
@@ -384,7 +191,7 @@ class Connection {
   net::awaitable<error_code> wait_readable();
   /// Reads and parses into `parser` until its head (kHead) or whole message (kBody) is done.
   /// beast::error::timeout when the deadline passes.
-  net::awaitable<error_code> read(RequestParser& parser, Phase phase);
+  net::awaitable<error_code> read(RequestParser& parser, ReadPhase phase);
   /// Writes all of `bytes`, under the deadline if one is armed.
   net::awaitable<error_code> send(const std::string& bytes);
   /// Routes a complete request and writes the answer. Returns whether the connection may serve
@@ -455,7 +262,7 @@ net::awaitable<void> Connection::run() {
     RequestParser parser;  // allocates nothing until fields arrive
     parser.header_limit(static_cast<std::uint32_t>(config_.header_limit));
     parser.body_limit(static_cast<std::uint64_t>(config_.body_limit));
-    Phase phase = Phase::kHead;
+    ReadPhase phase = ReadPhase::kHead;
     error_code ec = co_await read(parser, phase);
     if (!ec) {
       if (const auto bad_head = check_head(parser, config_)) {
@@ -464,7 +271,7 @@ net::awaitable<void> Connection::run() {
       }
     }
     if (!ec && !parser.is_done()) {
-      phase = Phase::kBody;
+      phase = ReadPhase::kBody;
       deadline_.arm(config_.body_timeout);
       const auto& head = parser.get();
       if (head.version() >= 11 && beast::iequals(head[http::field::expect], "100-continue")) {
@@ -545,7 +352,7 @@ net::awaitable<std::size_t> Connection::receive(net::mutable_buffer buffer, erro
   }
 }
 
-net::awaitable<error_code> Connection::read(RequestParser& parser, Phase phase) {
+net::awaitable<error_code> Connection::read(RequestParser& parser, ReadPhase phase) {
   // Beast's async_read would loop over socket reads inside one operation; a deadline that passes
   // between two of them would go unnoticed while a slow client keeps sending. Hence this loop:
   // the deadline is checked before every read.
@@ -558,7 +365,7 @@ net::awaitable<error_code> Connection::read(RequestParser& parser, Phase phase) 
       const bool need_more = ec == http::error::need_more;
       if (ec && !need_more) co_return ec;
       ec = {};
-      if (phase == Phase::kHead) {
+      if (phase == ReadPhase::kHead) {
         // Beast 1.74 checks its header limit only while the head is incomplete in the buffer; a
         // head that arrives whole in one read can exceed it (by up to kBufferSlack).
         head_bytes += used;
@@ -566,7 +373,7 @@ net::awaitable<error_code> Connection::read(RequestParser& parser, Phase phase) 
           co_return error_code(http::error::header_limit);
         }
       }
-      if (phase == Phase::kHead ? parser.is_header_done() : parser.is_done()) co_return ec;
+      if (phase == ReadPhase::kHead ? parser.is_header_done() : parser.is_done()) co_return ec;
       if (!need_more && used > 0 && buffer_.size() > 0) continue;  // more may parse without reading
     }
     if (deadline_.expired()) co_return error_code(beast::error::timeout);
@@ -611,24 +418,24 @@ net::awaitable<bool> Connection::answer(RequestParser& parser) {
   auto& req = parser.get();
   const std::uint64_t sequence = shared_.next_sequence.fetch_add(1, std::memory_order_relaxed);
   const bool keep_alive = req.keep_alive();
-  const std::string_view target = sv(req.target());
+  const std::string_view target = beast_view(req.target());
   if (target.substr(0, target.find('?')) == "/metrics" && req.method() == http::verb::get) {
     const HttpReply reply{200, ServerMetrics::kContentType, shared_.metrics.render(), {}};
     const bool keep = co_await write_reply(reply, req.version(), keep_alive);
     co_return keep;
   }
   std::optional<std::string_view> authorization;
-  if (const auto it = req.find(http::field::authorization); it != req.end()) authorization = sv(it->value());
-  const RouteResult routed = shared_.router.route(sv(req.method_string()), target, req.body(),
+  if (const auto it = req.find(http::field::authorization); it != req.end()) authorization = beast_view(it->value());
+  const RouteResult routed = shared_.router.route(beast_view(req.method_string()), target, req.body(),
                                                   RequestContext{sequence, arrival_unix_ns / 1000000000, authorization});
   if (const auto* reply = std::get_if<HttpReply>(&routed)) {
-    spdlog::debug("{} {} -> {}", sv(req.method_string()), target, reply->status);
+    spdlog::debug("{} {} -> {}", beast_view(req.method_string()), target, reply->status);
     const bool keep = co_await write_reply(*reply, req.version(), keep_alive);
     co_return keep;
   }
   const auto& job = std::get<GenerationJob>(routed);
   std::optional<std::string_view> fault_header;
-  if (const auto it = req.find(kFaultHeader); it != req.end()) fault_header = sv(it->value());
+  if (const auto it = req.find(kFaultHeader); it != req.end()) fault_header = beast_view(it->value());
   const FaultInjector::Choice choice = shared_.faults.choose(sequence, fault_header);
   if (choice.header_error) {
     const HttpReply reply = error_reply(ApiError{400, fmt::format("Invalid {} header: {}", kFaultHeader,
@@ -636,7 +443,7 @@ net::awaitable<bool> Connection::answer(RequestParser& parser) {
     const bool keep = co_await write_reply(reply, req.version(), keep_alive);
     co_return keep;
   }
-  spdlog::debug("{} {} -> {} stream={} prompt_tokens={} max_tokens={}{}", sv(req.method_string()), target, job.id,
+  spdlog::debug("{} {} -> {} stream={} prompt_tokens={} max_tokens={}{}", beast_view(req.method_string()), target, job.id,
                 job.request.stream, job.request.prompt_tokens, job.request.max_tokens,
                 choice.fault.kind == FaultKind::kNone ? "" : " fault=" + format_fault_spec(choice.fault));
   if (choice.fault.kind == FaultKind::kError) {
@@ -821,7 +628,7 @@ void Connection::reset() {
 }
 
 net::awaitable<bool> Connection::write_reply(const HttpReply& reply, unsigned version, bool keep_alive) {
-  const std::string wire = serialize(reply, version, keep_alive);
+  const std::string wire = serialize_reply(reply, version, keep_alive);
   const error_code ec = co_await send(wire);
   co_return !ec && keep_alive;
 }
@@ -934,7 +741,7 @@ net::awaitable<bool> Connection::complete_job(Generation& gen, unsigned version,
 net::awaitable<void> Connection::reject(const ApiError& error) {
   spdlog::debug("rejecting request: {} {}", error.status, error.message);
   deadline_.arm(kRejectLinger);  // covers the write and the drain
-  const std::string wire = serialize(error_reply(error), 11, false);
+  const std::string wire = serialize_reply(error_reply(error), 11, false);
   error_code ec = co_await send(wire);
   if (ec) co_return;
   // Drain what the client is still sending (e.g. the rest of an oversized body) before closing:
@@ -950,85 +757,6 @@ net::awaitable<void> Connection::reject(const ApiError& error) {
 }
 
 }  // namespace
-
-namespace {
-/// The configuration with the engine's profile resolved: the default profile when none was given,
-/// and max_model_len taken from it (what the CLI does for flags).
-ServerConfig resolved(ServerConfig config) {
-  if (config.latency.model == "engine" && !config.profile) {
-    config.profile = load_profile(std::string(kDefaultProfile));
-    config.max_model_len = config.profile->engine.max_model_len;
-  }
-  return config;
-}
-}  // namespace
-
-net::awaitable<void> FixedSlots::acquire() {
-  std::shared_ptr<Waiter> w;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (running_ < limit_) {
-      ++running_;
-      publish();
-      co_return;
-    }
-    w = std::make_shared<Waiter>(co_await net::this_coro::executor);
-    w->timer.expires_at(net::steady_timer::time_point::max());
-    waiters_.push_back(w);
-    publish();
-  }
-  for (;;) {
-    error_code ec;
-    co_await w->timer.async_wait(net::redirect_error(net::use_awaitable, ec));
-    std::lock_guard<std::mutex> lock(mu_);
-    if (w->granted) co_return;
-    w->timer.expires_at(net::steady_timer::time_point::max());  // woken without the slot: wait again
-  }
-}
-
-void FixedSlots::release() {
-  std::shared_ptr<Waiter> w;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (waiters_.empty()) {
-      --running_;
-      publish();
-      return;
-    }
-    w = std::move(waiters_.front());
-    waiters_.pop_front();
-    w->granted = true;  // the slot passes to it: running_ unchanged
-    publish();
-  }
-  // On the waiter's own executor (its connection's strand): it is already waiting on the timer.
-  net::post(w->timer.get_executor(), [w] { w->timer.cancel(); });
-}
-
-void FixedSlots::publish() {
-  metrics_.set_scheduler_state(running_, static_cast<std::int64_t>(waiters_.size()), 0.0);
-}
-
-SharedState::SharedState(ServerConfig config_in, std::unique_ptr<LatencyModel> model_in, std::int64_t started_unix)
-    : config(resolved(std::move(config_in))),
-      model(std::move(model_in)),
-      router(config, started_unix),
-      metrics(MetricsLabels{config.models.empty() ? std::string("llmload-mock") : config.models.front()},
-              config.max_model_len, config.profile ? config.profile->engine.block_size : 16,
-              config.profile ? config.profile->num_blocks() : 0),
-      faults(config.faults, config.latency.seed),
-      fixed_slots(config.latency.model == "fixed" ? config.fixed_max_num_seqs : 0, metrics) {
-  if (config.output.answers || config.output.divergence_rate > 0 || config.output.divergence_batch_slope > 0) {
-    metrics.enable_output_metrics();
-  }
-  if (!model) {
-    if (config.latency.model != "engine") {
-      throw std::invalid_argument("llmload-server: no latency model for '" + config.latency.model + "'");
-    }
-    engine = make_server_engine(config, metrics);
-  }
-}
-
-std::string error_response_bytes(const ApiError& error) { return serialize(error_reply(error), 11, false); }
 
 net::awaitable<void> serve_connection(tcp::socket socket, SharedState& shared) {
   error_code ec;
