@@ -285,7 +285,7 @@ std::string correctness_report(const json& result) {
                        g.value("rate_per_s", 0.0));
     }
     if (const json& s = a.value("slo", json()); s.is_object()) {
-      o += fmt::format("Accuracy SLO (>= {:g}):            {}\n", s["min_accuracy"].get<double>(),
+      o += fmt::format("{:<34}{}\n", fmt::format("Accuracy SLO (>= {:g}):", s["min_accuracy"].get<double>()),
                        s["verdict"].get<std::string>());
     }
   }
@@ -295,8 +295,9 @@ std::string correctness_report(const json& result) {
       o += "Consistency:                      nothing to compare (no successful answer had a reference answer)\n";
     } else {
       const json& ci = c["exact_match_ci95"];
-      o += fmt::format("Consistency (vs {}):  {:.1f}% identical [{:.1f}, {:.1f}] ({} of {}, by {})\n",
-                       c["reference"].value("kind", "") == "run" ? "saved run" : "concurrency 1",
+      o += fmt::format("{:<34}{:.1f}% identical [{:.1f}, {:.1f}] ({} of {}, by {})\n",
+                       fmt::format("Consistency (vs {}):",
+                                   c["reference"].value("kind", "") == "run" ? "saved run" : "concurrency 1"),
                        100 * c["exact_match_rate"].get<double>(), 100 * ci[0].get<double>(),
                        100 * ci[1].get<double>(), c["identical"].get<std::int64_t>(), compared,
                        c.value("method", "words"));

@@ -348,8 +348,9 @@ void print_console_report(const ScenarioConfig& cfg, const analysis::RunMetrics&
   report += analysis::stages_console(stages);
   if (tokens["ended_early"].get<std::int64_t>() > 0) {
     report += fmt::format("NOTE: {} requests ended with fewer output tokens than requested (see ended_early in "
-                          "requests.jsonl)\n",
-                          tokens["ended_early"].get<std::int64_t>());
+                          "requests.jsonl){}\n",
+                          tokens["ended_early"].get<std::int64_t>(),
+                          cfg.ignore_eos ? "" : ": expected with --no-ignore-eos, the model stops at its EOS");
   }
   if (load_wall_s > 1.0 && cpu_busy_s / load_wall_s > 0.85) {
     report += fmt::format("NOTE: the client used {:.0f}% of a core while the load ran (its event loop is one "
