@@ -240,6 +240,14 @@ void RunController::grade_and_keep_output(analysis::RequestRecord& rec, const Re
     analysis::GradeResult g = analysis::grade_output(spec->second, tracker.output_text(), rec.reference);
     rec.grade = g.grade;
     rec.extracted = std::move(g.extracted);
+    // exact and json extract the whole answer: requests.jsonl keeps its start (--save-outputs keeps all).
+    constexpr std::size_t kMaxExtracted = 256;
+    if (rec.extracted.size() > kMaxExtracted) {
+      std::size_t cut = kMaxExtracted;
+      while (cut > 0 && (static_cast<unsigned char>(rec.extracted[cut]) & 0xC0) == 0x80) --cut;  // UTF-8 boundary
+      rec.extracted.resize(cut);
+      rec.extracted += "…";
+    }
   }
   // The outputs a consistency comparison needs (the first measured ones), or all of them with
   // --save-outputs; the reference is kept for `llmload score` only with the outputs.
