@@ -92,6 +92,78 @@ TEST(Correctness, TheErrorModelsRateIsMeasuredWithinItsInterval) {
   EXPECT_EQ(wrong, acc["incorrect"].get<int>());
 }
 
+// The first divergent position of an output of `steps` decoding steps that each diverge with
+// probability p, given that it diverged: the mean and standard deviation of a geometric variable
+// truncated to [0, steps).
+std::pair<double, double> truncated_geometric(double p, int steps) {
+  double mass = 0, m1 = 0, m2 = 0;
+  for (int d = 0; d < steps; ++d) {
+    const double w = p * std::pow(1 - p, d);
+    mass += w;
+    m1 += d * w;
+    m2 += static_cast<double>(d) * d * w;
+  }
+  const double mean = m1 / mass;
+  return {mean, std::sqrt(m2 / mass - mean * mean)};
+}
+
+TEST(Correctness, TheDivergenceModelIsMeasuredWithinItsInterval) {
+  // Synthesized prompts (no answer): every one of the 64 tokens is a decoding step; at concurrency
+  // 8 the batch is 8, so each diverges with p = 7 x 0.0015 = 0.0105 (docs/server.md).
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "5ms", "--itl", "1ms", "--divergence-batch-slope",
+                              "0.0015"});
+  TempDir out;
+  auto run = run_llmload(out, {"--base-url", server.base_url, "--concurrency", "8", "--num-requests", "200",
+                               "--input-tokens", "32", "--output-tokens", "64", "--consistency", "--consistency-requests",
+                               "100"});
+  ASSERT_EQ(run.proc.exit_code, 0) << run.proc.err;
+  const json& con = run.result["consistency"];
+  ASSERT_EQ(con["compared"], 100) << con.dump();
+  const double p = 7 * 0.0015;
+  const double expected_mismatch = 1 - std::pow(1 - p, 64);
+  EXPECT_TRUE(within_band(1 - con["exact_match_rate"].get<double>(), expected_mismatch, 100));
+  // The reference pass ran at batch 1: nothing diverged there, so every mismatch is the load's.
+  const json& fd = con["first_divergence"];
+  ASSERT_TRUE(fd.is_object());
+  const auto [mean, sd] = truncated_geometric(p, 64);
+  const double n = fd["count"].get<double>();
+  EXPECT_LE(std::abs(fd["mean"].get<double>() - mean), 3.29 * sd / std::sqrt(n))
+      << "mean first divergent word " << fd["mean"] << ", expected " << mean << " (sd " << sd << ", n " << n << ")";
+  EXPECT_LT(fd["max"].get<int>(), 64);
+  EXPECT_EQ(con["method"], "words");
+  EXPECT_FALSE(con["diverged"].empty());
+}
+
+TEST(Correctness, ASweepShowsAccuracyAndConsistencyFallingWithTheBatch) {
+  // Both models grow with the batch only: at concurrency 1 nothing changes; at 8 an answer is wrong
+  // with p = 7 x 0.03 = 0.21, and each of the 26 tokens after the 6-word answer diverges with
+  // p = 7 x 0.004 = 0.028 (--output-tokens 32 with ignore_eos, llmload's default).
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "3ms", "--itl", "1ms", "--wrong-answer-batch-slope",
+                              "0.03", "--divergence-batch-slope", "0.004"});
+  TempDir out;
+  auto sweep = llmload::testing::run(
+      {binary_path("llmload"), "sweep", "--base-url", server.base_url, "--concurrency", "1,8", "--dataset-name", "gsm8k",
+       "--dataset-path", arithmetic_set(), "--num-requests", "200", "--output-tokens", "32", "--consistency",
+       "--consistency-requests", "100", "--output", out.path()},
+      std::chrono::seconds(240));
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  const json s = json::parse(read_file(out.file("sweep.json")));
+  ASSERT_EQ(s["points"].size(), 2u);
+  const json& one = s["points"][0];
+  const json& eight = s["points"][1];
+  EXPECT_DOUBLE_EQ(one["accuracy"]["rate"].get<double>(), 1.0) << one.dump();
+  EXPECT_DOUBLE_EQ(one["consistency"]["rate"].get<double>(), 1.0) << one.dump();
+  EXPECT_TRUE(within_band(eight["accuracy"]["rate"].get<double>(), 1 - 0.21, 200)) << eight.dump();
+  // An answer is identical to the reference's when it was right (a wrong one differs in its
+  // number) and none of its 26 later tokens diverged.
+  EXPECT_TRUE(within_band(eight["consistency"]["rate"].get<double>(), (1 - 0.21) * std::pow(1 - 0.028, 26), 100))
+      << eight.dump();
+  EXPECT_EQ(eight["consistency"]["n"], 100);
+  // One reference for both points: the first point's pass.
+  EXPECT_TRUE(std::filesystem::exists(out.file("concurrency-1/trial-1/consistency-reference/requests.jsonl")));
+  EXPECT_FALSE(std::filesystem::exists(out.file("concurrency-8/trial-1/consistency-reference")));
+}
+
 TEST(Correctness, SavedOutputsAreRegradedByScore) {
   auto server = start_server({"--latency-model", "fixed", "--ttft", "2ms", "--itl", "0ms"});
   TempDir out;
