@@ -28,7 +28,7 @@ struct Tally {
 
 nlohmann::json tally_json(const Tally& t, double confidence) {
   const std::int64_t n = t.graded();
-  const Interval ci = wilson_interval(t.correct, n, confidence);
+  const ProportionInterval ci = wilson_interval(t.correct, n, confidence);
   const double nd = static_cast<double>(n);
   return {{"graded", n},
           {"correct", t.correct},
@@ -48,7 +48,7 @@ nlohmann::json tallies_json(const std::map<std::string, Tally>& m, double confid
 }  // namespace
 }  // namespace accuracy_impl
 
-Interval wilson_interval(std::int64_t successes, std::int64_t n, double confidence) {
+ProportionInterval wilson_interval(std::int64_t successes, std::int64_t n, double confidence) {
   if (!(confidence > 0.0 && confidence < 1.0))
     throw std::invalid_argument("wilson_interval: confidence must be in (0, 1), got " + std::to_string(confidence));
   if (n < 0 || successes < 0 || successes > n)
@@ -106,6 +106,26 @@ nlohmann::json accuracy_summary(const std::vector<RequestRecord>& records,
       {"meaning", "measured requests that met the SLO (every request without one) and were graded correct, "
                   "per second of the measured window"}};
   return out;
+}
+
+}  // namespace llmload::analysis
+
+namespace llmload::analysis {
+
+nlohmann::json compare_proportions(std::int64_t k_a, std::int64_t n_a, std::int64_t k_b, std::int64_t n_b,
+                                   double confidence) {
+  if (n_a <= 0 || n_b <= 0) return nullptr;
+  const double pa = static_cast<double>(k_a) / static_cast<double>(n_a);
+  const double pb = static_cast<double>(k_b) / static_cast<double>(n_b);
+  const ProportionInterval ia = wilson_interval(k_a, n_a, confidence);
+  const ProportionInterval ib = wilson_interval(k_b, n_b, confidence);
+  // Newcombe (1998), method 10, for B - A.
+  const double d = pb - pa;
+  const double lo = d - std::sqrt((pb - ib.lo) * (pb - ib.lo) + (ia.hi - pa) * (ia.hi - pa));
+  const double hi = d + std::sqrt((ib.hi - pb) * (ib.hi - pb) + (pa - ia.lo) * (pa - ia.lo));
+  return {{"a", pa},           {"a_ci95", {ia.lo, ia.hi}}, {"n_a", n_a},
+          {"b", pb},           {"b_ci95", {ib.lo, ib.hi}}, {"n_b", n_b},
+          {"difference", d},   {"difference_ci95", {lo, hi}}, {"significant", lo > 0 || hi < 0}};
 }
 
 }  // namespace llmload::analysis

@@ -179,7 +179,7 @@ nlohmann::json consistency_summary(const std::vector<OutputPair>& pairs, const T
     positions.push_back(*at);
   }
   const auto compared = static_cast<std::int64_t>(pairs.size());
-  const Interval match_ci = wilson_interval(identical, compared, confidence);
+  const ProportionInterval match_ci = wilson_interval(identical, compared, confidence);
   std::stable_sort(diverged.begin(), diverged.end(),
                    [](const Diverged& x, const Diverged& y) { return x.pair->item < y.pair->item; });
   nlohmann::json listed = nlohmann::json::array();

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "llmload/analysis/accuracy.hpp"
 #include "llmload/analysis/run_compare.hpp"
 
 namespace llmload::app {
@@ -32,6 +33,45 @@ double parse_min_effect(const std::string& text) {
 
 namespace {
 
+using nlohmann::json;
+
+// Accuracy and exact-match rate of A and B (result.json or a sweep point's entry), compared:
+// {"accuracy": ..., "consistency": ...} (analysis::compare_proportions; null where a side lacks it).
+json correctness_of(const json& a, const json& b) {
+  const auto counts = [](const json& r, const char* section, const char* k, const char* n) -> std::pair<long, long> {
+    const json& s = r.value(section, json());
+    if (!s.is_object()) return {0, 0};
+    if (s.contains(k) && s.contains(n)) return {s[k].get<long>(), s[n].get<long>()};
+    // A sweep point: {"rate", "n"}.
+    if (s.value("rate", json()).is_number() && s.value("n", json()).is_number_integer()) {
+      const long total = s["n"].get<long>();
+      return {std::lround(s["rate"].get<double>() * static_cast<double>(total)), total};
+    }
+    return {0, 0};
+  };
+  const auto [ka, na] = counts(a, "accuracy", "correct", "graded");
+  const auto [kb, nb] = counts(b, "accuracy", "correct", "graded");
+  const auto [ia, ma] = counts(a, "consistency", "identical", "compared");
+  const auto [ib, mb] = counts(b, "consistency", "identical", "compared");
+  return {{"accuracy", analysis::compare_proportions(ka, na, kb, nb)},
+          {"consistency", analysis::compare_proportions(ia, ma, ib, mb)}};
+}
+
+std::string correctness_text(const json& c, const std::string& where) {
+  std::string o;
+  for (const auto& [key, label] : {std::pair<const char*, const char*>{"accuracy", "accuracy"},
+                                   {"consistency", "identical outputs"}}) {
+    const json& x = c[key];
+    if (!x.is_object()) continue;
+    o += fmt::format("{}{}: A {:.1f}% (n {}), B {:.1f}% (n {}), B - A {:+.1f} points [{:+.1f}, {:+.1f}] {}\n", where, label,
+                     100 * x["a"].get<double>(), x["n_a"].get<long>(), 100 * x["b"].get<double>(), x["n_b"].get<long>(),
+                     100 * x["difference"].get<double>(), 100 * x["difference_ci95"][0].get<double>(),
+                     100 * x["difference_ci95"][1].get<double>(),
+                     x["significant"].get<bool>() ? "significant" : "not significant (95%, Newcombe)");
+  }
+  return o;
+}
+
 const char* kind_text(analysis::CompareArtifactKind k) {
   return k == analysis::CompareArtifactKind::kSweep ? "a sweep (it holds sweep.json)" : "a run (it holds result.json)";
 }
@@ -54,15 +94,33 @@ int compare_command(const CompareCommandOptions& options) {
       return 2;
     }
     if (ka == analysis::CompareArtifactKind::kSweep) {
-      const auto c = analysis::compare_sweeps(analysis::load_compare_sweep(options.a),
-                                              analysis::load_compare_sweep(options.b), settings);
+      const auto sa = analysis::load_compare_sweep(options.a);
+      const auto sb = analysis::load_compare_sweep(options.b);
+      const auto c = analysis::compare_sweeps(sa, sb, settings);
       text = analysis::format_sweep_comparison(c, options.a, options.b);
       out = analysis::to_json(c);
+      // Correctness per offered load both sweeps have.
+      json points = json::array();
+      for (const auto& pa : sa.points) {
+        for (const auto& pb : sb.points) {
+          if (pa.offered != pb.offered) continue;
+          json cc = correctness_of(pa.entry, pb.entry);
+          if (cc["accuracy"].is_null() && cc["consistency"].is_null()) continue;
+          text += correctness_text(cc, fmt::format("at {:g}: ", pa.offered));
+          cc["offered"] = pa.offered;
+          points.push_back(std::move(cc));
+        }
+      }
+      out["correctness"] = points.empty() ? json(nullptr) : json(points);
     } else {
-      const auto c = analysis::compare_runs(analysis::load_compare_run(options.a), analysis::load_compare_run(options.b),
-                                            settings);
+      const auto ra = analysis::load_compare_run(options.a);
+      const auto rb = analysis::load_compare_run(options.b);
+      const auto c = analysis::compare_runs(ra, rb, settings);
       text = analysis::format_comparison(c, options.a, options.b);
       out = analysis::to_json(c);
+      const json cc = correctness_of(ra.result, rb.result);
+      text += correctness_text(cc, "");
+      out["correctness"] = cc["accuracy"].is_null() && cc["consistency"].is_null() ? json(nullptr) : cc;
     }
   } catch (const analysis::CompareInputError& e) {
     fmt::print(stderr, "llmload compare: error: {}\n", e.what());

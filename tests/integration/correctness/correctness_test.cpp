@@ -164,6 +164,24 @@ TEST(Correctness, ASweepShowsAccuracyAndConsistencyFallingWithTheBatch) {
   EXPECT_FALSE(std::filesystem::exists(out.file("concurrency-8/trial-1/consistency-reference")));
 }
 
+TEST(Correctness, CompareTellsASignificantAccuracyDrop) {
+  auto good = start_server({"--latency-model", "fixed", "--ttft", "2ms", "--itl", "0ms"});
+  auto bad = start_server({"--latency-model", "fixed", "--ttft", "2ms", "--itl", "0ms", "--wrong-answer-rate", "0.3"});
+  TempDir a, b;
+  auto ra = run_llmload(a, gsm8k_args(good, {"--concurrency", "4", "--num-requests", "200", "--no-ignore-eos"}));
+  auto rb = run_llmload(b, gsm8k_args(bad, {"--concurrency", "4", "--num-requests", "200", "--no-ignore-eos"}));
+  ASSERT_EQ(ra.proc.exit_code, 0) << ra.proc.err;
+  ASSERT_EQ(rb.proc.exit_code, 0) << rb.proc.err;
+  auto cmp = llmload::testing::run({binary_path("llmload"), "compare", a.path(), b.path(), "--json", a.file("cmp.json")},
+                                   std::chrono::seconds(60));
+  ASSERT_EQ(cmp.exit_code, 0) << cmp.err;
+  EXPECT_NE(cmp.out.find("accuracy: A 100.0%"), std::string::npos) << cmp.out;
+  const json c = json::parse(read_file(a.file("cmp.json")))["correctness"]["accuracy"];
+  ASSERT_TRUE(c.is_object());
+  EXPECT_TRUE(c["significant"].get<bool>()) << c.dump();
+  EXPECT_LT(c["difference_ci95"][1].get<double>(), 0.0) << "B is worse: the whole interval is below 0";
+}
+
 TEST(Correctness, SavedOutputsAreRegradedByScore) {
   auto server = start_server({"--latency-model", "fixed", "--ttft", "2ms", "--itl", "0ms"});
   TempDir out;

@@ -30,7 +30,7 @@ using namespace llmload::analysis;
 // 1/29: 0.0061-0.1718 and 29/29: 0.8830-1.
 TEST(AccuracyWilson, MatchesThePublishedIntervals) {
   const auto expect = [](std::int64_t s, std::int64_t n, double conf, double lo, double hi, double tol) {
-    const Interval ci = wilson_interval(s, n, conf);
+    const ProportionInterval ci = wilson_interval(s, n, conf);
     EXPECT_NEAR(ci.lo, lo, tol) << s << " of " << n;
     EXPECT_NEAR(ci.hi, hi, tol) << s << " of " << n;
   };
@@ -49,7 +49,7 @@ TEST(AccuracyWilson, MatchesThePublishedIntervals) {
 }
 
 TEST(AccuracyWilson, EmptySampleAndBadArguments) {
-  const Interval none = wilson_interval(0, 0);
+  const ProportionInterval none = wilson_interval(0, 0);
   EXPECT_EQ(none.lo, 0.0);
   EXPECT_EQ(none.hi, 1.0);
   EXPECT_THROW(wilson_interval(3, 2), std::invalid_argument);
@@ -174,3 +174,28 @@ TEST(AccuracySummary, CorrectGoodputCountsCorrectAnswersThatMetTheSlo) {
 }
 
 }  // namespace accuracy_test
+
+namespace llmload::analysis {
+namespace {
+
+// Newcombe (1998), "ProportionInterval estimation for the difference between independent proportions",
+// Statistics in Medicine 17:873-890, Table II example (a): 56/70 against 48/80, method 10 (the
+// hybrid score interval): difference 0.2000, interval 0.0524 to 0.3339.
+TEST(AccuracyCompare, NewcombeHybridScoreIntervalOfTheDifference) {
+  const auto c = compare_proportions(48, 80, 56, 70);
+  ASSERT_TRUE(c.is_object());
+  EXPECT_NEAR(c["difference"].get<double>(), 0.2, 1e-12);
+  EXPECT_NEAR(c["difference_ci95"][0].get<double>(), 0.0524, 5e-4);
+  EXPECT_NEAR(c["difference_ci95"][1].get<double>(), 0.3339, 5e-4);
+  EXPECT_TRUE(c["significant"].get<bool>());
+  // Reversed, the interval is mirrored.
+  const auto r = compare_proportions(56, 70, 48, 80);
+  EXPECT_NEAR(r["difference_ci95"][0].get<double>(), -0.3339, 5e-4);
+  EXPECT_NEAR(r["difference_ci95"][1].get<double>(), -0.0524, 5e-4);
+  // Equal proportions: not significant; an empty side: null.
+  EXPECT_FALSE(compare_proportions(90, 100, 91, 100)["significant"].get<bool>());
+  EXPECT_TRUE(compare_proportions(0, 0, 5, 10).is_null());
+}
+
+}  // namespace
+}  // namespace llmload::analysis

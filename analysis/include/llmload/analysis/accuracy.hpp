@@ -12,7 +12,7 @@
 
 namespace llmload::analysis {
 
-struct Interval {
+struct ProportionInterval {
   double lo = 0.0;
   double hi = 0.0;
 };
@@ -20,7 +20,7 @@ struct Interval {
 /// The Wilson score interval of a binomial proportion (successes of n) at `confidence` (two
 /// sided, e.g. 0.95), with z the normal quantile of 1 - (1 - confidence) / 2. n == 0: {0, 1}.
 /// Throws std::invalid_argument unless 0 <= successes <= n and 0 < confidence < 1.
-Interval wilson_interval(std::int64_t successes, std::int64_t n, double confidence = 0.95);
+ProportionInterval wilson_interval(std::int64_t successes, std::int64_t n, double confidence = 0.95);
 
 /// The accuracy section of result.json from the measured records (warmup and out-of-window
 /// records and those not graded are skipped; a failed request is not graded). `meets_slo` says
@@ -38,5 +38,16 @@ Interval wilson_interval(std::int64_t successes, std::int64_t n, double confiden
 nlohmann::json accuracy_summary(const std::vector<RequestRecord>& records,
                                 const std::function<bool(const RequestRecord&)>& meets_slo, double window_s,
                                 double confidence = 0.95);
+
+}  // namespace llmload::analysis
+
+namespace llmload::analysis {
+
+/// Two proportions compared (`llmload compare`: accuracy or exact-match rate of A and B): the
+/// difference B - A with Newcombe's hybrid score interval (his method 10, from the two Wilson
+/// intervals) at `confidence`; significant when it excludes 0. Shape: {"a", "a_ci95", "n_a", "b",
+/// "b_ci95", "n_b", "difference", "difference_ci95", "significant"}; null when either n is 0.
+nlohmann::json compare_proportions(std::int64_t k_a, std::int64_t n_a, std::int64_t k_b, std::int64_t n_b,
+                                   double confidence = 0.95);
 
 }  // namespace llmload::analysis
