@@ -16,6 +16,8 @@
 //   server_metrics.cpp  the server cross-checks section (HTML and Markdown)
 //   trials.cpp          a trials artifact's sections (HTML and Markdown)
 //   stages.cpp          a multi-stage run's Stages section (HTML and Markdown)
+//   correctness.cpp     the Scorecard block and the Correctness section (accuracy, consistency; HTML
+//                       and Markdown)
 //   sweep.cpp           a sweep's charts, capacity and points table
 //   markdown.cpp        summary.md
 //   csv.cpp             summary.csv
@@ -95,6 +97,74 @@ inline constexpr MetricDef kMetricDefs[] = {
     {"schedule_lag", "schedule lag", "schedule_lag", nullptr},
 };
 
+// ---------------------------------------------------------------------------------------------
+// Correctness (result.json "accuracy", "consistency", "scorecard"; read by model.cpp, shown by
+// correctness.cpp)
+
+/// A rate with its 95% interval and the count it is over (NaN where unknown).
+struct RateCI {
+  double rate = kNaN, lo = kNaN, hi = kNaN, n = kNaN;
+  bool known() const { return std::isfinite(rate); }
+  bool has_ci() const { return std::isfinite(lo) && std::isfinite(hi); }
+};
+
+/// Graded counts of a run, or of one grader or subset.
+struct GradedCounts {
+  std::string name;  // the grader or subset ("" for the run)
+  double graded = kNaN, correct = kNaN, incorrect = kNaN, unparsed = kNaN, unparsed_rate = kNaN;
+  RateCI accuracy;  // n: graded
+};
+
+struct AccuracySummary {
+  bool present = false;  // result.json "accuracy" is an object (or a sweep.json point's "accuracy")
+  GradedCounts all;
+  double confidence = kNaN, failed_requests = kNaN;
+  std::vector<GradedCounts> by_grader, by_subset;
+  double correct_goodput_requests = kNaN, correct_goodput_rate = kNaN;
+  std::string correct_goodput_meaning;
+  // The accuracy SLO (accuracy.slo, else slo.accuracy): present when min_accuracy or a verdict is.
+  double min_accuracy = kNaN;
+  std::string slo_verdict, slo_method, slo_reason;
+  std::string from;  // how the numbers were pooled (a trials artifact), or "sweep.json"
+  bool has_slo() const { return std::isfinite(min_accuracy) || !slo_verdict.empty(); }
+};
+
+struct DivergenceBin {
+  double from = kNaN, to = kNaN, count = kNaN;
+};
+
+struct DivergedRequest {
+  double item = kNaN, position = kNaN;
+  std::string reference, output;  // excerpts
+};
+
+struct ConsistencySummary {
+  bool present = false;  // result.json "consistency" is an object (or a sweep.json point's)
+  std::string method;    // "words" or "tokenizer"
+  RateCI exact_match;    // n: compared
+  double identical = kNaN, confidence = kNaN, tested_requests = kNaN;
+  bool has_divergence = false;  // first_divergence is an object
+  double div_count = kNaN, div_min = kNaN, div_p50 = kNaN, div_p90 = kNaN, div_max = kNaN, div_mean = kNaN;
+  std::vector<DivergenceBin> histogram;
+  std::vector<DivergedRequest> diverged;
+  std::string reference_kind, reference_dir, reference_load;  // reference.kind ("pass", "run"), dir, load
+  std::string from;
+};
+
+/// result.json "scorecard": NaN / "" / nullopt where the artifact has null.
+struct Scorecard {
+  bool present = false;
+  RateCI accuracy, exact_match;
+  double unparsed_rate = kNaN;
+  double request_goodput = kNaN, correct_goodput = kNaN, request_throughput = kNaN;
+  double p99_ttft_ms = kNaN, p99_tpot_ms = kNaN, p99_e2el_ms = kNaN;
+  std::string slo_verdict;
+  double cost_per_million = kNaN, energy_per_token_j = kNaN;
+  double error_rate = kNaN;
+  std::optional<std::vector<std::pair<std::string, double>>> errors_by_class;
+  std::optional<bool> valid;
+};
+
 struct RunSummary {
   std::string name;
   double offered = kNaN;
@@ -109,6 +179,7 @@ struct RunSummary {
   std::vector<Reason> reasons;  // every reason of an INVALID verdict
   bool lag_not_checked = false;  // the current validity shape, closed loop: schedule lag not checked
   std::string slo_verdict, slo_spec, slo_view;
+  std::string slo_latency_verdict;  // slo.latency_verdict (beside slo.accuracy), "" when absent
   bool interrupted = false;
   std::optional<std::string> stopped_early;  // the reason
   double cost = kNaN, price_per_hour = kNaN, devices = kNaN;  // $ per 1M output tokens
@@ -121,6 +192,9 @@ struct RunSummary {
   std::vector<std::string> trial_verdicts;
   std::vector<RunSummary> trial_sums;  // per trial read from its directory (RunArtifact::trials)
   std::vector<LatRow> latency;
+  AccuracySummary accuracy;
+  ConsistencySummary consistency;
+  Scorecard scorecard;
   const LatRow* row(std::string_view key) const {
     for (const auto& r : latency) {
       if (r.key == key) return &r;
@@ -158,6 +232,7 @@ struct Series {
   std::vector<std::string> tips;  // per point, for markers
   std::vector<double> y_lo, y_hi;  // per point: a vertical whisker (min–max across trials); NaN: none
   std::vector<double> x_lo, x_hi;  // per point: a horizontal whisker
+  bool bars = false;  // a histogram: per point a bar over [x_lo, x_hi] from 0 up to y (no whiskers, line or markers)
 };
 
 struct Band {
@@ -259,6 +334,22 @@ double trial_attainment(const json& r);
 double trial_request_goodput(const json& r);
 std::vector<RunSummary> summaries(const ReportInput& in);
 
+// ---- correctness.cpp
+
+/// A rate as a percentage ("88.0%"; "—" when unknown).
+std::string rate_text(const RateCI& r);
+/// Its 95% interval ("82.8–91.8%"; "" without one).
+std::string rate_ci_text(const RateCI& r);
+/// The "Scorecard" block (id <prefix>scorecard) from result.json "scorecard": correctness,
+/// performance, cost, reliability, "—" for null. "" when the artifact has no scorecard.
+std::string scorecard_html(const RunSummary& s, const std::string& prefix, int h);
+void scorecard_md(std::string& o, const RunSummary& s, const std::string& h);
+/// The "Correctness" section (id <prefix>correctness): accuracy (per grader, per subset, correct
+/// goodput, the accuracy SLO) and consistency (exact-match rate, the first-divergence histogram, the
+/// diverged requests). "" when the run has neither.
+std::string correctness_html(const RunArtifact& a, const RunSummary& s, const std::string& prefix, int h);
+void correctness_md(std::string& o, const RunSummary& s, const std::string& h);
+
 // ---- read.cpp
 
 std::string name_of(const fs::path& dir);
@@ -299,6 +390,8 @@ std::string verdict_class(const std::string& v);
 /// "2 of 3 trials PASS" (trial verdicts of a trials artifact).
 std::string trial_verdicts_text(const RunSummary& s);
 std::string reason_text(const Reason& r);
+/// The parts of an SLO verdict with an accuracy bound: "; latency PASS, accuracy ≥ 85.0% FAIL" ("" without one).
+std::string slo_parts_text(const RunSummary& s);
 std::string badges_html(const RunSummary& s, const std::string& prefix);
 std::string notes_html(const std::vector<std::string>& notes);
 std::string cost_text(const RunSummary& s);

@@ -329,6 +329,157 @@ static void summarize_records(RunSummary& s, const RunArtifact& a) {
   for (const auto& [cls, n] : by_class) s.errors.emplace_back(cls, n);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Correctness: result.json "accuracy", "consistency", "scorecard"
+
+/// A rate and its interval: obj[rate_key] and obj[ci_key] ([lo, hi]).
+static RateCI rate_ci_at(const json& obj, const char* rate_key, const char* ci_key, double n) {
+  RateCI r;
+  r.rate = nan_at(obj, {rate_key});
+  if (const json* ci = find_path(obj, {ci_key}); ci != nullptr && ci->is_array() && ci->size() == 2 && (*ci)[0].is_number() &&
+                                                (*ci)[1].is_number()) {
+    r.lo = (*ci)[0].get<double>();
+    r.hi = (*ci)[1].get<double>();
+  }
+  r.n = n;
+  return r;
+}
+
+static GradedCounts graded_counts(const json& j, std::string name) {
+  GradedCounts g;
+  g.name = std::move(name);
+  g.graded = nan_at(j, {"graded"});
+  g.correct = nan_at(j, {"correct"});
+  g.incorrect = nan_at(j, {"incorrect"});
+  g.unparsed = nan_at(j, {"unparsed"});
+  g.unparsed_rate = nan_at(j, {"unparsed_rate"});
+  g.accuracy = rate_ci_at(j, "accuracy", "accuracy_ci95", g.graded);
+  return g;
+}
+
+static std::vector<GradedCounts> graded_groups(const json& acc, const char* key) {
+  std::vector<GradedCounts> out;
+  if (const json* by = find_path(acc, {key}); by != nullptr && by->is_object()) {
+    for (const auto& [name, g] : by->items()) {
+      if (g.is_object()) out.push_back(graded_counts(g, name));
+    }
+  }
+  return out;
+}
+
+static void summarize_accuracy(AccuracySummary& a, const json& r) {
+  const json* acc = find_path(r, {"accuracy"});
+  if (acc != nullptr && acc->is_object()) {
+    a.present = true;
+    a.all = graded_counts(*acc, "");
+    a.confidence = nan_at(*acc, {"confidence"});
+    a.failed_requests = nan_at(*acc, {"failed_requests"});
+    a.by_grader = graded_groups(*acc, "by_grader");
+    a.by_subset = graded_groups(*acc, "by_subset");
+    a.correct_goodput_requests = nan_at(*acc, {"correct_goodput", "requests"});
+    a.correct_goodput_rate = nan_at(*acc, {"correct_goodput", "rate_per_s"});
+    a.correct_goodput_meaning = str_at(*acc, {"correct_goodput", "meaning"});
+    a.from = str_at(*acc, {"from"});
+  }
+  // The accuracy SLO: accuracy.slo, else slo.accuracy (there also when nothing was graded).
+  const json* slo = acc != nullptr && acc->is_object() ? find_path(*acc, {"slo"}) : nullptr;
+  if (slo == nullptr || !slo->is_object()) slo = find_path(r, {"slo", "accuracy"});
+  if (slo != nullptr && slo->is_object()) {
+    a.min_accuracy = nan_at(*slo, {"min_accuracy"});
+    a.slo_verdict = str_at(*slo, {"verdict"});
+    a.slo_method = str_at(*slo, {"method"});
+    a.slo_reason = str_at(*slo, {"reason"});
+  }
+}
+
+static void summarize_consistency(ConsistencySummary& c, const json& r) {
+  const json* con = find_path(r, {"consistency"});
+  if (con == nullptr || !con->is_object()) return;
+  c.present = true;
+  c.method = str_at(*con, {"method"});
+  c.identical = nan_at(*con, {"identical"});
+  c.exact_match = rate_ci_at(*con, "exact_match_rate", "exact_match_ci95", nan_at(*con, {"compared"}));
+  c.confidence = nan_at(*con, {"confidence"});
+  c.tested_requests = nan_at(*con, {"tested_requests"});
+  c.from = str_at(*con, {"from"});
+  c.reference_kind = str_at(*con, {"reference", "kind"});
+  c.reference_dir = str_at(*con, {"reference", "dir"});
+  c.reference_load = str_at(*con, {"reference", "load"});
+  if (const json* fd = find_path(*con, {"first_divergence"}); fd != nullptr && fd->is_object()) {
+    c.has_divergence = true;
+    c.div_count = nan_at(*fd, {"count"});
+    c.div_min = nan_at(*fd, {"min"});
+    c.div_p50 = nan_at(*fd, {"p50"});
+    c.div_p90 = nan_at(*fd, {"p90"});
+    c.div_max = nan_at(*fd, {"max"});
+    c.div_mean = nan_at(*fd, {"mean"});
+    if (const json* h = find_path(*fd, {"histogram"}); h != nullptr && h->is_array()) {
+      for (const auto& b : *h) {
+        if (b.is_object()) c.histogram.push_back({nan_at(b, {"from"}), nan_at(b, {"to"}), nan_at(b, {"count"})});
+      }
+    }
+  }
+  if (const json* dv = find_path(*con, {"diverged"}); dv != nullptr && dv->is_array()) {
+    for (const auto& d : *dv) {
+      if (!d.is_object()) continue;
+      c.diverged.push_back({nan_at(d, {"item"}), nan_at(d, {"position"}), str_at(d, {"reference_excerpt"}),
+                            str_at(d, {"output_excerpt"})});
+    }
+  }
+}
+
+static void summarize_scorecard(Scorecard& sc, const json& r) {
+  const json* j = find_path(r, {"scorecard"});
+  if (j == nullptr || !j->is_object()) return;
+  sc.present = true;
+  if (const json* c = find_path(*j, {"correctness"}); c != nullptr && c->is_object()) {
+    sc.accuracy = rate_ci_at(*c, "accuracy", "accuracy_ci95", kNaN);
+    sc.exact_match = rate_ci_at(*c, "exact_match_rate", "exact_match_ci95", kNaN);
+    sc.unparsed_rate = nan_at(*c, {"unparsed_rate"});
+  }
+  sc.request_goodput = nan_at(*j, {"performance", "request_goodput"});
+  sc.correct_goodput = nan_at(*j, {"performance", "correct_goodput"});
+  sc.request_throughput = nan_at(*j, {"performance", "request_throughput"});
+  sc.p99_ttft_ms = nan_at(*j, {"performance", "p99_ttft_ms"});
+  sc.p99_tpot_ms = nan_at(*j, {"performance", "p99_tpot_ms"});
+  sc.p99_e2el_ms = nan_at(*j, {"performance", "p99_e2el_ms"});
+  sc.slo_verdict = str_at(*j, {"performance", "slo_verdict"});
+  sc.cost_per_million = nan_at(*j, {"cost", "per_million_output_tokens"});
+  sc.energy_per_token_j = nan_at(*j, {"cost", "energy_per_output_token_j"});
+  sc.error_rate = nan_at(*j, {"reliability", "error_rate"});
+  if (const json* by = find_path(*j, {"reliability", "errors_by_class"}); by != nullptr && by->is_object()) {
+    sc.errors_by_class.emplace();
+    for (const auto& [cls, n] : by->items()) sc.errors_by_class->emplace_back(cls, n.is_number() ? n.get<double>() : kNaN);
+  }
+  if (const json* v = find_path(*j, {"reliability", "valid"}); v != nullptr && v->is_boolean()) sc.valid = v->get<bool>();
+}
+
+/// A sweep.json point's "accuracy" / "consistency": {"rate", "ci95": [lo, hi], "n"}.
+static std::optional<RateCI> entry_rate(const json& entry, const char* key) {
+  const json* e = find_path(entry, {key});
+  if (e == nullptr || !e->is_object() || !num_at(*e, {"rate"})) return std::nullopt;
+  return rate_ci_at(*e, "rate", "ci95", nan_at(*e, {"n"}));
+}
+
+/// What the point's own result.json does not say about its correctness, from its sweep.json entry.
+static void correctness_from_entry(RunSummary& s, const json& entry) {
+  if (!s.accuracy.present) {
+    if (auto r = entry_rate(entry, "accuracy")) {
+      s.accuracy.present = true;
+      s.accuracy.all.accuracy = *r;
+      s.accuracy.all.graded = r->n;
+      s.accuracy.from = "sweep.json";
+    }
+  }
+  if (!s.consistency.present) {
+    if (auto r = entry_rate(entry, "consistency")) {
+      s.consistency.present = true;
+      s.consistency.exact_match = *r;
+      s.consistency.from = "sweep.json";
+    }
+  }
+}
+
 static RunSummary summarize(const RunArtifact& a, double offered, const std::string& kind);
 
 // A trials artifact: each trial's summary, the trial count, the goodputs and verdicts across
@@ -422,6 +573,10 @@ static RunSummary summarize(const RunArtifact& a, double offered, const std::str
     s.slo_verdict = str_at(r, {"slo", "verdict"});
     s.slo_spec = str_at(r, {"slo", "spec"});
     s.slo_view = str_at(r, {"slo", "view"});
+    s.slo_latency_verdict = str_at(r, {"slo", "latency_verdict"});
+    summarize_accuracy(s.accuracy, r);
+    summarize_consistency(s.consistency, r);
+    summarize_scorecard(s.scorecard, r);
     s.interrupted = flag(r, "interrupted", false);
     s.stopped_early = stopped_reason(find_path(r, {"stopped_early"}));
     summarize_cost(s, r);
@@ -443,6 +598,7 @@ std::vector<RunSummary> summaries(const ReportInput& in) {
     const json& e = i < in.point_entries.size() ? in.point_entries[i] : json();
     if (s.slo_verdict.empty()) s.slo_verdict = point_verdict(json(), e);
     if (!s.stopped_early) s.stopped_early = stopped_reason(find_path(e, {"stopped_early"}));
+    correctness_from_entry(s, e);
     sums.push_back(std::move(s));
   }
   return sums;

@@ -274,7 +274,23 @@ std::string reference_lines_svg(const Chart& c, const Frame& f) {
   return o;
 }
 
-// Each series: whiskers, line and markers, in a group the legend can hide.
+// A histogram's bars: each point a bar over [x_lo, x_hi] from the axis up to y, its tip as a title.
+std::string bars_svg(const Series& s, const Frame& f) {
+  std::string o;
+  const double base = f.sy(std::max(f.y0, 0.0));
+  for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
+    const double lo = value_at(s.x_lo, i), hi = value_at(s.x_hi, i);
+    if (!std::isfinite(s.y[i]) || !std::isfinite(lo) || !std::isfinite(hi) || !(hi > lo)) continue;
+    const double a = f.sx(lo), e = f.sx(hi), top = f.sy(s.y[i]);
+    const double gap = std::min(1.0, (e - a) / 4);  // a hairline between neighbours
+    o += fmt::format("<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}</title></rect>",
+                     coord(a + gap), coord(std::min(top, base)), coord(std::max(e - a - 2 * gap, 0.5)),
+                     coord(std::fabs(base - top)), s.color, html_escape(i < s.tips.size() ? s.tips[i] : s.name));
+  }
+  return o;
+}
+
+// Each series: whiskers, line and markers (or a histogram's bars), in a group the legend can hide.
 std::string series_svg(const Chart& c, const Frame& f) {
   auto sx = [&](double v) { return f.sx(v); };
   auto sy = [&](double v) { return f.sy(v); };
@@ -295,6 +311,10 @@ std::string series_svg(const Chart& c, const Frame& f) {
       ++n;
     }
     o += fmt::format("<g class=\"series-group\" data-series=\"{}\">", si);
+    if (s.bars) {
+      o += bars_svg(s, f) + "</g>\n";
+      continue;
+    }
     // Whiskers (min–max across trials) under the line and the markers.
     for (std::size_t i = 0; i < s.x.size() && i < s.y.size(); ++i) {
       if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
@@ -368,11 +388,16 @@ std::string legend_svg(const Chart& c) {
     }
     o += fmt::format("<g class=\"legend-item\" data-series=\"{}\" tabindex=\"0\"><rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"14\" fill=\"transparent\"/>",
                      si, coord(lx - 2), coord(ly - 10), coord(w));
-    if (s.line) {
+    if (s.bars) {
+      o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"16\" height=\"9\" fill=\"{}\"/>", coord(lx + 2), coord(ly - 8),
+                       s.color);
+    } else if (s.line) {
       o += fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"{}\"{}/>", coord(lx), coord(lx + 20),
                        coord(ly - 3), coord(ly - 3), s.color, s.dashed ? " stroke-dasharray=\"5 3\"" : "");
     }
-    if (s.markers && s.cross) {
+    if (s.bars) {
+      // the swatch above
+    } else if (s.markers && s.cross) {
       o += fmt::format("<path class=\"cross\" d=\"M{0} {1} L{2} {3} M{0} {3} L{2} {1}\" stroke=\"{4}\"/>", coord(lx + 5),
                        coord(ly - 8), coord(lx + 15), coord(ly + 2), s.color);
     } else if (s.markers) {
