@@ -31,12 +31,14 @@ static std::string run_body(const RunArtifact& a, const RunSummary& s, const Htm
   std::string o;
   o += badges_html(s, prefix);
   o += notes_html(a.notes);
+  o += scorecard_html(s, prefix, h);
   if (s.trials) {
     o += fmt::format("<h{0}>Key metrics, median across trials</h{0}>\n", h);
     o += kv_html(a, s, prefix);
     o += trials_html(a, s, options, prefix, h);
     o += latency_table_html(s, prefix + "latency-table");
     o += errors_html(a.result);
+    o += correctness_html(a, s, prefix, h);
     const std::string tr = charts_html(trial_charts(a.result), prefix);
     if (!tr.empty()) {
       o += fmt::format("<h{0}>Spread across trials</h{0}>\n", h);
@@ -68,6 +70,7 @@ static std::string run_body(const RunArtifact& a, const RunSummary& s, const Htm
     o += latency_table_html(s, prefix + "latency-table");
     o += slo_table_html(a.result);
     o += errors_html(a.result);
+    o += correctness_html(a, s, prefix, h);
     o += stages_html(a.result, prefix, h);
     o += window_html(a, s, prefix, h);
     o += cross_checks_html(a.result, prefix, h);

@@ -43,8 +43,9 @@ std::string validity_md(const RunSummary& s) {
 /// interruption, notes.
 void verdicts_md(std::string& o, const RunArtifact& a, const RunSummary& s) {
   if (!s.slo_verdict.empty()) {
-    o += fmt::format("- **SLO**: {} ({}{}){}\n", s.slo_verdict, s.slo_spec, s.slo_view.empty() ? "" : ", " + s.slo_view + " view",
-                     s.trials && !s.trial_verdicts.empty() ? "; " + trial_verdicts_text(s) + ", the majority decides" : "");
+    o += fmt::format("- **SLO**: {} ({}{}){}{}\n", s.slo_verdict, s.slo_spec, s.slo_view.empty() ? "" : ", " + s.slo_view + " view",
+                     s.trials && !s.trial_verdicts.empty() ? "; " + trial_verdicts_text(s) + ", the majority decides" : "",
+                     slo_parts_text(s));
   } else {
     o += "- **SLO**: none given\n";
   }
@@ -138,10 +139,12 @@ void slo_md(std::string& o, const json& result, const std::string& h) {
 /// Everything about one run (the whole summary for a run; a point's section in a sweep).
 void run_md(std::string& o, const RunArtifact& a, const RunSummary& s, const std::string& h) {
   verdicts_md(o, a, s);
+  scorecard_md(o, s, h);
   key_metrics_md(o, a, s, h);
   latency_md(o, s, h);
   if (s.trials) trials_md(o, a, s, h);
   slo_md(o, a.result, h);
+  correctness_md(o, s, h);
   if (!s.trials) {
     stages_md(o, a.result, h);
     window_md(o, a, s, h);
@@ -150,6 +153,42 @@ void run_md(std::string& o, const RunArtifact& a, const RunSummary& s, const std
   if (const auto rows = condition_rows(a.result); !rows.empty()) {
     o += fmt::format("\n{} Conditions\n\n", h);
     for (const auto& [k, v] : rows) o += fmt::format("- **{}**: {}\n", k, k == "command line" ? "`" + v + "`" : v);
+  }
+}
+
+/// A point's rate with its 95% interval: "88.0% [82.8–91.8%]" ("–" when unknown).
+std::string rate_md(const RateCI& r) {
+  if (!r.known()) return "–";
+  return r.has_ci() ? rate_text(r) + " [" + rate_ci_text(r) + "]" : rate_text(r);
+}
+
+/// The sweep's points table (accuracy and identical columns when any point has them).
+void points_md(std::string& o, const ReportInput& in, const std::vector<RunSummary>& sums) {
+  const bool any_accuracy = std::any_of(sums.begin(), sums.end(), [](const RunSummary& s) { return s.accuracy.all.accuracy.known(); });
+  const bool any_identical =
+      std::any_of(sums.begin(), sums.end(), [](const RunSummary& s) { return s.consistency.exact_match.known(); });
+  o += "\n## Points\n\n| point | offered | throughput (req/s) | goodput (req/s) | output tokens/s | attainment | p99 TTFT (ms) | "
+       "p99 TPOT (ms) | p99 E2E (ms) | failed |";
+  o += std::string(any_accuracy ? " accuracy |" : "") + (any_identical ? " identical |" : "");
+  o += " SLO | validity | trials | stopped early |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |";
+  o += std::string(any_accuracy ? " ---: |" : "") + (any_identical ? " ---: |" : "");
+  o += " --- | --- | ---: | --- |\n";
+  const auto cap = capacity_index(in);
+  for (std::size_t i = 0; i < sums.size(); ++i) {
+    const RunSummary& s = sums[i];
+    const RunArtifact& a = in.runs[i];
+    o += fmt::format("| {}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} |", md_cell(s.name), cap && *cap == i ? " (capacity)" : "",
+                     load_text(in.offered[i], in.load_kind),
+                     spread_text(point_value(a, s.request_throughput, "request_throughput", trial_request_throughput)),
+                     spread_text(point_value(a, s.request_goodput, "request_goodput", trial_request_goodput)),
+                     spread_text(point_value(a, s.output_throughput, "output_throughput", trial_output_throughput)),
+                     percent(s.attainment), spread_text(point_latency(a, s, "ttft", "p99_ms")),
+                     spread_text(point_latency(a, s, "tpot", "p99_ms")), spread_text(point_latency(a, s, "e2e", "p99_ms")),
+                     format_number(s.failed));
+    if (any_accuracy) o += " " + rate_md(s.accuracy.all.accuracy) + " |";
+    if (any_identical) o += " " + rate_md(s.consistency.exact_match) + " |";
+    o += fmt::format(" {} | {} | {} | {} |\n", s.slo_verdict.empty() ? "–" : s.slo_verdict, validity_md(s),
+                     s.trials ? std::to_string(s.n_trials) : "1", s.stopped_early ? md_cell(*s.stopped_early) : "–");
   }
 }
 
@@ -173,23 +212,7 @@ std::string render_markdown(const ReportInput& in) {
   if (const std::string slo = sweep_slo_text(in); !slo.empty()) o += "- **SLO**: " + slo + "\n";
   for (const auto& n : in.notes) o += "- Note: " + n + "\n";
   const bool any_trials = std::any_of(sums.begin(), sums.end(), [](const RunSummary& s) { return s.trials; });
-  o += "\n## Points\n\n| point | offered | throughput (req/s) | goodput (req/s) | output tokens/s | attainment | p99 TTFT (ms) | "
-       "p99 TPOT (ms) | p99 E2E (ms) | failed | SLO | validity | trials | stopped early |\n"
-       "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | --- |\n";
-  const auto cap = capacity_index(in);
-  for (std::size_t i = 0; i < sums.size(); ++i) {
-    const RunSummary& s = sums[i];
-    const RunArtifact& a = in.runs[i];
-    o += fmt::format("| {}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", md_cell(s.name),
-                     cap && *cap == i ? " (capacity)" : "", load_text(in.offered[i], in.load_kind),
-                     spread_text(point_value(a, s.request_throughput, "request_throughput", trial_request_throughput)),
-                     spread_text(point_value(a, s.request_goodput, "request_goodput", trial_request_goodput)),
-                     spread_text(point_value(a, s.output_throughput, "output_throughput", trial_output_throughput)),
-                     percent(s.attainment), spread_text(point_latency(a, s, "ttft", "p99_ms")),
-                     spread_text(point_latency(a, s, "tpot", "p99_ms")), spread_text(point_latency(a, s, "e2e", "p99_ms")),
-                     format_number(s.failed), s.slo_verdict.empty() ? "–" : s.slo_verdict, validity_md(s),
-                     s.trials ? std::to_string(s.n_trials) : "1", s.stopped_early ? md_cell(*s.stopped_early) : "–");
-  }
+  points_md(o, in, sums);
   if (any_trials) o += "\nA point with trials: the median across its trials, [min–max] in brackets.\n";
   if (!sums.empty() && sums.front().slo_view == "response") {
     o += "\np99 TTFT and E2E measured from t_intended, the view the SLO is judged in.\n";

@@ -102,6 +102,23 @@ details { margin:10px 0; }
 details > summary { cursor:pointer; font-weight:600; }
 details.point { border:1px solid var(--line); border-radius:6px; padding:8px 12px; }
 pre { background:var(--panel); border:1px solid var(--line); padding:10px; overflow:auto; font-size:12px; max-height:480px; }
+.scorecard { display:grid; grid-template-columns:repeat(4,minmax(0,1fr)); gap:10px; margin:8px 0 16px; }
+@media (max-width:900px) { .scorecard { grid-template-columns:repeat(2,minmax(0,1fr)); } }
+.scorecard > div { background:var(--panel); border:1px solid var(--line); border-radius:6px; padding:8px 12px; }
+.scorecard .sc-title { font-weight:700; font-size:12px; text-transform:uppercase; letter-spacing:.05em; color:var(--muted);
+  margin-bottom:4px; }
+.scorecard dl { margin:0; display:grid; grid-template-columns:auto 1fr; gap:3px 10px; align-items:baseline; }
+.scorecard dt { color:var(--muted); font-size:12px; }
+.scorecard dd { margin:0; font-weight:600; font-variant-numeric:tabular-nums; text-align:right; }
+.scorecard dd .u { font-size:12px; color:var(--muted); font-weight:400; }
+.scorecard dd .ci { display:block; font-size:11px; font-weight:400; color:var(--muted); }
+.scorecard dd .null { color:var(--muted); font-weight:400; }
+.scorecard dd .badge { padding:0 6px; font-size:12px; }
+td.excerpt { white-space:pre-wrap; font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace; font-size:12px;
+  min-width:260px; max-width:520px; word-break:break-word; text-align:left; }
+svg.plot rect.bar { fill-opacity:0.85; }
+table.compact { font-size:13px; }
+table.compact th, table.compact td { padding:4px 6px; }
 footer { margin-top:30px; color:var(--muted); font-size:12px; }
 @media print { .readout { display:none; } details { display:block; } }
 )CSS";

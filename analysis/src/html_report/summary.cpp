@@ -48,6 +48,16 @@ std::string reason_text(const Reason& r) {
   return o + r.message;
 }
 
+/// The parts of an SLO verdict with an accuracy bound: "; latency PASS, accuracy ≥ 85.0% FAIL" ("" without one).
+std::string slo_parts_text(const RunSummary& s) {
+  if (!s.accuracy.has_slo()) return {};
+  std::string o = "; ";
+  if (!s.slo_latency_verdict.empty()) o += "latency " + s.slo_latency_verdict + ", ";
+  o += "accuracy";
+  if (std::isfinite(s.accuracy.min_accuracy)) o += " ≥ " + percent(s.accuracy.min_accuracy);
+  return o + " " + (s.accuracy.slo_verdict.empty() ? "no verdict" : s.accuracy.slo_verdict);
+}
+
 std::string badges_html(const RunSummary& s, const std::string& prefix) {
   std::string o = "<div class=\"badges\">";
   if (!s.slo_verdict.empty()) {
@@ -88,9 +98,9 @@ std::string badges_html(const RunSummary& s, const std::string& prefix) {
   o += "</div>\n";
   if (!s.slo_spec.empty()) {
     std::string trials = s.trials && !s.trial_verdicts.empty() ? "; " + trial_verdicts_text(s) + ", the majority decides" : "";
-    o += fmt::format("<p class=\"sub\">SLO {}{}{}</p>\n", html_escape(s.slo_spec),
+    o += fmt::format("<p class=\"sub\" id=\"{}slo-spec\">SLO {}{}{}{}</p>\n", prefix, html_escape(s.slo_spec),
                      s.slo_view.empty() ? "" : html_escape(fmt::format(", judged in the {} view", s.slo_view)),
-                     html_escape(trials));
+                     html_escape(trials), html_escape(slo_parts_text(s)));
   }
   const bool reason_list = s.reasons.size() > 1 || std::any_of(s.reasons.begin(), s.reasons.end(), [](const Reason& r) {
                              return !r.code.empty() || r.trial.has_value();
