@@ -34,6 +34,11 @@ std::vector<std::string> summary_csv_columns() {
                         "stopped_early", "trials", "noisy", "cost_per_million_output_tokens"}) {
     cols.emplace_back(c);
   }
+  for (const char* c : {"accuracy", "accuracy_ci_lo", "accuracy_ci_hi", "graded", "unparsed_rate", "correct_goodput",
+                        "accuracy_slo_verdict", "exact_match_rate", "exact_match_ci_lo", "exact_match_ci_hi", "compared",
+                        "first_divergence_p50", "error_rate", "energy_per_output_token_j"}) {
+    cols.emplace_back(c);
+  }
   return cols;
 }
 
@@ -68,6 +73,16 @@ std::string render_csv(const ReportInput& in) {
     f.push_back(s.trials ? std::to_string(s.n_trials) : std::string());
     f.push_back(s.trials ? (s.noisy ? "true" : "false") : std::string());
     f.push_back(csv_number(s.cost));
+    const RateCI& acc = s.accuracy.all.accuracy;
+    const RateCI& em = s.consistency.exact_match;
+    for (double v : {acc.rate, acc.lo, acc.hi, s.accuracy.all.graded, s.accuracy.all.unparsed_rate,
+                     s.accuracy.correct_goodput_rate}) {
+      f.push_back(csv_number(v));
+    }
+    f.push_back(s.accuracy.slo_verdict);
+    for (double v : {em.rate, em.lo, em.hi, em.n, s.consistency.div_p50, s.scorecard.error_rate, s.scorecard.energy_per_token_j}) {
+      f.push_back(csv_number(v));
+    }
     for (std::size_t i = 0; i < f.size(); ++i) o += (i ? "," : "") + csv_field(f[i]);
     o += "\n";
   }

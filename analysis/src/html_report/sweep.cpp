@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
@@ -354,6 +355,74 @@ Chart attainment_chart(const SweepChartContext& x) {
   return c;
 }
 
+/// "accuracy:0.85" in an SLO spec ("ttft:50ms,accuracy:0.85,p99").
+std::optional<double> spec_min_accuracy(const std::string& spec) {
+  const auto at = spec.find("accuracy:");
+  if (at == std::string::npos) return std::nullopt;
+  const std::string rest = spec.substr(at + 9);
+  char* end = nullptr;
+  const double v = std::strtod(rest.c_str(), &end);
+  if (end == rest.c_str() || !std::isfinite(v)) return std::nullopt;
+  return *end == '%' ? v / 100 : v;
+}
+
+/// The accuracy SLO's bound of the sweep: a point's (or a trial's) accuracy verdict, else the SLO spec.
+std::optional<double> sweep_min_accuracy(const ReportInput& in, const std::vector<RunSummary>& sums) {
+  for (const auto& s : sums) {
+    if (std::isfinite(s.accuracy.min_accuracy)) return s.accuracy.min_accuracy;
+    for (const auto& t : s.trial_sums) {
+      if (std::isfinite(t.accuracy.min_accuracy)) return t.accuracy.min_accuracy;
+    }
+  }
+  if (auto v = spec_min_accuracy(sweep_slo_text(in))) return v;
+  for (const auto& s : sums) {
+    if (auto v = spec_min_accuracy(s.slo_spec)) return v;
+  }
+  return std::nullopt;
+}
+
+/// One point per sweep point with a known rate, its 95% interval as a whisker.
+Series rate_series(const SweepChartContext& x, std::string name, const char* col, bool dashed, RateCI (*pick)(const RunSummary&),
+                   const char* count_word) {
+  Series s = make_series(std::move(name), col, dashed, true);
+  for (std::size_t i = 0; i < x.sums.size(); ++i) {
+    const RateCI r = pick(x.sums[i]);
+    s.x.push_back(r.known() ? x.in.offered[i] : kNaN);
+    s.y.push_back(r.rate * 100);
+    s.y_lo.push_back(r.lo * 100);
+    s.y_hi.push_back(r.hi * 100);
+    s.tips.push_back(fmt::format("{}: {} {}{}{}", x.point_tip(i), s.name, rate_text(r),
+                                 r.has_ci() ? " (95% CI " + rate_ci_text(r) + ")" : "",
+                                 std::isfinite(r.n) ? fmt::format(", {} {}", format_number(r.n), count_word) : ""));
+  }
+  return s;
+}
+
+/// Accuracy and the identical (exact-match) rate of each point with their 95% intervals; the
+/// accuracy SLO's bound. Empty (not drawn) when no point has either.
+Chart correctness_by_load_chart(const SweepChartContext& x) {
+  Chart c;
+  c.key = "correctness-by-load";
+  c.title = "Accuracy and consistency versus offered load";
+  c.x_label = x.xl_offered;
+  c.y_label = "rate (%)";
+  c.pad_x = true;
+  c.y_max = 100;
+  Series acc = rate_series(x, "accuracy", color::kGreen, false, [](const RunSummary& s) { return s.accuracy.all.accuracy; },
+                           "graded");
+  Series em = rate_series(x, "identical (exact match)", color::kPurple, true,
+                          [](const RunSummary& s) { return s.consistency.exact_match; }, "compared");
+  const std::optional<double> bound = sweep_min_accuracy(x.in, x.sums);
+  if (bound) c.hlines.push_back({*bound * 100, "accuracy SLO " + percent(*bound), color::kRed});
+  for (Series* s : {&acc, &em}) {
+    if (std::any_of(s->x.begin(), s->x.end(), [](double v) { return std::isfinite(v); })) c.series.push_back(std::move(*s));
+  }
+  x.capacity_marks(c);
+  c.note = "Whiskers: the 95% interval (Wilson) of each rate; a point with trials pools its trials' requests. Identical: "
+           "answers equal to the reference's (concurrency 1 or a saved run).";
+  return c;
+}
+
 /// A point's histogram of `key`: the run's, or a trials point's trials pooled.
 std::optional<HdrHistogram> point_histogram(const RunArtifact& r, const std::string& key) {
   std::optional<HdrHistogram> h;
@@ -414,6 +483,7 @@ std::vector<Chart> sweep_charts(const ReportInput& in, const std::vector<RunSumm
   constexpr std::pair<const char*, const char*> kMetrics[] = {{"ttft", "TTFT"}, {"tpot", "TPOT"}, {"e2e", "E2E"}};
   std::vector<Chart> charts;
   for (const auto& [key, label] : kMetrics) charts.push_back(latency_throughput_chart(x, key, label));
+  charts.push_back(correctness_by_load_chart(x));
   charts.push_back(goodput_chart(x));
   charts.push_back(token_goodput_chart(x));
   charts.push_back(attainment_chart(x));
@@ -474,13 +544,29 @@ static std::string invalid_cell(const RunSummary& s) {
   return o + "</ul>";
 }
 
+/// A point's accuracy or identical rate, its 95% interval small under it.
+static std::string rate_cell(const RateCI& r, const char* key) {
+  if (!r.known()) return fmt::format("<td data-key=\"{}\">–</td>", key);
+  return fmt::format("<td data-key=\"{}\">{}{}</td>", key, rate_text(r),
+                     r.has_ci() ? fmt::format("<br><span class=\"rng\">[{:.1f}–{:.1f}]</span>", r.lo * 100, r.hi * 100) : "");
+}
+
 std::string sweep_table_html(const ReportInput& in, const std::vector<RunSummary>& sums) {
   const bool any_trials = std::any_of(sums.begin(), sums.end(), [](const RunSummary& s) { return s.trials; });
   const bool any_stopped = std::any_of(sums.begin(), sums.end(), [](const RunSummary& s) { return s.stopped_early.has_value(); });
-  std::string o = "<div class=\"scroll\"><table id=\"sweep-table\"><thead><tr><th class=\"l\">point</th><th>offered</th>";
+  const bool any_accuracy = std::any_of(sums.begin(), sums.end(), [](const RunSummary& s) { return s.accuracy.all.accuracy.known(); });
+  const bool any_identical =
+      std::any_of(sums.begin(), sums.end(), [](const RunSummary& s) { return s.consistency.exact_match.known(); });
+  // With the correctness columns the table is set tighter, so that the verdicts stay in view.
+  std::string o = fmt::format("<div class=\"scroll\"><table id=\"sweep-table\"{}><thead><tr><th class=\"l\">point</th>"
+                              "<th>offered</th>",
+                              any_accuracy || any_identical ? " class=\"compact\"" : "");
   if (any_trials) o += "<th>trials</th>";
   o += "<th>throughput (req/s)</th><th>goodput (req/s)</th><th>output tokens/s</th><th>attainment</th><th>p99 TTFT (ms)</th>"
-       "<th>p99 TPOT (ms)</th><th>p99 E2E (ms)</th><th>failed</th><th class=\"l\">SLO</th><th class=\"l\">validity</th>";
+       "<th>p99 TPOT (ms)</th><th>p99 E2E (ms)</th><th>failed</th>";
+  if (any_accuracy) o += "<th>accuracy</th>";
+  if (any_identical) o += "<th>identical</th>";
+  o += "<th class=\"l\">SLO</th><th class=\"l\">validity</th>";
   if (any_stopped) o += "<th class=\"l\">stopped early</th>";
   o += "</tr></thead><tbody>\n";
   const auto cap = capacity_index(in);
@@ -499,13 +585,16 @@ std::string sweep_table_html(const ReportInput& in, const std::vector<RunSummary
       att_text += fmt::format("<br><span class=\"rng\">[{}–{}]</span>", percent(att.min), percent(att.max));
     }
     o += fmt::format(
-        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td>"
-        "<td class=\"l\">{}</td>",
+        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
         spread_cell(point_value(a, s.request_throughput, "request_throughput", trial_request_throughput)),
         spread_cell(point_value(a, s.request_goodput, "request_goodput", trial_request_goodput)),
         spread_cell(point_value(a, s.output_throughput, "output_throughput", trial_output_throughput)), att_text,
         spread_cell(point_latency(a, s, "ttft", "p99_ms")), spread_cell(point_latency(a, s, "tpot", "p99_ms")),
-        spread_cell(point_latency(a, s, "e2e", "p99_ms")), format_number(s.failed),
+        spread_cell(point_latency(a, s, "e2e", "p99_ms")), format_number(s.failed));
+    if (any_accuracy) o += rate_cell(s.accuracy.all.accuracy, "accuracy");
+    if (any_identical) o += rate_cell(s.consistency.exact_match, "identical");
+    o += fmt::format(
+        "<td class=\"l\">{}</td><td class=\"l\">{}</td>",
         s.slo_verdict.empty() ? "–" : fmt::format("<span class=\"badge {}\">{}</span>", verdict_class(s.slo_verdict), s.slo_verdict),
         s.validity == "INVALID" ? invalid_cell(s) : html_escape(s.validity.empty() ? "–" : s.validity));
     if (any_stopped) {
@@ -519,6 +608,10 @@ std::string sweep_table_html(const ReportInput& in, const std::vector<RunSummary
   }
   if (!sums.empty() && sums.front().slo_view == "response") {
     o += "<p class=\"chart-note\">p99 TTFT and E2E measured from t_intended, the view the SLO is judged in.</p>\n";
+  }
+  if (any_accuracy || any_identical) {
+    o += "<p class=\"chart-note\">Accuracy: graded correct; identical: answers equal to the reference's; each with its "
+         "95% interval (a point with trials pools its trials' requests).</p>\n";
   }
   return o;
 }
