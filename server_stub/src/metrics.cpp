@@ -278,14 +278,13 @@ void ServerMetrics::set_gpu_energy_rates(double joules_per_step, double joules_p
   state_->gpu_rates_set.store(true, std::memory_order_release);
 }
 
-void ServerMetrics::enable_output_metrics() { state_->output_metrics.store(true, std::memory_order_release); }
-
 void ServerMetrics::count_output(bool answered, bool wrong_answer, bool diverged) {
   State& s = *state_;
-  if (!s.output_metrics.load(std::memory_order_acquire)) return;
+  if (!answered && !diverged) return;
   if (answered) s.answers.fetch_add(1, kRelaxed);
   if (answered && wrong_answer) s.wrong_answers.fetch_add(1, kRelaxed);
   if (diverged) s.divergences.fetch_add(1, kRelaxed);
+  s.output_metrics.store(true, std::memory_order_release);
 }
 
 void ServerMetrics::observe_time_to_first_token(double seconds) {
@@ -389,7 +388,7 @@ std::string ServerMetrics::render() const {
   w.histogram("vllm:request_decode_time_seconds",
               "Histogram of time spent in DECODE phase for request.", s.decode_time);
 
-  // The mock's output model (ground truth for accuracy and consistency), when enabled.
+  // The mock's output model (ground truth for accuracy and consistency), once it counted one.
   if (s.output_metrics.load(std::memory_order_acquire)) {
     w.counter("llmload:answers_total", "Requests whose output began with an answer to an arithmetic question.",
               static_cast<double>(s.answers.load(kRelaxed)));

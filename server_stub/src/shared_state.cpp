@@ -88,9 +88,6 @@ SharedState::SharedState(ServerConfig config_in, std::unique_ptr<LatencyModel> m
               config.profile ? config.profile->num_blocks() : 0),
       faults(config.faults, config.latency.seed),
       fixed_slots(config.latency.model == "fixed" ? config.fixed_max_num_seqs : 0, metrics) {
-  if (config.output.answers || config.output.divergence_rate > 0 || config.output.divergence_batch_slope > 0) {
-    metrics.enable_output_metrics();
-  }
   if (!model) {
     if (config.latency.model != "engine") {
       throw std::invalid_argument("llmload-server: no latency model for '" + config.latency.model + "'");

@@ -64,6 +64,8 @@ TEST(ServerOutput, TheSamePromptGivesTheSameTextAlongsideOthersAndAcrossLatencyM
 
 TEST(ServerOutput, ArithmeticQuestionsAreAnsweredThenTheRequestStops) {
   auto server = start_server({"--profile", "tiny"});
+  post(server.port, "/v1/completions", completion("no question", 4));
+  EXPECT_EQ(metric(server.port, "llmload:answers_total"), -1) << "rendered from the first answer on";
   json r = post(server.port, "/v1/completions", completion("Q: What is 2 * 5?\nA: 10\nQ: What is 48 + 17 * 3?\nA:", 64));
   EXPECT_EQ(text_of(r), " The answer is 99. #### 99");
   EXPECT_EQ(r["choices"][0]["finish_reason"], "stop");
@@ -130,7 +132,7 @@ TEST(ServerOutput, TheModelsShowInTheGroundTruthAndTheMetrics) {
   EXPECT_EQ(r["usage"]["completion_tokens"], 8);
   EXPECT_EQ(r["choices"][0]["finish_reason"], "length");
   EXPECT_FALSE(r["llmload"].contains("wrong_answer"));
-  EXPECT_EQ(metric(off.port, "llmload:answers_total"), -1) << "nothing to count: not rendered";
+  EXPECT_EQ(metric(off.port, "llmload:answers_total"), -1) << "nothing counted: not rendered";
   expect_clean_exit(off);
 }
 

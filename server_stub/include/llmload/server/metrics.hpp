@@ -56,12 +56,11 @@ class ServerMetrics {
   void set_gpu_energy_rates(double joules_per_step, double joules_per_token);
 
   // --- the output model (output_sequence.hpp) -------------------------------------------------
-  /// Renders llmload:answers_total, llmload:wrong_answers_total and llmload:divergences_total
-  /// from now on (at 0 until counted). The server calls it at start-up when its output model can
-  /// answer or diverge; without it the three are not rendered.
-  void enable_output_metrics();
-  /// One finished request's output: an answer (wrong or not) and whether it diverged. Counts
-  /// only after enable_output_metrics().
+  /// One finished request's output: an answer (wrong or not) and whether it diverged:
+  /// llmload:answers_total, llmload:wrong_answers_total, llmload:divergences_total. The three are
+  /// rendered together from the first request counted that had an answer or diverged (as the
+  /// GPU's families, a server that never answers shows none: scrapers take llmload:* families
+  /// as the sign of llmload-server).
   void count_output(bool answered, bool wrong_answer, bool diverged);
 
   // --- io threads ----------------------------------------------------------------------------
