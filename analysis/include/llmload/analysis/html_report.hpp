@@ -4,12 +4,16 @@
 // one run directory per trial) or a sweep's (one such directory per offered load, optionally
 // listed by sweep.json), writes
 //   report.html  one self-contained page: verdicts (SLO, validity with its reasons, early stop),
-//                conditions, key metrics, how the window was chosen, the server cross-checks
-//                (client vs server TTFT, Little's law), cost, and inline SVG charts
+//                the scorecard (correctness, performance, cost, reliability), conditions, key
+//                metrics, correctness (accuracy per grader and subset, consistency with the
+//                first-divergence histogram and the diverged excerpts), how the window was
+//                chosen, the server cross-checks (client vs server TTFT, Little's law), cost, and
+//                inline SVG charts
 //                (HdrHistogram-style percentile distributions, per-interval time series with the
 //                discarded warmup and drain shaded, latency-throughput and goodput/attainment
 //                curves of a sweep with the SLO line, the capacity point and min-max whiskers
-//                across trials, per-trial spread).
+//                across trials, per-trial spread, a sweep's accuracy and identical rate versus
+//                load with their 95% intervals).
 //                No network fetches: no external script, style sheet, font or image.
 //   summary.md   the same headline numbers as Markdown;
 //   summary.csv  one row per run (sweep point).
