@@ -73,18 +73,55 @@ CLI::Validator positive_duration_validator() {
       "DURATION");
 }
 
-/// The output model's flags into `out` (the ranges are checked already); the error, if any.
-std::optional<std::string> apply_output_flags(const CLI::App& app, const std::string& answers, bool preempted_given,
-                                              double preempted, OutputModelConfig& out) {
-  out.answers = answers == "on";
-  if (preempted_given) out.wrong_answer_preempted = preempted;
+/// The output model's flags as parsed, before they go into OutputModelConfig.
+struct OutputFlags {
+  std::string answers = "on";
+  double preempted = 0;
+  CLI::Option* preempted_option = nullptr;
+};
+
+/// --answers, --wrong-answer-*, --divergence-* (the ranges checked by CLI11).
+void add_output_options(CLI::App& app, OutputFlags& flags, OutputModelConfig& out) {
+  app.add_option("--answers", flags.answers,
+                 "Answer an arithmetic question in the prompt first ('The answer is N. #### N', or 'Answer: X' "
+                 "with multiple-choice options), then stop at EOS unless ignore_eos: on or off")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--wrong-answer-rate", out.wrong_answer_rate,
+                 "Probability that an answer is wrong when its first token comes from a batch of 1 (0 to 1)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--wrong-answer-batch-slope", out.wrong_answer_batch_slope,
+                 "Added to the wrong-answer probability per additional sequence in the batch that produced the "
+                 "request's first token: p = min(1, RATE + SLOPE x (batch - 1))")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  flags.preempted_option = app.add_option("--wrong-answer-preempted", flags.preempted,
+                                          "Probability of a wrong answer for a request preempted before its first "
+                                          "token, instead of the above [default: the above]")
+                               ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--divergence-rate", out.divergence_rate,
+                 "Probability that a decoding step (after any answer) makes the output diverge, at batch 1 (0 to 1)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--divergence-batch-slope", out.divergence_batch_slope,
+                 "Added to the divergence probability per additional sequence in the step's batch: "
+                 "p = min(1, RATE + SLOPE x (batch - 1))")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
+}
+
+/// The output model's flags into `out`; the error, if any.
+std::optional<std::string> apply_output_flags(const CLI::App& app, const OutputFlags& flags, OutputModelConfig& out) {
+  out.answers = flags.answers == "on";
+  if (flags.preempted_option->count() > 0) out.wrong_answer_preempted = flags.preempted;
   for (const char* flag : {"--wrong-answer-rate", "--wrong-answer-batch-slope", "--wrong-answer-preempted"}) {
     if (!out.answers && app.count(flag) > 0) {
       return fmt::format("{} applies to answers, and --answers is off: turn answers on or leave {} out", flag, flag);
     }
   }
   // CLI::Range lets NaN through (every comparison with it is false).
-  for (const double p : {out.wrong_answer_rate, out.wrong_answer_batch_slope, preempted, out.divergence_rate,
+  for (const double p : {out.wrong_answer_rate, out.wrong_answer_batch_slope, flags.preempted, out.divergence_rate,
                          out.divergence_batch_slope}) {
     if (std::isnan(p)) return std::string("--wrong-answer-*, --divergence-*: a probability must be a number in [0, 1]");
   }
@@ -115,8 +152,6 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
   std::vector<std::string> fault_flags;
   std::string api_key_file;
   std::string tokenizer_path;
-  std::string answers = "on";
-  double wrong_answer_preempted = 0;
 
   app.add_option("--host", cfg.host,
                  "Address to listen on. Other than loopback (127.0.0.0/8, ::1, localhost) it needs --allow-remote")
@@ -189,33 +224,8 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
   app.add_option("--tokenizer", tokenizer_path,
                  "A model's tokenizer (a model directory, tokenizer.json or tokenizer.model) for prompt counts, "
                  "/tokenize, /detokenize and the generated tokens [default: one mock token per word]");
-  app.add_option("--answers", answers,
-                 "Answer an arithmetic question in the prompt first ('The answer is N. #### N', or 'Answer: X' "
-                 "with multiple-choice options), then stop at EOS unless ignore_eos: on or off")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"on", "off"}));
-  app.add_option("--wrong-answer-rate", cfg.output.wrong_answer_rate,
-                 "Probability that an answer is wrong when its first token comes from a batch of 1 (0 to 1)")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
-  app.add_option("--wrong-answer-batch-slope", cfg.output.wrong_answer_batch_slope,
-                 "Added to the wrong-answer probability per additional sequence in the batch that produced the "
-                 "request's first token: p = min(1, RATE + SLOPE x (batch - 1))")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
-  auto* preempted_opt = app.add_option("--wrong-answer-preempted", wrong_answer_preempted,
-                                       "Probability of a wrong answer for a request preempted before its first "
-                                       "token, instead of the above [default: the above]")
-                            ->check(CLI::Range(0.0, 1.0));
-  app.add_option("--divergence-rate", cfg.output.divergence_rate,
-                 "Probability that a decoding step (after any answer) makes the output diverge, at batch 1 (0 to 1)")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
-  app.add_option("--divergence-batch-slope", cfg.output.divergence_batch_slope,
-                 "Added to the divergence probability per additional sequence in the step's batch: "
-                 "p = min(1, RATE + SLOPE x (batch - 1))")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1.0));
+  OutputFlags output_flags;
+  add_output_options(app, output_flags, cfg.output);
   app.add_option("--seed", cfg.latency.seed,
                  "Seed of the jitter, the response ids, the faults and the output model's draws")
       ->capture_default_str();
@@ -338,7 +348,7 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
                                      tokenizer_path, e.what()));
     }
   }
-  if (auto bad = apply_output_flags(app, answers, preempted_opt->count() > 0, wrong_answer_preempted, cfg.output)) {
+  if (auto bad = apply_output_flags(app, output_flags, cfg.output)) {
     return usage_error(*bad);
   }
   // The validators above already accepted these.
