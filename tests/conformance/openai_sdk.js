@@ -222,7 +222,8 @@ async function testNonStreaming(c) {
   const cmpl = await c.completions.create({ model: MODEL, prompt: "one two three", max_tokens: 3 });
   check(cmpl.id.startsWith("cmpl-"), `completion id prefix: ${cmpl.id}`);
   checkEq(cmpl.object, "text_completion", "completion object");
-  checkEq(cmpl.choices[0].text, " the of and", "completion text");
+  // Three generated words, each with its leading space (the words depend on the prompt: docs/server.md).
+  check(/^( [A-Za-z]+){3}$/.test(cmpl.choices[0].text), `completion text is 3 words: ${JSON.stringify(cmpl.choices[0].text)}`);
   checkEq(cmpl.choices[0].finish_reason, "length", "completion finish_reason");
   checkEq([cmpl.usage.prompt_tokens, cmpl.usage.completion_tokens, cmpl.usage.total_tokens], [3, 3, 6],
           "completion usage");

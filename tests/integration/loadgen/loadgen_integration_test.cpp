@@ -426,7 +426,7 @@ TEST_F(Fixture, BadFlagsAndScenarioFilesNameTheFieldAndTheFix) {
   EXPECT_NE(e.proc.err.find("broken.json"), std::string::npos) << e.proc.err;
   auto f = run_llmload(dir, {"--base-url", server_->base_url, "--slo", "latency:5ms"});
   EXPECT_EQ(f.proc.exit_code, 2);
-  EXPECT_NE(f.proc.err.find("use ttft, tpot or e2e"), std::string::npos) << f.proc.err;
+  EXPECT_NE(f.proc.err.find("use ttft, tpot, e2e or accuracy"), std::string::npos) << f.proc.err;
 }
 
 TEST_F(Fixture, ScenarioFilesShippedInTheRepositoryRun) {

@@ -39,7 +39,28 @@ TEST(Slo, RejectsBadSpecsWithTheFix) {
   try {
     parse_slo("latency:5ms");
   } catch (const SloParseError& e) {
-    EXPECT_NE(std::string(e.what()).find("use ttft, tpot or e2e"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("use ttft, tpot, e2e or accuracy"), std::string::npos);
+  }
+}
+
+TEST(Slo, AMinimumAccuracyAsAFractionOrAPercentage) {
+  const auto a = parse_slo("accuracy:0.95");
+  ASSERT_TRUE(a.min_accuracy);
+  EXPECT_DOUBLE_EQ(*a.min_accuracy, 0.95);
+  EXPECT_TRUE(a.empty()) << "no latency bound";
+  EXPECT_EQ(a.to_string(), "accuracy:0.95");
+  const auto b = parse_slo("ttft:1s,accuracy:90%");
+  EXPECT_DOUBLE_EQ(*b.min_accuracy, 0.9);
+  EXPECT_FALSE(b.empty());
+  EXPECT_EQ(b.to_string(), "ttft:1000ms,accuracy:0.9,p99");
+  EXPECT_EQ(parse_slo(b.to_string()).min_accuracy, b.min_accuracy);
+  for (const char* bad : {"accuracy:0", "accuracy:1.5", "accuracy:high", "accuracy:120%", "accuracy:"}) {
+    EXPECT_THROW(parse_slo(bad), SloParseError) << bad;
+  }
+  try {
+    parse_slo("accuracy:2");
+  } catch (const SloParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("accuracy:0.95"), std::string::npos) << e.what();
   }
 }
 
