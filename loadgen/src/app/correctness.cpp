@@ -185,8 +185,10 @@ json check_consistency(const ScenarioConfig& cfg, const std::vector<analysis::Re
 json correctness_counts(const json& result) {
   json out = {{"accuracy_counts", nullptr}, {"consistency_counts", nullptr}};
   if (const json& a = result.value("accuracy", json()); a.is_object()) {
+    const json& g = a.value("correct_goodput", json());
     out["accuracy_counts"] = {{"correct", a.value("correct", 0)}, {"graded", a.value("graded", 0)},
-                              {"unparsed", a.value("unparsed", 0)}};
+                              {"unparsed", a.value("unparsed", 0)},
+                              {"correct_goodput", g.is_object() ? g.value("rate_per_s", json(nullptr)) : json(nullptr)}};
   }
   if (const json& c = result.value("consistency", json()); c.is_object()) {
     out["consistency_counts"] = {{"identical", c.value("identical", 0)}, {"compared", c.value("compared", 0)}};
@@ -197,9 +199,11 @@ json correctness_counts(const json& result) {
 void pool_correctness(json& aggregate, const std::vector<json>& entries) {
   std::int64_t correct = 0, graded = 0, unparsed = 0, identical = 0, compared = 0;
   bool any_accuracy = false, any_consistency = false;
+  std::vector<double> goodputs;
   for (const auto& e : entries) {
     if (const json& a = e.value("accuracy_counts", json()); a.is_object()) {
       any_accuracy = true;
+      if (a.value("correct_goodput", json()).is_number()) goodputs.push_back(a["correct_goodput"].get<double>());
       correct += a.value("correct", std::int64_t{0});
       graded += a.value("graded", std::int64_t{0});
       unparsed += a.value("unparsed", std::int64_t{0});
@@ -218,6 +222,12 @@ void pool_correctness(json& aggregate, const std::vector<json>& entries) {
                              {"unparsed", unparsed}, {"accuracy", rate(correct, graded)},
                              {"accuracy_ci95", {ci.lo, ci.hi}}, {"unparsed_rate", rate(unparsed, graded)},
                              {"from", "the trials' graded requests pooled"}};
+    if (!goodputs.empty() && goodputs.size() == entries.size()) {
+      std::sort(goodputs.begin(), goodputs.end());
+      const std::size_t m = goodputs.size() / 2;
+      const double median = goodputs.size() % 2 == 1 ? goodputs[m] : (goodputs[m - 1] + goodputs[m]) / 2;
+      aggregate["accuracy"]["correct_goodput"] = {{"rate_per_s", median}, {"from", "the median across trials"}};
+    }
   }
   aggregate["consistency"] = nullptr;
   if (any_consistency) {

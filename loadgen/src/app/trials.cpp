@@ -157,7 +157,6 @@ json aggregate_trials(const std::vector<json>& entries, const json& first_result
     r["cost"] = cost;
   }
   pool_correctness(r, entries);
-  r["scorecard"] = scorecard(r);
   r["noisy"] = !noisy_metrics.empty();
   r["noisy_metrics"] = noisy_metrics;
   r["noisy_threshold_cv"] = 0.10;
@@ -211,6 +210,7 @@ json aggregate_trials(const std::vector<json>& entries, const json& first_result
   }
   r["trials"] = entries;
   r["headline"] = "median across trials (min-max and 95% CI in trial_summary); never best-of-N";
+  r["scorecard"] = scorecard(r);  // last: from the aggregate's own SLO, validity and counts
   return r;
 }
 
