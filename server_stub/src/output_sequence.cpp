@@ -65,7 +65,7 @@ OutputSequence::OutputSequence(const GenerationJob& job, std::uint64_t arrival)
       generator_size_(tokenizer_->generator_size()) {}
 
 void OutputSequence::decide_answer(std::int64_t batch, std::int64_t preemptions) {
-  length_ = max_tokens_;
+  length_.store(max_tokens_, std::memory_order_relaxed);
   if (question_) {
     double p = batch_probability(model_.wrong_answer_rate, model_.wrong_answer_batch_slope, batch);
     if (preemptions > 0 && model_.wrong_answer_preempted) p = *model_.wrong_answer_preempted;
@@ -76,10 +76,11 @@ void OutputSequence::decide_answer(std::int64_t batch, std::int64_t preemptions)
     const std::int64_t eos_after =
         std::max({static_cast<std::int64_t>(answer_ids_.size()), min_tokens_, std::int64_t{1}});
     if (!ignore_eos_ && eos_after < max_tokens_) {
-      length_ = eos_after;
-      stopped_ = true;
+      length_.store(eos_after, std::memory_order_relaxed);
+      stopped_.store(true, std::memory_order_relaxed);
     }
   }
+  answer_count_.store(static_cast<std::int64_t>(answer_ids_.size()), std::memory_order_relaxed);
   started_.store(true, std::memory_order_release);
 }
 
@@ -90,7 +91,7 @@ bool OutputSequence::on_token(std::int64_t index, std::int64_t batch, std::int64
     const double p = batch_probability(model_.divergence_rate, model_.divergence_batch_slope, batch);
     if (p > 0 && stream_uniform(divergence_seed_, index) < p) diverged_at_.store(index, std::memory_order_relaxed);
   }
-  return index + 1 >= length_;
+  return index + 1 >= length_.load(std::memory_order_relaxed);
 }
 
 void OutputSequence::play_alone() {

@@ -56,9 +56,12 @@ class OutputSequence final : public OutputDecider {
   bool started() const { return started_.load(std::memory_order_acquire); }
   /// The number of tokens the output has: max_tokens until token 0 is produced, then fewer when
   /// it stops at EOS.
-  std::int64_t length() const { return started() ? length_ : max_tokens_; }
+  std::int64_t length() const {
+    if (!started()) return max_tokens_;
+    return length_.load(std::memory_order_relaxed);
+  }
   /// Whether it ends at EOS (finish_reason "stop") rather than at max_tokens. Once started.
-  bool stopped() const { return started() && stopped_; }
+  bool stopped() const { return started() && stopped_.load(std::memory_order_relaxed); }
 
   /// Token k's id and its chunk text. Only for tokens already produced.
   std::uint32_t token_id(std::int64_t k) const;
@@ -71,7 +74,7 @@ class OutputSequence final : public OutputDecider {
   /// The index of the first diverged token, if one diverged.
   std::optional<std::int64_t> diverged_at() const;
   /// The answer's tokens at the start of the output (0 without an answer; once started).
-  std::int64_t answer_tokens() const { return started() ? static_cast<std::int64_t>(answer_ids_.size()) : 0; }
+  std::int64_t answer_tokens() const { return started() ? answer_count_.load(std::memory_order_relaxed) : 0; }
 
  private:
   void decide_answer(std::int64_t batch, std::int64_t preemptions);
@@ -94,8 +97,11 @@ class OutputSequence final : public OutputDecider {
   std::vector<std::uint32_t> answer_ids_;
   std::vector<std::string> answer_texts_;
   bool wrong_ = false;
-  std::int64_t length_ = 0;
-  bool stopped_ = false;
+  // Atomics, though ordered by started_: a consumer's length() must not read them before token 0
+  // is produced, and the compiler may load both sides of a `started() ? a : b` (TSan saw it).
+  std::atomic<std::int64_t> length_{0};
+  std::atomic<bool> stopped_{false};
+  std::atomic<std::int64_t> answer_count_{0};
   std::atomic<bool> started_{false};
   static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
   std::atomic<std::int64_t> diverged_at_{kNever};
