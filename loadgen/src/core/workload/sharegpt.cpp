@@ -14,6 +14,7 @@
 
 #include "llmload/loadgen/config_error.hpp"
 #include "llmload/loadgen/prompt.hpp"
+#include "list_workload.hpp"
 #include "llmload/loadgen/workload/sources.hpp"
 
 namespace llmload {
@@ -216,19 +217,6 @@ class ShareGptReader final : public nlohmann::json_sax<json> {
   std::int64_t completion_tokens_ = 0;
 };
 
-class ShareGptWorkload final : public Workload {
- public:
-  ShareGptWorkload(std::vector<WorkItem> items, nlohmann::json description)
-      : items_(std::move(items)), description_(std::move(description)) {}
-  std::optional<std::uint64_t> size() const override { return items_.size(); }
-  WorkItem item(std::uint64_t index) const override { return items_.at(index); }
-  nlohmann::json describe() const override { return description_; }
-
- private:
-  std::vector<WorkItem> items_;
-  nlohmann::json description_;
-};
-
 // A permutation of 0..n-1 by Fisher–Yates with the portable uniform_int (vLLM uses Python's
 // random.shuffle seeded with the seed: same rule, different generator, so a different order).
 std::vector<std::size_t> shuffled_indices(std::size_t n, std::uint64_t seed) {
@@ -310,7 +298,7 @@ std::unique_ptr<Workload> make_sharegpt_workload(const WorkloadConfig& cfg, std:
   d["lengths_estimated"] = true;
   d["token_estimate"] = fmt::format("ceil(UTF-8 bytes / 4) per text, plus the token model's overhead ({}) for "
                                     "prompts; the server's usage reports the real counts", tokens.overhead);
-  return std::make_unique<ShareGptWorkload>(std::move(items), std::move(d));
+  return std::make_unique<workload_detail::ListWorkload>(std::move(items), std::move(d));
 }
 
 }  // namespace llmload
