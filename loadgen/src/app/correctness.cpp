@@ -301,7 +301,9 @@ std::string correctness_report(const json& result) {
   }
   if (const json& c = result.value("consistency", json()); c.is_object()) {
     const std::int64_t compared = c.value("compared", std::int64_t{0});
-    if (compared == 0) {
+    if (c.value("error", json()).is_string()) {
+      o += fmt::format("{:<34}not measured: {}\n", "Consistency:", c["error"].get<std::string>());
+    } else if (compared == 0) {
       o += "Consistency:                      nothing to compare (no successful answer had a reference answer)\n";
     } else {
       const json& ci = c["exact_match_ci95"];

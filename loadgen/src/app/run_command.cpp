@@ -299,9 +299,10 @@ void check_correctness_settings(const ScenarioConfig& cfg) {
   if (cfg.shard.sharded()) {
     throw ConfigError("--consistency needs the whole run's answers in one process: run it unsharded");
   }
-  if (!cfg.consistency_reference.empty() && !std::filesystem::is_directory(cfg.consistency_reference)) {
-    throw ConfigError(fmt::format("--reference {}: not a directory: give the output directory of an earlier run "
-                                  "made with --save-outputs",
+  if (!cfg.consistency_reference.empty() &&
+      !std::filesystem::is_regular_file(std::filesystem::path(cfg.consistency_reference) / "requests.jsonl")) {
+    throw ConfigError(fmt::format("--reference {}: no requests.jsonl there: give the output directory of an earlier "
+                                  "run made with --save-outputs",
                                   cfg.consistency_reference));
   }
 }
@@ -615,8 +616,11 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
                               transport.connections_opened(), scraper ? &*scraper : nullptr);
   add_accuracy(outcome.result, cfg, controller.records(), metrics);
   if (cfg.consistency && !controller.interrupted()) {
-    outcome.result["consistency"] =
-        check_consistency(cfg, controller.records(), prep.tokenizer.get(), [&](const ScenarioConfig& ref) {
+    // The load's results are written whatever becomes of the comparison: a reference pass that
+    // cannot run (the server gone, a bad --reference) is reported in the section, not thrown.
+    try {
+      outcome.result["consistency"] =
+          check_consistency(cfg, controller.records(), prep.tokenizer.get(), [&](const ScenarioConfig& ref) {
           if (!cfg.quiet) fmt::print(stderr, "llmload: consistency: the compared prompts again at concurrency 1\n");
           RunHooks h;
           h.print_report = false;
@@ -625,6 +629,11 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
           run_once(ref, argv, env_settings, h);
           return ref.output_dir;
         });
+    } catch (const std::exception& e) {
+      outcome.result["consistency"] = {{"error", e.what()}, {"compared", 0}};
+      fmt::print(stderr, "llmload: error: consistency not measured: {}\n", e.what());
+      outcome.exit_code = kExitConfig;
+    }
   }
   outcome.result["scorecard"] = scorecard(outcome.result);
   if (hooks.print_report) {

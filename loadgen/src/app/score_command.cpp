@@ -84,7 +84,13 @@ int score_command(const ScoreOptions& o) {
     ++saved;
     const std::string name = forced ? forced->name() : r.grader;
     if (name.empty()) continue;
-    const analysis::GraderSpec spec = forced ? *forced : analysis::GraderSpec::parse(name);
+    analysis::GraderSpec spec;
+    try {
+      spec = forced ? *forced : analysis::GraderSpec::parse(name);
+    } catch (const std::invalid_argument& e) {
+      throw ConfigError(fmt::format("{}: request {} names grader '{}': {}; give --grader to grade it with another",
+                                    o.dir, r.index, name, e.what()));
+    }
     const analysis::GradeResult g = analysis::grade_output(spec, *r.output_text, r.reference);
     r.grader = name;
     r.grade = g.grade;

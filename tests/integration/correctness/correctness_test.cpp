@@ -182,6 +182,27 @@ TEST(Correctness, CompareTellsASignificantAccuracyDrop) {
   EXPECT_LT(c["difference_ci95"][1].get<double>(), 0.0) << "B is worse: the whole interval is below 0";
 }
 
+TEST(Correctness, AReferenceWithoutSavedOutputsIsAClearErrorAndTheLoadIsStillWritten) {
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "2ms", "--itl", "0ms"});
+  // No requests.jsonl at all: refused before anything is sent.
+  TempDir empty, out1;
+  auto refused = run_llmload(out1, gsm8k_args(server, {"--num-requests", "100", "--reference", empty.path()}));
+  EXPECT_EQ(refused.proc.exit_code, 2);
+  EXPECT_NE(refused.proc.err.find("--save-outputs"), std::string::npos) << refused.proc.err;
+  // A run saved without --save-outputs: found out after the load, whose results are written.
+  TempDir plain, out2;
+  auto first = run_llmload(plain, gsm8k_args(server, {"--num-requests", "100", "--concurrency", "4"}));
+  ASSERT_EQ(first.proc.exit_code, 0) << first.proc.err;
+  auto run = run_llmload(out2, gsm8k_args(server, {"--num-requests", "100", "--concurrency", "4", "--reference",
+                                                   plain.path()}));
+  EXPECT_EQ(run.proc.exit_code, 2) << run.proc.err;
+  EXPECT_NE(run.proc.err.find("--save-outputs"), std::string::npos) << run.proc.err;
+  ASSERT_TRUE(run.result.is_object()) << "the load's result.json is written";
+  EXPECT_EQ(run.result["accuracy"]["graded"], 100);
+  EXPECT_TRUE(run.result["consistency"]["error"].is_string()) << run.result["consistency"].dump();
+  EXPECT_EQ(run.records.size(), 100u);
+}
+
 TEST(Correctness, SavedOutputsAreRegradedByScore) {
   auto server = start_server({"--latency-model", "fixed", "--ttft", "2ms", "--itl", "0ms"});
   TempDir out;
