@@ -307,6 +307,20 @@ RequestRecord record_from_json(const json& j) {
   r.subset = j.value("subset", std::string());
   r.reference = j.value("reference", std::string());
   if (const json& o = j.value("output_text", json()); o.is_string()) r.output_text = o.get<std::string>();
+  if (const json& st = j.value("server_tokens", json()); st.is_object()) {
+    const std::string from = st.value("from", std::string());
+    const json& tokens = st.value("tokens", json());
+    if ((from != "token_ids" && from != "logprobs") || !tokens.is_array()) {
+      throw MergeError("\"server_tokens\" needs \"from\" (token_ids or logprobs) and a \"tokens\" array");
+    }
+    for (const auto& t : tokens) {
+      if (from == "token_ids" ? !t.is_number_integer() : !t.is_string()) {
+        throw MergeError("\"server_tokens\": a token of the wrong type for \"from\": " + from);
+      }
+      r.server_tokens.push_back(from == "token_ids" ? t.dump() : t.get<std::string>());
+    }
+    r.server_tokens_from = from;
+  }
   r.http_status = static_cast<int>(integer("http_status"));
   const json& ec = need("error_class");
   if (!ec.is_string()) throw MergeError("\"error_class\" is not a string");

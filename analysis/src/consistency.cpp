@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string_view>
 
 #include "llmload/analysis/accuracy.hpp"
@@ -159,6 +160,15 @@ std::optional<std::int64_t> first_divergence(const std::string& a, const std::st
   return consistency_impl::word_divergence(a, b);
 }
 
+std::optional<std::int64_t> first_divergence(const OutputPair& pair, const TokenSplitter& split) {
+  if (pair.tokens_from.empty()) return first_divergence(pair.reference, pair.output, split);
+  if (pair.reference == pair.output && pair.reference_tokens == pair.output_tokens) return std::nullopt;
+  const auto& a = pair.reference_tokens;
+  const auto& b = pair.output_tokens;
+  const auto mm = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
+  return static_cast<std::int64_t>(mm.first - a.begin());
+}
+
 nlohmann::json consistency_summary(const std::vector<OutputPair>& pairs, const TokenSplitter& split,
                                    double confidence, std::size_t keep_diverged) {
   namespace ci = consistency_impl;
@@ -169,8 +179,10 @@ nlohmann::json consistency_summary(const std::vector<OutputPair>& pairs, const T
   std::vector<Diverged> diverged;
   std::vector<std::int64_t> positions;
   std::int64_t identical = 0;
+  std::map<std::string, std::int64_t> methods;
   for (const OutputPair& p : pairs) {
-    const auto at = first_divergence(p.reference, p.output, split);
+    ++methods[p.tokens_from.empty() ? split.method : p.tokens_from];
+    const auto at = first_divergence(p, split);
     if (!at) {
       ++identical;
       continue;
@@ -192,7 +204,9 @@ nlohmann::json consistency_summary(const std::vector<OutputPair>& pairs, const T
                       {"reference_excerpt", ci::excerpt(p.reference, anchor)},
                       {"output_excerpt", ci::excerpt(p.output, anchor)}});
   }
-  return {{"method", split.method},
+  const std::string method = methods.size() == 1 ? methods.begin()->first : methods.empty() ? split.method : "mixed";
+  return {{"method", method},
+          {"methods", methods},
           {"compared", compared},
           {"identical", identical},
           {"exact_match_rate",

@@ -232,6 +232,17 @@ json record_json(const RequestRecord& r) {
   }
   if (!r.reference.empty()) j["reference"] = r.reference;
   if (r.output_text) j["output_text"] = *r.output_text;
+  if (!r.server_tokens_from.empty()) {
+    json tokens = json::array();
+    for (const auto& t : r.server_tokens) {
+      if (r.server_tokens_from == "token_ids") {
+        tokens.push_back(json::parse(t, nullptr, false));  // the ids as numbers, as the server sent them
+      } else {
+        tokens.push_back(t);
+      }
+    }
+    j["server_tokens"] = {{"from", r.server_tokens_from}, {"tokens", std::move(tokens)}};
+  }
   j["http_status"] = r.http_status;
   j["error_class"] = to_string(r.error);
   j["error"] = r.error_message.empty() ? json(nullptr) : json(r.error_message);

@@ -50,14 +50,29 @@ void fold_accuracy_verdict(json& result, const analysis::SloSpec& slo, const jso
 }
 
 // item -> the answer kept for it (the first, should an item repeat).
-std::map<std::uint64_t, std::string> kept_outputs(const std::vector<analysis::RequestRecord>& records,
-                                                  bool measured_only) {
-  std::map<std::uint64_t, std::string> out;
+std::map<std::uint64_t, const analysis::RequestRecord*> kept_outputs(const std::vector<analysis::RequestRecord>& records,
+                                                                     bool measured_only) {
+  std::map<std::uint64_t, const analysis::RequestRecord*> out;
   for (const auto& r : records) {
     if (!r.ok() || !r.output_text || (measured_only && r.warmup)) continue;
-    out.emplace(r.item, *r.output_text);
+    out.emplace(r.item, &r);
   }
   return out;
+}
+
+// A request's two answers; their server tokens are compared when both came from the same source.
+analysis::OutputPair output_pair(std::uint64_t item, const analysis::RequestRecord& ref,
+                                 const analysis::RequestRecord& tested) {
+  analysis::OutputPair p;
+  p.item = item;
+  p.reference = *ref.output_text;
+  p.output = *tested.output_text;
+  if (!ref.server_tokens_from.empty() && ref.server_tokens_from == tested.server_tokens_from) {
+    p.tokens_from = ref.server_tokens_from;
+    p.reference_tokens = ref.server_tokens;
+    p.output_tokens = tested.server_tokens;
+  }
+  return p;
 }
 
 std::vector<analysis::RequestRecord> read_saved_records(const std::string& dir) {
@@ -173,10 +188,11 @@ json check_consistency(const ScenarioConfig& cfg, const std::vector<analysis::Re
                                   cfg.consistency_reference));
   }
   std::vector<analysis::OutputPair> pairs;
-  for (const auto& [item, text] : tested) {
-    if (auto it = reference.find(item); it != reference.end()) pairs.push_back({item, it->second, text});
+  for (const auto& [item, rec] : tested) {
+    if (auto it = reference.find(item); it != reference.end()) pairs.push_back(output_pair(item, *it->second, *rec));
   }
   json out = analysis::consistency_summary(pairs, splitter(tokenizer));
+  out["server_tokens_asked"] = cfg.consistency_tokens;
   out["reference"] = std::move(reference_info);
   out["tested_requests"] = tested.size();
   return out;

@@ -11,7 +11,9 @@
 #include "llmload/analysis/hdr_codec.hpp"
 #include "llmload/analysis/html_report.hpp"
 #include "llmload/analysis/report.hpp"
+#include "llmload/analysis/slo.hpp"
 #include "llmload/common/version.hpp"
+#include "correctness.hpp"
 #include "run_command.hpp"
 
 namespace llmload::app {
@@ -68,6 +70,26 @@ analysis::ShardArtifact read_shard_artifact(const std::string& dir) {
   return a;
 }
 
+// Graded shards (issue 18): the accuracy of every shard's graded records together, with the
+// --slo accuracy verdict folded into the merged verdict, and the scorecard.
+void add_merged_correctness(analysis::MergedArtifact& m) {
+  bool graded = false;
+  for (const auto& j : m.records) graded = graded || j.contains("grader");
+  if (!graded) return;
+  std::vector<analysis::RequestRecord> records;
+  records.reserve(m.records.size());
+  for (const auto& j : m.records) records.push_back(analysis::record_from_json(j));
+  ScenarioConfig cfg;
+  if (const json& spec = m.result.value("slo", json()); spec.is_object() && spec.value("spec", json()).is_string()) {
+    cfg.slo = analysis::parse_slo(spec["spec"].get<std::string>());
+    // An SLO of accuracy only has no latency verdict to fold the accuracy's into.
+    if (cfg.slo->empty()) m.result.erase("slo");
+  }
+  add_accuracy(m.result, cfg, records, m.metrics);
+  m.result["scorecard"] = scorecard(m.result);
+  m.console += correctness_report(m.result);
+}
+
 int merge_command(const std::vector<std::string>& dirs, const std::string& output, bool print_report,
                   bool fail_on_slo) {
   analysis::MergedArtifact merged;
@@ -85,6 +107,7 @@ int merge_command(const std::vector<std::string>& dirs, const std::string& outpu
     std::vector<analysis::ShardArtifact> shards;
     for (const auto& d : dirs) shards.push_back(read_shard_artifact(d));
     merged = analysis::merge_artifacts(shards);
+    add_merged_correctness(merged);
     if (fail_on_slo && !(merged.result.contains("slo") && merged.result["slo"].is_object())) {
       throw MergeError("--fail-on-slo needs an SLO to gate on, and the shards were run without --slo: run them "
                        "with --slo (e.g. --slo ttft:500ms,tpot:50ms), or merge without --fail-on-slo");

@@ -162,6 +162,13 @@ bool apply_extended_setting(const std::string& name, const std::string& value, c
     cfg.consistency = parse_bool(value, origin);
   } else if (name == "consistency-requests") {
     cfg.consistency_requests = parse_int(value, origin, 1);
+  } else if (name == "consistency-tokens") {
+    if (value != "logprobs" && value != "token-ids" && value != "none") {
+      throw ConfigError(fmt::format("bad {} '{}': use logprobs (the OpenAI field, default), token-ids (vLLM's "
+                                    "return_token_ids) or none (compare by --tokenizer or words)",
+                                    origin, value));
+    }
+    cfg.consistency_tokens = value;
   } else if (name == "reference") {
     cfg.consistency_reference = value;
     cfg.consistency = true;
@@ -361,6 +368,9 @@ const std::vector<SettingInfo>& settings() {
       {"consistency", "after the load, send its first --consistency-requests prompts again at concurrency 1 and "
                       "compare the answers request by request (exact-match rate, first divergent token)"},
       {"consistency-requests", "prompts compared by --consistency (default 100)"},
+      {"consistency-tokens", "what requests whose outputs are kept (--consistency, --save-outputs) ask the server "
+                             "for, to compare token by token: logprobs (default) | token-ids (vLLM's "
+                             "return_token_ids) | none (then --tokenizer, else words)"},
       {"reference", "compare the answers with this earlier run's (saved with --save-outputs) instead of a concurrency-1 "
                     "pass; implies --consistency"},
       // Workload

@@ -39,6 +39,10 @@ class SpillWriter {
     put<std::uint8_t>(v ? 1 : 0);
     if (v) put(*v);
   }
+  void put(const std::vector<std::string>& list) {
+    put(static_cast<std::uint32_t>(list.size()));
+    for (const auto& s : list) put(s);
+  }
   std::vector<char> bytes;
 };
 
@@ -78,6 +82,16 @@ class SpillReader {
       std::string s;
       get(s);
       v = std::move(s);
+    }
+  }
+  void get(std::vector<std::string>& list) {
+    std::uint32_t n = 0;
+    get(n);
+    list.clear();
+    for (std::uint32_t i = 0; i < n; ++i) {
+      std::string s;
+      get(s);
+      list.push_back(std::move(s));
     }
   }
   void skip(std::size_t n) {
@@ -125,6 +139,8 @@ void record_store_fields(Io& io, Record& r) {
   io.put_or_get(r.extracted);
   io.put_or_get(r.reference);
   io.put_or_get(r.output_text);
+  io.put_or_get(r.server_tokens_from);
+  io.put_or_get(r.server_tokens);
   io.put_or_get(r.item);
   io.put_or_get(r.http_status);
   io.put_or_get(r.error);

@@ -122,6 +122,16 @@ json RequestBuilder::make_body(const WorkItem& item, const std::vector<Turn>& hi
       body["min_tokens"] = item.output_tokens;
     }
     body["temperature"] = 0.0;
+    if (cfg_.consistency || cfg_.save_outputs) {
+      // Kept outputs are compared (consistency): the same seed in every pass, and the server's
+      // own tokens when it gives them (docs/metrics.md "Consistency").
+      body["seed"] = 0;
+      if (cfg_.consistency_tokens == "logprobs") {
+        body["logprobs"] = backend_.api == ApiKind::kChat ? json(true) : json(0);
+      } else if (cfg_.consistency_tokens == "token-ids") {
+        body["return_token_ids"] = true;
+      }
+    }
     body["stream"] = cfg_.stream;
     if (cfg_.stream) {
       json so = {{"include_usage", true}};

@@ -167,6 +167,7 @@ void RequestTracker::on_event(TimePoint t, SseEvent&& ev) {
         output_text_ += u.text;
         reasoning_text_ += u.reasoning_text;
         text_ends_.push_back({output_text_.size(), reasoning_text_.size()});
+        add_server_tokens(std::move(u.server_tokens));
       }
       break;
     case StreamUpdate::Kind::kDone:
@@ -182,6 +183,21 @@ void RequestTracker::on_event(TimePoint t, SseEvent&& ev) {
     case StreamUpdate::Kind::kNoOutput:
       break;
   }
+}
+
+// Every output event must carry the server's tokens, all of one kind; otherwise none are kept
+// (a partial list would misplace the first divergence).
+void RequestTracker::add_server_tokens(ServerTokens&& t) {
+  if (server_tokens_broken_) return;
+  const bool first = record_.output_events == 1;
+  if (t.from == ServerTokens::From::kNone || (!first && t.from != server_tokens_.from)) {
+    server_tokens_broken_ = true;
+    server_tokens_ = ServerTokens{};
+    return;
+  }
+  server_tokens_.from = t.from;
+  server_tokens_.tokens.insert(server_tokens_.tokens.end(), std::make_move_iterator(t.tokens.begin()),
+                               std::make_move_iterator(t.tokens.end()));
 }
 
 void RequestTracker::on_complete(TimePoint t, const TransportError& error) {
@@ -234,6 +250,7 @@ void RequestTracker::on_complete(TimePoint t, const TransportError& error) {
         output_text_ = std::move(w.text);
         reasoning_text_ = std::move(w.reasoning_text);
         if (w.has_output) text_ends_.push_back({output_text_.size(), reasoning_text_.size()});
+        server_tokens_ = std::move(w.server_tokens);
       }
       if (w.has_output) {
         record_.t_first = offset(t);

@@ -252,7 +252,13 @@ void RunController::grade_and_keep_output(analysis::RequestRecord& rec, const Re
   // The outputs a consistency comparison needs (the first measured ones), or all of them with
   // --save-outputs; the reference is kept for `llmload score` only with the outputs.
   const bool compared = cfg_.consistency && ordinal >= 0 && ordinal < cfg_.consistency_requests;
-  if (rec.ok() && (cfg_.save_outputs || compared)) rec.output_text = tracker.output_text();
+  if (rec.ok() && (cfg_.save_outputs || compared)) {
+    rec.output_text = tracker.output_text();
+    if (tracker.server_tokens().from != ServerTokens::From::kNone) {
+      rec.server_tokens_from = to_string(tracker.server_tokens().from);
+      rec.server_tokens = tracker.server_tokens().tokens;
+    }
+  }
   if (!cfg_.save_outputs) rec.reference.clear();
 }
 

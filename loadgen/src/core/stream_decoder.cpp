@@ -128,6 +128,42 @@ void append_choice_reasoning(const json& choice, ApiKind api, std::string& out) 
   }
 }
 
+// The server's tokens of a choice: its "token_ids" (vLLM's return_token_ids), else the token
+// strings of its "logprobs" (completions: {"tokens": [..]}; chat: {"content": [{"token"}]}).
+// An element of an unexpected type makes the whole list unusable (From::kNone).
+void append_choice_tokens(const json& choice, ApiKind api, ServerTokens& out) {
+  if (!choice.is_object()) return;
+  const auto unusable = [&] {
+    out.from = ServerTokens::From::kNone;
+    out.tokens.clear();
+  };
+  if (auto ids = choice.find("token_ids"); ids != choice.end() && ids->is_array()) {
+    if (out.from == ServerTokens::From::kLogprobs) return unusable();
+    out.from = ServerTokens::From::kTokenIds;
+    for (const auto& id : *ids) {
+      if (!id.is_number_integer()) return unusable();
+      out.tokens.push_back(id.dump());
+    }
+    return;
+  }
+  auto lp = choice.find("logprobs");
+  if (lp == choice.end() || !lp->is_object()) return;
+  const json* list = nullptr;
+  if (auto t = lp->find(api == ApiKind::kCompletions ? "tokens" : "content"); t != lp->end() && t->is_array()) list = &*t;
+  if (list == nullptr) return;
+  if (out.from == ServerTokens::From::kTokenIds) return unusable();
+  out.from = ServerTokens::From::kLogprobs;
+  for (const auto& t : *list) {
+    const json* token = &t;
+    if (api != ApiKind::kCompletions) {
+      if (!t.is_object() || !t.contains("token")) return unusable();
+      token = &t["token"];
+    }
+    if (!token->is_string()) return unusable();
+    out.tokens.push_back(token->get<std::string>());
+  }
+}
+
 bool nonempty_string(const json& obj, const char* key) {
   auto it = obj.find(key);
   return it != obj.end() && it->is_string() && !it->get_ref<const std::string&>().empty();
@@ -234,6 +270,18 @@ std::string excerpt(std::string_view s, std::size_t max_len) {
 
 }  // namespace
 
+const char* to_string(ServerTokens::From from) {
+  switch (from) {
+    case ServerTokens::From::kTokenIds:
+      return "token_ids";
+    case ServerTokens::From::kLogprobs:
+      return "logprobs";
+    case ServerTokens::From::kNone:
+      break;
+  }
+  return "none";
+}
+
 StreamUpdate OpenAiStreamDecoder::decode(const SseEvent& event) {
   StreamUpdate u;
   std::string_view data = event.data;
@@ -287,6 +335,7 @@ StreamUpdate OpenAiStreamDecoder::decode(const SseEvent& event) {
     for (const auto& c : *choices) {
       append_choice_text(c, api_, u.text);
       append_choice_reasoning(c, api_, u.reasoning_text);
+      append_choice_tokens(c, api_, u.server_tokens);
     }
   }
   count_output(u, output);
@@ -388,6 +437,7 @@ WholeResponse decode_whole_response(std::string_view body, ApiKind api) {
   if (!choices->empty()) {
     append_choice_text(choices->front(), api, r.text);
     append_choice_reasoning(choices->front(), api, r.reasoning_text);
+    append_choice_tokens(choices->front(), api, r.server_tokens);
   }
   return r;
 }

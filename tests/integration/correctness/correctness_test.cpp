@@ -130,7 +130,9 @@ TEST(Correctness, TheDivergenceModelIsMeasuredWithinItsInterval) {
   EXPECT_LE(std::abs(fd["mean"].get<double>() - mean), 3.29 * sd / std::sqrt(n))
       << "mean first divergent word " << fd["mean"] << ", expected " << mean << " (sd " << sd << ", n " << n << ")";
   EXPECT_LT(fd["max"].get<int>(), 64);
-  EXPECT_EQ(con["method"], "words");
+  // The server's own tokens (logprobs, asked by default) placed the divergences.
+  EXPECT_EQ(con["method"], "logprobs");
+  EXPECT_EQ(con["methods"]["logprobs"], 100);
   EXPECT_FALSE(con["diverged"].empty());
 }
 
@@ -201,6 +203,75 @@ TEST(Correctness, AReferenceWithoutSavedOutputsIsAClearErrorAndTheLoadIsStillWri
   EXPECT_EQ(run.result["accuracy"]["graded"], 100);
   EXPECT_TRUE(run.result["consistency"]["error"].is_string()) << run.result["consistency"].dump();
   EXPECT_EQ(run.records.size(), 100u);
+}
+
+// What a consistency run asks the server for: its token ids (vLLM's return_token_ids) are kept
+// with the outputs and compared; with none asked, the words are.
+TEST(Correctness, ServerTokenIdsAreComparedWhenAskedForAndWordsWhenNot) {
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "2ms", "--itl", "0ms", "--divergence-rate", "0.05"});
+  for (const std::string asked : {"token-ids", "none"}) {
+    TempDir out;
+    auto run = run_llmload(out, {"--base-url", server.base_url, "--concurrency", "4", "--num-requests", "40",
+                                 "--input-tokens", "16", "--output-tokens", "16", "--consistency",
+                                 "--consistency-requests", "40", "--consistency-tokens", asked});
+    ASSERT_EQ(run.proc.exit_code, 0) << run.proc.err;
+    const json& con = run.result["consistency"];
+    ASSERT_EQ(con["compared"], 40) << con.dump();
+    EXPECT_EQ(con["server_tokens_asked"], asked);
+    EXPECT_EQ(con["method"], asked == "none" ? "words" : "token_ids") << con.dump();
+    EXPECT_LT(con["identical"].get<int>(), 40) << "a 5% per-step divergence over 16 steps changes some answers";
+    // Every kept output of the reference pass carries the ids (or nothing), one per word.
+    const auto ref = read_file(out.file("consistency-reference/requests.jsonl"));
+    std::size_t lines = 0;
+    for (std::size_t at = 0, nl; (nl = ref.find('\n', at)) != std::string::npos; at = nl + 1) {
+      const json r = json::parse(ref.substr(at, nl - at));
+      ++lines;
+      if (asked == "none") {
+        EXPECT_FALSE(r.contains("server_tokens")) << r.dump();
+        continue;
+      }
+      ASSERT_EQ(r["server_tokens"]["from"], "token_ids") << r.dump();
+      EXPECT_EQ(r["server_tokens"]["tokens"].size(), r["output_tokens"].get<std::size_t>()) << r.dump();
+      EXPECT_TRUE(r["server_tokens"]["tokens"][0].is_number_integer());
+    }
+    EXPECT_EQ(lines, 40u);
+  }
+}
+
+// `llmload merge` of graded shards: the accuracy of all their graded requests together.
+TEST(Correctness, MergedShardsCarryTheirAccuracy) {
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "2ms", "--itl", "0ms", "--wrong-answer-rate", "0.25"});
+  TempDir root;
+  std::vector<std::string> dirs;
+  for (int i = 0; i < 2; ++i) {
+    dirs.push_back(root.file("shard-" + std::to_string(i)));
+    std::vector<std::string> a = {binary_path("llmload"), "run", "--quiet", "--output", dirs.back(), "--shard-count",
+                                  "2", "--shard-index", std::to_string(i)};
+    const auto more = gsm8k_args(server, {"--concurrency", "2", "--num-requests", "120", "--no-ignore-eos", "--slo",
+                                          "ttft:10s,accuracy:0.95"});
+    a.insert(a.end(), more.begin(), more.end());
+    auto shard = llmload::testing::run(a, std::chrono::seconds(120));
+    ASSERT_TRUE(shard.exit_code == 0 || shard.exit_code == 3 || shard.exit_code == 5) << shard.err;
+  }
+  std::vector<std::string> m = {binary_path("llmload"), "merge", "--output", root.file("merged")};
+  m.insert(m.end(), dirs.begin(), dirs.end());
+  auto merged = llmload::testing::run(m, std::chrono::seconds(60));
+  EXPECT_NE(merged.exit_code, 2) << merged.err;
+  const json r = json::parse(read_file(root.file("merged/result.json")));
+  ASSERT_TRUE(r["accuracy"].is_object()) << r.dump().substr(0, 600);
+  std::int64_t graded = 0, correct = 0;
+  for (const auto& d : dirs) {
+    const json s = json::parse(read_file(d + "/result.json"));
+    graded += s["accuracy"]["graded"].get<std::int64_t>();
+    correct += s["accuracy"]["correct"].get<std::int64_t>();
+  }
+  EXPECT_EQ(r["accuracy"]["graded"], graded);
+  EXPECT_EQ(r["accuracy"]["correct"], correct);
+  EXPECT_TRUE(within_band(r["accuracy"]["accuracy"].get<double>(), 0.75, graded));
+  // 75% correct is below 0.95 beyond doubt: the accuracy fails the merged SLO.
+  EXPECT_EQ(r["slo"]["accuracy"]["verdict"], "FAIL") << r["slo"].dump();
+  EXPECT_EQ(r["slo"]["verdict"], "FAIL");
+  EXPECT_TRUE(r["scorecard"]["correctness"].is_object());
 }
 
 TEST(Correctness, SavedOutputsAreRegradedByScore) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -47,16 +48,23 @@ CapacityCheck find_and_check(const std::string& base_url, const std::vector<std:
   EXPECT_TRUE(cap["calibration"].is_object());  // the start was found, not given
   c.capacity = cap["highest_pass"].get<double>();
   auto verdict_at = [&](double rate) {
-    TempDir rd;
     std::vector<std::string> a = {"--scenario", "server", "--request-rate", std::to_string(rate), "--duration",
                                   "6s", "--warmup", "1s", "--slo", slo, "--quiet", "--schedule-spin", "2ms"};
     a.insert(a.begin(), workload.begin(), workload.end());
     a.insert(a.begin(), {"--base-url", base_url});
-    auto run80 = run_llmload(rd, a);
-    EXPECT_EQ(run80.proc.exit_code, 0) << run80.proc.err;
-    return run80.result.is_object() ? run80.result["slo"]["verdict"].get<std::string>() + " (" +
-                                          run80.result["validity"]["verdict"].get<std::string>() + ")"
-                                    : std::string("no result");
+    // Validity judges the machine (schedule lag, error rate), not the capacity answer: a run made
+    // INVALID by a busy CI machine is measured once more before the verdict is read.
+    std::string verdict;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      TempDir attempt_dir;
+      auto run_at = run_llmload(attempt_dir, a);
+      if (!run_at.result.is_object()) return std::string("no result: ") + run_at.proc.err;
+      verdict = run_at.result["slo"]["verdict"].get<std::string>() + " (" +
+                run_at.result["validity"]["verdict"].get<std::string>() + ")";
+      if (run_at.result["validity"]["verdict"] == "VALID") break;
+      std::cerr << "rate " << rate << ": " << run_at.result["validity"].dump() << "\n";
+    }
+    return verdict;
   };
   c.pass_80 = verdict_at(0.8 * c.capacity);
   c.verdict_150 = verdict_at(1.5 * c.capacity);

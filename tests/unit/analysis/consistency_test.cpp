@@ -34,7 +34,11 @@ bool valid_utf8(const std::string& s) {
 }
 
 OutputPair pair(std::uint64_t item, std::string reference, std::string output) {
-  return OutputPair{item, std::move(reference), std::move(output)};
+  OutputPair p;
+  p.item = item;
+  p.reference = std::move(reference);
+  p.output = std::move(output);
+  return p;
 }
 
 
@@ -66,6 +70,46 @@ TEST(ConsistencyDivergence, TokenIds) {
   TokenSplitter blind;
   blind.ids = [](const std::string&) { return std::vector<std::int64_t>{7, 8}; };
   EXPECT_EQ(first_divergence("x", "y", blind), 2);
+}
+
+// The server's own tokens (token_ids or logprobs) come first: a pair compares by them when it has
+// them, else by the splitter; the section says which method, or "mixed" with counts.
+OutputPair token_pair(std::uint64_t item, std::string text_a, std::vector<std::string> a, std::string text_b,
+                      std::vector<std::string> b) {
+  OutputPair p = pair(item, std::move(text_a), std::move(text_b));
+  p.tokens_from = "token_ids";
+  p.reference_tokens = std::move(a);
+  p.output_tokens = std::move(b);
+  return p;
+}
+
+TEST(ConsistencyDivergence, ServerTokensComeFirst) {
+  // "hello world" as two tokens vs three: the words agree, the tokens do not (position 1).
+  EXPECT_EQ(first_divergence(token_pair(0, "hello world", {"1", "2"}, "hello world", {"1", "3", "4"}), kWords), 1);
+  EXPECT_EQ(first_divergence(token_pair(0, "a b", {"1", "2"}, "a b", {"1", "2"}), kWords), std::nullopt);
+  // Texts differ in the last word: token 2 of 3.
+  EXPECT_EQ(first_divergence(token_pair(0, "a b c", {"5", "6", "7"}, "a b d", {"5", "6", "8"}), kWords), 2);
+  // A prefix: the shorter list's length.
+  EXPECT_EQ(first_divergence(token_pair(0, "a", {"5"}, "a b", {"5", "6"}), kWords), 1);
+  // Without tokens_from, the splitter (words) decides.
+  OutputPair plain = pair(0, "a b c", "a x c");
+  EXPECT_EQ(first_divergence(plain, kWords), 1);
+}
+
+TEST(ConsistencySummary, MethodIsRecordedAndMixedIsCounted) {
+  std::vector<OutputPair> pairs = {token_pair(1, "a b", {"1", "2"}, "a b", {"1", "2"}),
+                                   token_pair(2, "a b", {"1", "2"}, "a c", {"1", "9"})};
+  auto j = consistency_summary(pairs, kWords);
+  EXPECT_EQ(j["method"], "token_ids");
+  EXPECT_EQ(j["methods"]["token_ids"], 2);
+  EXPECT_EQ(j["identical"], 1);
+  EXPECT_EQ(j["first_divergence"]["min"], 1);
+  pairs.push_back(pair(3, "x y", "x y"));
+  j = consistency_summary(pairs, kWords);
+  EXPECT_EQ(j["method"], "mixed");
+  EXPECT_EQ(j["methods"]["token_ids"], 2);
+  EXPECT_EQ(j["methods"]["words"], 1);
+  EXPECT_EQ(j["compared"], 3);
 }
 
 TEST(ConsistencySummary, RateIntervalAndTheDocumentedShape) {

@@ -44,6 +44,11 @@ RequestRecord record_store_sample(std::uint64_t i) {
   if (i % 3 == 1) r.server_queue_s = 0.25 * static_cast<double>(i);
   if (i % 3 == 2) r.server_first_token_s = 0.5;
   r.server_last_token_s = 1.5;
+  if (i % 4 == 1) {
+    r.output_text = " a b";
+    r.server_tokens_from = i % 8 == 1 ? "token_ids" : "logprobs";
+    r.server_tokens = i % 8 == 1 ? std::vector<std::string>{"17", "4"} : std::vector<std::string>{" a", " b"};
+  }
   r.http_status = i % 9 == 0 ? 500 : 200;
   r.error = i % 9 == 0 ? analysis::ErrorClass::kHttpStatus : analysis::ErrorClass::kNone;
   if (i % 9 == 0) r.error_message = std::string(static_cast<std::size_t>(i % 300), 'x') + " \"quoted\"\n";

@@ -18,6 +18,11 @@ struct OutputPair {
   std::uint64_t item = 0;
   std::string reference;  // the answer at the reference load
   std::string output;     // the answer at the load under test
+  // The server's own tokens of each answer, when both have them from the same source:
+  // `tokens_from` is "token_ids" or "logprobs" ("" when they are not compared).
+  std::string tokens_from;
+  std::vector<std::string> reference_tokens;
+  std::vector<std::string> output_tokens;
 };
 
 /// Splits a text into tokens for the position of the first divergence. The method's name goes
@@ -36,15 +41,21 @@ struct TokenSplitter {
 /// with the same ids diverge at their length.
 std::optional<std::int64_t> first_divergence(const std::string& a, const std::string& b, const TokenSplitter& split);
 
+/// A pair's first divergence: by the server's tokens when the pair has them (texts and tokens
+/// both equal: nullopt; otherwise the first differing token, or the shorter list's length),
+/// else by `split`.
+std::optional<std::int64_t> first_divergence(const OutputPair& pair, const TokenSplitter& split);
+
 /// The consistency section of result.json. Shape:
-///   {"method", "compared", "identical", "exact_match_rate", "exact_match_ci95": [lo, hi],
+///   {"method", "methods": {method: pairs}, "compared", "identical", "exact_match_rate", "exact_match_ci95": [lo, hi],
 ///    "confidence", "first_divergence": {"count", "min", "p50", "p90", "max", "mean",
 ///    "histogram": [{"from", "to", "count"}] (up to 10 bins of equal integer width, "from" and
 ///    "to" inclusive)} (null when none diverged; p50/p90 by nearest rank, ceil(q n)),
 ///    "diverged": [{"item", "position", "reference_excerpt", "output_excerpt"}] (the first
 ///    `keep_diverged` by item, excerpts from 40 bytes before the first differing byte, at most
 ///    160 bytes, cut at code point boundaries, invalid UTF-8 replaced by U+FFFD)}
-/// "exact_match_rate" is null when nothing was compared; "exact_match_ci95" is the Wilson
+/// "method" is the one way every pair was compared ("token_ids", "logprobs", or the splitter's
+/// "tokenizer" / "words"), or "mixed" when pairs differ ("methods" counts them). "exact_match_rate" is null when nothing was compared; "exact_match_ci95" is the Wilson
 /// interval at `confidence`.
 nlohmann::json consistency_summary(const std::vector<OutputPair>& pairs, const TokenSplitter& split,
                                    double confidence = 0.95, std::size_t keep_diverged = 20);

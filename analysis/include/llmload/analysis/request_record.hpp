@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 #include <string_view>
 
 namespace llmload::analysis {
@@ -91,6 +92,10 @@ struct RequestRecord {
   std::string reference;  // the row's reference, kept with --save-outputs (for `llmload score`)
   // --save-outputs and consistency runs: the generated answer text (reasoning excluded).
   std::optional<std::string> output_text;
+  // With output_text, the server's own tokens of it when it returned them (consistency compares
+  // these first): "token_ids" (ids in decimal) or "logprobs" (token strings); "" none.
+  std::string server_tokens_from;
+  std::vector<std::string> server_tokens;
   std::uint64_t item = 0;  // the workload item the request was made from (consistency matches on it)
 
   int http_status = 0;  // 0 when no response was received

@@ -57,6 +57,9 @@ class RequestTracker final : public ResponseObserver {
   const std::vector<analysis::ChunkArrival>& chunks() const { return chunks_; }
   /// The generated text (only with capture_text): the answer, which a session's next turn resends.
   const std::string& output_text() const { return output_text_; }
+  /// The server's own tokens of output_text (only with capture_text, and only when every output
+  /// event carried them, all of one kind): from == kNone otherwise.
+  const ServerTokens& server_tokens() const { return server_tokens_; }
   /// The generated reasoning text (only with capture_text): counted, never resent.
   const std::string& reasoning_text() const { return reasoning_text_; }
   /// The output events with each one's tokens counted from its own text by `count` (only with
@@ -69,6 +72,7 @@ class RequestTracker final : public ResponseObserver {
   std::string received() const;  // the Content-Type and the body's first bytes, for messages
   void on_event(TimePoint t, SseEvent&& ev);
   void fail(analysis::ErrorClass cls, std::string message);
+  void add_server_tokens(ServerTokens&& t);
 
   analysis::RequestRecord record_;
   TimePoint run_start_;
@@ -89,6 +93,8 @@ class RequestTracker final : public ResponseObserver {
   std::vector<analysis::ChunkArrival> chunks_;
   std::string output_text_;
   std::string reasoning_text_;
+  ServerTokens server_tokens_;
+  bool server_tokens_broken_ = false;
   // Where each output event's text ends in output_text_ and reasoning_text_ (with capture_text).
   struct TextEnd {
     std::size_t text;

@@ -164,6 +164,11 @@ struct ScenarioConfig {
   bool consistency = false;
   std::int64_t consistency_requests = 100;
   std::string consistency_reference;  // --reference DIR
+  /// --consistency-tokens: what a request whose output is kept (--consistency, --save-outputs)
+  /// asks the server for, so outputs compare token by token: "logprobs" (default; the OpenAI
+  /// field), "token-ids" (vLLM's return_token_ids) or "none". Such requests also carry
+  /// `"seed": 0`, the same in every pass.
+  std::string consistency_tokens = "logprobs";
   /// Internal: the workload item of release index i is i + item_offset (a consistency reference
   /// pass re-sends the items of the measured requests).
   std::uint64_t item_offset = 0;

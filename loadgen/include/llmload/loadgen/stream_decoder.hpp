@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -32,6 +33,16 @@ struct ServerTiming {
   std::optional<double> last_token_s;
 };
 
+/// The server's own tokens of an event's (or a whole response's) output, when it returned them:
+/// vLLM's `token_ids` (asked with `return_token_ids`), else the token strings of `logprobs`
+/// (completions: logprobs.tokens; chat: logprobs.content[].token). Consistency compares these.
+struct ServerTokens {
+  enum class From : std::uint8_t { kNone, kTokenIds, kLogprobs };
+  From from = From::kNone;
+  std::vector<std::string> tokens;  // the ids in decimal, or the token strings
+};
+const char* to_string(ServerTokens::From from);  // "token_ids", "logprobs", "none"
+
 /// What one SSE event means for the request.
 struct StreamUpdate {
   enum class Kind {
@@ -48,6 +59,7 @@ struct StreamUpdate {
   std::optional<ServerTiming> server_timing;  // ground truth carried by this event, if any
   std::string text;                   // generated text of this event (only when capturing text)
   std::string reasoning_text;         // its reasoning text (chat's reasoning_content / reasoning)
+  ServerTokens server_tokens;         // the server's tokens of this event (only when capturing text)
   std::string message;                // for kError/kMalformed: what was wrong
 };
 
@@ -82,6 +94,7 @@ struct WholeResponse {
   std::optional<ServerTiming> server_timing;
   std::string text;     // the generated text (first choice)
   std::string reasoning_text;  // its reasoning text (chat's reasoning_content / reasoning)
+  ServerTokens server_tokens;  // the server's tokens of the text, when it returned them
   std::string message;  // when !ok: what was wrong
 };
 WholeResponse decode_whole_response(std::string_view body, ApiKind api);
