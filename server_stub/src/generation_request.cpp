@@ -10,6 +10,7 @@
 
 #include "llmload/server/api_error.hpp"
 #include "llmload/server/mock_tokenizer.hpp"
+#include "llmload/server/token_details.hpp"
 
 namespace llmload::server {
 namespace {
@@ -176,6 +177,17 @@ std::optional<std::int64_t> get_max_tokens(const json& body, const char* name) {
   return v;
 }
 
+/// A number of top log probabilities (completions' `logprobs`, chat's `top_logprobs`): an integer
+/// in [0, kMaxTopLogprobs] (OpenAI allows 0..5 on completions, 0..20 on chat; vLLM up to its
+/// --max-logprobs, 20 by default).
+std::optional<std::int64_t> get_logprobs_count(const json& body, const char* name) {
+  const auto v = get_int(body, name);
+  if (v && (*v < 0 || *v > kMaxTopLogprobs)) {
+    throw_bad_request(fmt::format("`{}` must be an integer in [0, {}], got {}", name, kMaxTopLogprobs, *v), name);
+  }
+  return v;
+}
+
 /// Fields common to both endpoints that do not depend on the prompt. Returns the request's seed.
 std::optional<std::int64_t> parse_common(const json& body, GenerationRequest& req) {
   if (!body.is_object()) {
@@ -204,6 +216,7 @@ std::optional<std::int64_t> parse_common(const json& body, GenerationRequest& re
     req.continuous_usage = flag("continuous_usage_stats") && req.include_usage;
   }
   req.ignore_eos = get_bool(body, "ignore_eos").value_or(false);
+  req.return_token_ids = get_bool(body, "return_token_ids").value_or(false);
   req.min_tokens = get_int(body, "min_tokens").value_or(0);
   if (req.min_tokens < 0) {
     throw_bad_request(fmt::format("min_tokens must be greater than or equal to 0, got {}.", req.min_tokens),
@@ -391,6 +404,7 @@ GenerationRequest parse_completion_request(const json& body, const ServerConfig&
   if (get_bool(body, "echo").value_or(false)) {
     throw_bad_request("`echo` is not supported by the mock", "echo");
   }
+  req.logprobs = get_logprobs_count(body, "logprobs").value_or(-1);
   const json* prompt = field(body, "prompt");
   if (prompt == nullptr) throw_bad_request("`prompt` is required", "prompt");
   auto ids = completion_prompt_ids(*prompt, server_tokenizer_or_mock(config.tokenizer));
@@ -410,6 +424,12 @@ GenerationRequest parse_chat_request(const json& body, const ServerConfig& confi
   const auto max_completion = get_max_tokens(body, "max_completion_tokens");
   const auto max_tokens = get_max_tokens(body, "max_tokens");
   const char* max_field = max_completion ? "max_completion_tokens" : "max_tokens";
+  const bool logprobs = get_bool(body, "logprobs").value_or(false);
+  const auto top_logprobs = get_logprobs_count(body, "top_logprobs");
+  if (top_logprobs.value_or(0) > 0 && !logprobs) {
+    throw_bad_request("when using `top_logprobs`, `logprobs` must be set to true.", "top_logprobs");
+  }
+  if (logprobs) req.logprobs = top_logprobs.value_or(0);
   const json* messages = field(body, "messages");
   if (messages == nullptr) throw_bad_request("`messages` is required", "messages");
   const auto texts = message_texts(*messages);

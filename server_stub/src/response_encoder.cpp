@@ -80,7 +80,8 @@ ResponseEncoder::ResponseEncoder(const GenerationJob& job, std::shared_ptr<const
       max_tokens_(job.request.max_tokens),
       include_usage_(job.request.include_usage),
       continuous_usage_(job.request.continuous_usage),
-      output_(output ? std::move(output) : played_alone(job)) {
+      output_(output ? std::move(output) : played_alone(job)),
+      details_(TokenDetails::for_job(job)) {
   if (endpoint_ == Endpoint::kGenerate) {
     chunk_prefix_ = fmt::format(R"("meta_info":{{"id":{},"finish_reason":)", dump(ojson(id_)));
     return;
@@ -92,15 +93,41 @@ ResponseEncoder::ResponseEncoder(const GenerationJob& job, std::shared_ptr<const
 
 std::string_view ResponseEncoder::finish_reason() const { return output_->stopped() ? "stop" : "length"; }
 
-void ResponseEncoder::append_choice_end(std::string& payload, bool last, bool open_stop_reason) const {
-  if (last) {
-    payload += R"(,"logprobs":null,"finish_reason":")";
-    payload += finish_reason();
-    payload += R"(","stop_reason":null}])";
-  } else {
-    payload += open_stop_reason ? R"(,"logprobs":null,"finish_reason":null,"stop_reason":null}])"
-                                : R"(,"logprobs":null,"finish_reason":null}])";
+void ResponseEncoder::append_choice_end(std::string& payload, std::int64_t k, bool last, bool open_stop_reason) const {
+  if (!details_) {  // the common case: constant text
+    if (last) {
+      payload += R"(,"logprobs":null,"finish_reason":")";
+      payload += finish_reason();
+      payload += R"(","stop_reason":null}])";
+    } else {
+      payload += open_stop_reason ? R"(,"logprobs":null,"finish_reason":null,"stop_reason":null}])"
+                                  : R"(,"logprobs":null,"finish_reason":null}])";
+    }
+    return;
   }
+  payload += R"(,"logprobs":)";
+  if (k >= 0) {
+    details_->append_logprobs(payload, *output_, k, k + 1);
+  } else {
+    payload += "null";
+  }
+  if (last) {
+    payload += R"(,"finish_reason":")";
+    payload += finish_reason();
+    payload += R"(","stop_reason":null)";
+  } else {
+    payload += open_stop_reason ? R"(,"finish_reason":null,"stop_reason":null)" : R"(,"finish_reason":null)";
+  }
+  if (k >= 0 && details_->token_ids()) {
+    // vLLM: a completions stream's first choice carries the prompt's ids (chat's: its role chunk).
+    if (k == 0 && endpoint_ == Endpoint::kCompletions) {
+      payload += R"(,"prompt_token_ids":)";
+      details_->append_prompt_ids(payload);
+    }
+    payload += R"(,"token_ids":)";
+    TokenDetails::append_ids(payload, *output_, k, k + 1);
+  }
+  payload += "}]";
 }
 
 void ResponseEncoder::append_usage(std::string& out, std::int64_t completion_tokens, std::int64_t cached_tokens) const {
@@ -112,15 +139,20 @@ void ResponseEncoder::append_usage(std::string& out, std::int64_t completion_tok
   out += '}';
 }
 
-void ResponseEncoder::append_chat_chunk(std::string& out, std::string_view delta_json, std::int64_t completion_tokens,
-                                        bool last, const RequestOutcome* outcome, Framing framing) const {
+void ResponseEncoder::append_chat_chunk(std::string& out, std::string_view delta_json, std::int64_t token,
+                                        std::int64_t completion_tokens, bool last, const RequestOutcome* outcome,
+                                        Framing framing) const {
   std::string payload = chunk_prefix_;
   payload += R"({"index":0,"delta":)";
   payload += delta_json;
-  append_choice_end(payload, last, /*open_stop_reason=*/false);
+  append_choice_end(payload, token, last, /*open_stop_reason=*/false);
   if (continuous_usage_) {
     payload += ',';
     append_usage(payload, completion_tokens, 0);  // vLLM's per-chunk usage has no details
+  }
+  if (token < 0 && details_ && details_->token_ids()) {
+    payload += R"(,"prompt_token_ids":)";
+    details_->append_prompt_ids(payload);
   }
   if (last && outcome != nullptr) {
     payload += R"(,"llmload":)";
@@ -168,16 +200,16 @@ void ResponseEncoder::append_token_events(std::int64_t k, std::string& out, Fram
   const bool last = k + 1 >= output_->length();
   if (endpoint_ == Endpoint::kChat) {
     // vLLM sends the role with the first engine output, so it travels with token 0.
-    if (k == 0) append_chat_chunk(out, R"({"role":"assistant","content":""})", 0, false, nullptr, framing);
+    if (k == 0) append_chat_chunk(out, R"({"role":"assistant","content":""})", -1, 0, false, nullptr, framing);
     std::string delta = R"({"content":)";
     append_json_string(delta, output_->token_text(k));
     delta += '}';
-    append_chat_chunk(out, delta, k + 1, last, outcome, framing);
+    append_chat_chunk(out, delta, k, k + 1, last, outcome, framing);
   } else {
     std::string payload = chunk_prefix_;
     payload += R"({"index":0,"text":)";
     append_json_string(payload, output_->token_text(k));
-    append_choice_end(payload, last, /*open_stop_reason=*/true);
+    append_choice_end(payload, k, last, /*open_stop_reason=*/true);
     if (continuous_usage_) {
       payload += ',';
       append_usage(payload, k + 1, 0);
@@ -244,8 +276,21 @@ std::string ResponseEncoder::body_impl(const RequestOutcome* outcome) const {
     choice["text"] = full_text(n, *output_);
   }
   choice["logprobs"] = nullptr;
+  if (details_ && details_->logprobs()) {
+    std::string logprobs;
+    details_->append_logprobs(logprobs, *output_, 0, n);
+    choice["logprobs"] = ojson::parse(logprobs);
+  }
   choice["finish_reason"] = std::string(finish_reason());
   choice["stop_reason"] = nullptr;
+  const bool token_ids = details_ && details_->token_ids();
+  if (token_ids) {
+    // vLLM's places: the prompt's ids on a completions choice, at the top of a chat body.
+    if (!chat) choice["prompt_token_ids"] = details_->prompt_ids();
+    ojson ids = ojson::array();
+    for (std::int64_t k = 0; k < n; ++k) ids.push_back(output_->token_id(k));
+    choice["token_ids"] = std::move(ids);
+  }
   ojson body;
   body["id"] = id_;
   body["object"] = chat ? "chat.completion" : "text_completion";
@@ -253,6 +298,7 @@ std::string ResponseEncoder::body_impl(const RequestOutcome* outcome) const {
   body["model"] = model_;
   body["choices"] = ojson::array({std::move(choice)});
   body["usage"] = usage_json(prompt_tokens_, n, cached);
+  if (token_ids && chat) body["prompt_token_ids"] = details_->prompt_ids();
   if (outcome != nullptr) body["llmload"] = llmload_object(*outcome);
   return dump(body);
 }

@@ -49,6 +49,10 @@ struct GenerationRequest {
   bool include_usage = false;      ///< stream_options.include_usage (never for kGenerate)
   bool continuous_usage = false;   ///< include_usage && stream_options.continuous_usage_stats
   std::string rid;                 ///< kGenerate: the SGLang request id if the client gave one
+  /// Per-token log probabilities (token_details.hpp): completions' `logprobs` N, or chat's
+  /// `top_logprobs` N (default 0) when its `logprobs` is true; N in [0, 20]. -1: not asked for.
+  std::int64_t logprobs = -1;
+  bool return_token_ids = false;   ///< vLLM's return_token_ids: the tokens' ids on each choice
 };
 
 /// A request with the identity the server gives it.
@@ -67,11 +71,12 @@ struct GenerationJob {
 /// 400 for a missing/wrong-typed/out-of-range field (param names it), 404 for an unknown model,
 /// 400 when prompt tokens + max_tokens exceed config.max_model_len.
 /// `prompt` is a string, an array of one string, an array of token ids, or an array of one
-/// array of token ids.
+/// array of token ids. `logprobs` is null or an integer in [0, 20]; `return_token_ids` a boolean.
 GenerationRequest parse_completion_request(const nlohmann::json& body, const ServerConfig& config);
 
 /// Same for chat; max_completion_tokens wins over max_tokens; the default output length is
-/// max_model_len - prompt tokens.
+/// max_model_len - prompt tokens. `logprobs` is a boolean, `top_logprobs` an integer in [0, 20]
+/// (above 0 only with `logprobs: true`).
 GenerationRequest parse_chat_request(const nlohmann::json& body, const ServerConfig& config);
 
 /// Validates an SGLang /generate body: exactly one of `text` (a string) and `input_ids` (an

@@ -25,6 +25,10 @@
 // Non-streaming bodies carry the same facts: usage (+ prompt_tokens_details) and a top-level
 // "llmload" object for /v1/*; meta_info.cached_tokens, e2e_latency and meta_info.llmload for
 // /generate.
+// Per-token details (token_details.hpp), only when the request asks: a /v1/* chunk's "logprobs"
+// holds its token's (else null, as always), and with return_token_ids its choice ends with
+// "token_ids":[id] (a completions stream's first choice also "prompt_token_ids"; a chat stream's
+// role chunk has "prompt_token_ids" at the top level). Non-streaming: the same for all tokens.
 
 #include <cstdint>
 #include <memory>
@@ -36,6 +40,7 @@
 #include "llmload/server/output_sequence.hpp"
 #include "llmload/server/request_outcome.hpp"
 #include "llmload/server/server_tokenizer.hpp"
+#include "llmload/server/token_details.hpp"
 
 namespace llmload::server {
 
@@ -85,13 +90,17 @@ class ResponseEncoder {
  private:
   std::string body_impl(const RequestOutcome* outcome) const;
   void append_usage(std::string& out, std::int64_t completion_tokens, std::int64_t cached_tokens) const;
-  void append_chat_chunk(std::string& out, std::string_view delta_json, std::int64_t completion_tokens, bool last,
-                         const RequestOutcome* outcome, Framing framing) const;
+  /// `token`: the token whose content the delta holds; -1 for the role chunk.
+  void append_chat_chunk(std::string& out, std::string_view delta_json, std::int64_t token,
+                         std::int64_t completion_tokens, bool last, const RequestOutcome* outcome,
+                         Framing framing) const;
   void append_generate_event(std::int64_t k, std::string& out, Framing framing, const RequestOutcome* outcome) const;
   std::string_view finish_reason() const;
-  /// The end of a /v1/* chunk's choice: logprobs, finish_reason (and stop_reason: always on the
-  /// last chunk; on the others only when `open_stop_reason`, as vLLM's completions chunks do).
-  void append_choice_end(std::string& payload, bool last, bool open_stop_reason) const;
+  /// The end of a /v1/* chunk's choice for token k (-1: chat's role chunk): logprobs,
+  /// finish_reason (and stop_reason: always on the last chunk; on the others only when
+  /// `open_stop_reason`, as vLLM's completions chunks do), then, when asked for, token ids.
+  /// Without per-token details (details_ null) it is constant text, as before they existed.
+  void append_choice_end(std::string& payload, std::int64_t k, bool last, bool open_stop_reason) const;
 
   // What the bodies need from the job (not the job itself: its prompt ids can be large).
   Endpoint endpoint_;
@@ -103,6 +112,7 @@ class ResponseEncoder {
   bool include_usage_;
   bool continuous_usage_;
   std::shared_ptr<const OutputSequence> output_;  ///< the tokens' ids and texts (JSON-escaped when written)
+  std::shared_ptr<const TokenDetails> details_;   ///< logprobs / token ids asked for; null: neither
   std::string chunk_prefix_;  ///< /v1/*: {"id":..,"object":..,"created":..,"model":..,"choices":[
                               ///< /generate: "meta_info":{"id":<rid>,"finish_reason":
 };
