@@ -282,6 +282,7 @@ RequestRecord record_from_json(const json& j) {
   r.t_send = opt_time("t_send_ms");
   r.t_headers = opt_time("t_headers_ms");
   r.t_first = opt_time("t_first_ms");
+  if (const json& v = j.value("t_first_output_ms", json()); v.is_number()) r.t_first_output = from_ms(v.get<double>());
   r.t_last = opt_time("t_last_ms");
   r.t_done = opt_time("t_done_ms");
   r.requested_input_tokens = integer("requested_input_tokens");
@@ -295,6 +296,9 @@ RequestRecord record_from_json(const json& j) {
   }
   r.output_events = integer("output_events");
   if (const json& c = j.value("cached_tokens", json()); c.is_number_integer()) r.cached_tokens = c.get<std::int64_t>();
+  r.reasoning_tokens = j.value("reasoning_tokens", std::int64_t{0});
+  r.reasoning_tokens_source = j.value("reasoning_tokens_source", std::string());
+  r.model = j.value("model", std::string());
   if (const json& f = j.value("finish_reason", json()); f.is_string()) r.finish_reason = f.get<std::string>();
   r.ended_early = j.value("ended_early", false);
   r.session = j.value("session", std::int64_t{-1});

@@ -193,6 +193,7 @@ json record_json(const RequestRecord& r) {
   j["t_send_ms"] = opt_ms(r.t_send);
   j["t_headers_ms"] = opt_ms(r.t_headers);
   j["t_first_ms"] = opt_ms(r.t_first);
+  j["t_first_output_ms"] = opt_ms(r.t_first_output);
   j["t_last_ms"] = opt_ms(r.t_last);
   j["t_done_ms"] = opt_ms(r.t_done);
   j["ttft_ms"] = opt_ms(r.ttft());
@@ -211,6 +212,11 @@ json record_json(const RequestRecord& r) {
   j["client_output_tokens"] = r.client_output_tokens ? json(*r.client_output_tokens) : json(nullptr);
   j["output_events"] = r.output_events;
   j["cached_tokens"] = r.cached_tokens ? json(*r.cached_tokens) : json(nullptr);
+  if (!r.reasoning_tokens_source.empty()) {
+    j["reasoning_tokens"] = r.reasoning_tokens;
+    j["reasoning_tokens_source"] = r.reasoning_tokens_source;
+  }
+  if (!r.model.empty()) j["model"] = r.model;
   j["finish_reason"] = r.finish_reason ? json(*r.finish_reason) : json(nullptr);
   j["ended_early"] = r.ended_early;
   if (r.session >= 0) {

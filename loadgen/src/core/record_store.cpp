@@ -114,6 +114,7 @@ void record_store_fields(Io& io, Record& r) {
   io.put_or_get(r.t_send);
   io.put_or_get(r.t_headers);
   io.put_or_get(r.t_first);
+  io.put_or_get(r.t_first_output);
   io.put_or_get(r.t_last);
   io.put_or_get(r.t_done);
   io.put_or_get(r.requested_input_tokens);
@@ -125,6 +126,9 @@ void record_store_fields(Io& io, Record& r) {
   io.put_or_get(r.client_output_tokens);
   io.put_or_get(r.output_events);
   io.put_or_get(r.cached_tokens);
+  io.put_or_get(r.reasoning_tokens);
+  io.put_or_get(r.reasoning_tokens_source);
+  io.put_or_get(r.model);
   io.put_or_get(r.finish_reason);
   io.put_or_get(r.ended_early);
   io.put_or_get(r.session);

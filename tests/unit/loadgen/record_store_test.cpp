@@ -25,6 +25,12 @@ RequestRecord record_store_sample(std::uint64_t i) {
   if (i % 2 == 0) r.t_send = r.t_intended + 7us;
   if (i % 4 != 1) r.t_headers = r.t_intended + 1ms;
   if (i % 5 != 2) r.t_first = r.t_intended + 20ms;
+  if (i % 5 == 3) r.t_first_output = r.t_intended + 40ms;
+  if (i % 5 == 3) {
+    r.reasoning_tokens = 7;
+    r.reasoning_tokens_source = "usage";
+  }
+  if (i % 6 == 1) r.model = "adapter-" + std::to_string(i % 3);
   r.t_last = r.t_intended + 90ms;
   r.t_done = r.t_intended + 91ms;
   r.requested_input_tokens = 100 + static_cast<std::int64_t>(i);

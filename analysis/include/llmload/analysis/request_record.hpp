@@ -55,7 +55,11 @@ struct RequestRecord {
   Nanos t_intended{0};               // when the schedule said it should start
   std::optional<Nanos> t_send;       // request written to the socket
   std::optional<Nanos> t_headers;    // status line and headers received
-  std::optional<Nanos> t_first;      // first event carrying output
+  std::optional<Nanos> t_first;      // first event carrying output of any kind (answer, reasoning, tool call)
+  /// The first event carrying output that is not reasoning (answer text or tool-call arguments):
+  /// TTFO (issue 19, docs/metrics.md). Equals t_first when no reasoning came first; unset when
+  /// the response carried reasoning only.
+  std::optional<Nanos> t_first_output;
   std::optional<Nanos> t_last;       // last event carrying output
   std::optional<Nanos> t_done;       // end of response or error
 
@@ -70,6 +74,13 @@ struct RequestRecord {
   std::optional<std::int64_t> client_output_tokens;
   std::int64_t output_events = 0;    // events that carried output
   std::optional<std::int64_t> cached_tokens;
+  /// Reasoning tokens among output_tokens (usage.completion_tokens_details.reasoning_tokens, else
+  /// counted by --tokenizer or from reasoning events); `reasoning_tokens_source` says which
+  /// ("usage", "tokenizer", "events"; "" when the response carried no reasoning).
+  std::int64_t reasoning_tokens = 0;
+  std::string reasoning_tokens_source;
+  /// The model (or adapter) this request was sent to; "" when the run has one model.
+  std::string model;
   std::optional<std::string> finish_reason;
   bool ended_early = false;          // succeeded with fewer output tokens than requested
 
