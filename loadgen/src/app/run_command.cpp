@@ -128,6 +128,24 @@ int slo_gate(bool fail_on_slo, const json& result, int exit_code) {
 
 namespace {
 
+// The API key as the backend sends it (Bearer, or Anthropic's x-api-key with anthropic-version)
+// for the run's other requests (/v1/models, /tokenize): the Bearer key, and the --header fields
+// with the key's own fields first (a --header of the same name replaces one).
+std::pair<std::string, HeaderFields> key_and_headers(const ScenarioConfig& cfg) {
+  KeyFields key = key_fields(parse_backend(cfg.backend), cfg.api_key);
+  HeaderFields headers;
+  for (auto& f : key.fields) {
+    const bool replaced = std::any_of(cfg.headers.begin(), cfg.headers.end(), [&](const auto& h) {
+      return h.first.size() == f.first.size() &&
+             std::equal(h.first.begin(), h.first.end(), f.first.begin(),
+                        [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b)); });
+    });
+    if (!replaced) headers.push_back(std::move(f));
+  }
+  headers.insert(headers.end(), cfg.headers.begin(), cfg.headers.end());
+  return {key.bearer, headers};
+}
+
 // "20 failed, most common: http_status (20, e.g. HTTP 500: ...)" from a run's result.json.
 std::string failures_in_words(const json& result) {
   const std::int64_t failed = result.value("failed", std::int64_t{0});
@@ -221,8 +239,8 @@ CalibrationResult calibrate(const ScenarioConfig& cfg, boost::asio::io_context& 
       return *r;
     }
   }
-  net::TokenizeTarget target{url.path, url.host_header(), cfg.api_key, cfg.model, cfg.endpoint == ApiKind::kChat,
-                             cfg.headers};
+  const auto [bearer, headers] = key_and_headers(cfg);
+  net::TokenizeTarget target{url.path, url.host_header(), bearer, cfg.model, cfg.endpoint == ApiKind::kChat, headers};
   TokenCounter count = [&](const std::string& prompt) { return net::tokenize_count(ioc, transport, target, prompt); };
   std::optional<CalibrationResult> r;
   try {
@@ -353,7 +371,8 @@ struct Prepared {
 Prepared prepare(ScenarioConfig& cfg, boost::asio::io_context& ioc, Transport& transport, const BaseUrl& url) {
   Prepared p;
   try {
-    p.models = net::probe_models(ioc, transport, url.to_string(), url.path, url.host_header(), cfg.api_key, cfg.headers,
+    const auto [bearer, headers] = key_and_headers(cfg);
+    p.models = net::probe_models(ioc, transport, url.to_string(), url.path, url.host_header(), bearer, headers,
                                  !cfg.model.empty());
     if (!p.models.problem.empty() && !cfg.quiet) {
       fmt::print(stderr, "llmload: warning: {}; going on with --model {} as given\n",
@@ -501,10 +520,14 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   install_stop_handler();  // a signal before the load (calibration, the start wait) is recorded
   if (stop_signal() != 0) return interrupted_before_load(cfg_in);
   ScenarioConfig cfg = cfg_in;
-  if (cfg.api_key.empty()) {
-    if (const char* k = std::getenv("OPENAI_API_KEY"); k != nullptr) cfg.api_key = k;
-  }
   cfg.endpoint = parse_backend(cfg.backend).api;
+  if (cfg.api_key.empty()) {
+    // The SDKs' variables: ANTHROPIC_API_KEY for the Messages API, OPENAI_API_KEY otherwise.
+    const char* var = cfg.endpoint == ApiKind::kAnthropic && std::getenv("ANTHROPIC_API_KEY") != nullptr
+                          ? "ANTHROPIC_API_KEY"
+                          : "OPENAI_API_KEY";
+    if (const char* k = std::getenv(var); k != nullptr) cfg.api_key = k;
+  }
   check_before_contact(cfg);
   const BaseUrl url = parse_base_url(cfg.base_url);
   if (url.scheme != "https" && (!cfg.ca_cert.empty() || cfg.insecure)) {

@@ -21,6 +21,7 @@
 #include "llmload/analysis/compare.hpp"
 #include "llmload/analysis/html_report.hpp"
 #include "llmload/analysis/overload.hpp"
+#include "llmload/analysis/prefix_cache.hpp"
 #include "llmload/analysis/report.hpp"
 #include "llmload/analysis/sequential_slo.hpp"
 #include "llmload/common/build_info.hpp"
@@ -73,10 +74,21 @@ json conditions_json(const ScenarioConfig& cfg, const BaseUrl& url, const Reques
   json scenario = {
       {"scenario", to_string(cfg.kind)},
       {"backend", builder.backend().name},
-      {"endpoint", cfg.endpoint == ApiKind::kChat ? "chat" : cfg.endpoint == ApiKind::kSglang ? "generate" : "completions"},
+      {"endpoint", [&] {
+         switch (cfg.endpoint) {
+           case ApiKind::kChat: return "chat";
+           case ApiKind::kSglang: return "generate";
+           case ApiKind::kResponses: return "responses";
+           case ApiKind::kAnthropic: return "messages";
+           case ApiKind::kCompletions: break;
+         }
+         return "completions";
+       }()},
       {"stream", cfg.stream},
-      {"ignore_eos", cfg.ignore_eos},
-      {"continuous_usage_stats", cfg.stream && cfg.continuous_usage && cfg.endpoint != ApiKind::kSglang},
+      // The Responses and Messages APIs take no vLLM extensions: lengths are the model's own there.
+      {"ignore_eos", cfg.ignore_eos && cfg.endpoint != ApiKind::kResponses && cfg.endpoint != ApiKind::kAnthropic},
+      {"continuous_usage_stats",
+       cfg.stream && cfg.continuous_usage && (cfg.endpoint == ApiKind::kCompletions || cfg.endpoint == ApiKind::kChat)},
       {"extra_body", cfg.extra_body.empty() ? json(nullptr) : json::parse(cfg.extra_body, nullptr, false)},
       {"extra_headers", [&] {
          json h = json::array();
@@ -128,7 +140,8 @@ json conditions_json(const ScenarioConfig& cfg, const BaseUrl& url, const Reques
                    {"kernel", hostinfo.kernel},
                    {"local_gpus", hostinfo.gpus}}},
       {"definitions", {{"document", "docs/metrics.md"},
-                       {"ttft", "t_first - t_send"},
+                       {"ttft", "t_first - t_send (the first generated token of any kind)"},
+                       {"ttfo", "t_first_output - t_send (the first generated token that is not reasoning)"},
                        {"tpot", "(e2e - ttft) / (n_out - 1), n_out >= 2"},
                        {"itl", "gaps between output events, token-weighted"},
                        {"e2e", "t_last - t_send"},
@@ -266,6 +279,7 @@ void add_server_metrics(json& result, const net::MetricsScraper* scraper, const 
         net::cross_check_ttft(ttft.mean_us / 1e3, ttft.percentile(50) / 1e3, result["server_metrics"], ttft.count);
   }
   result["littles_law"] = littles_law_check(result, metrics);
+  analysis::add_server_prefix_cache(result);  // the server's prefix-cache hit rate beside the usage one
 }
 
 // The stages of a plan as the pacer runs them: back to back from the run's start.

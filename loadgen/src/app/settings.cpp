@@ -298,7 +298,9 @@ const std::vector<SettingInfo>& settings() {
       {"endpoint", "completions | chat (same as --backend openai-completions/openai-chat), or vLLM's request path, "
                    "e.g. /v1/chat/completions"},
       {"model", "model name (default: the first model of GET /v1/models)"},
-      {"api-key", "API key sent as 'Authorization: Bearer' (default: $OPENAI_API_KEY); never written out", false},
+      {"api-key", "API key sent as 'Authorization: Bearer' (--backend anthropic: 'x-api-key'; default: "
+                  "$OPENAI_API_KEY, or $ANTHROPIC_API_KEY with --backend anthropic); never written out",
+       false},
       {"input-tokens", "prompt length in tokens (synthesized prompts)"},
       {"output-tokens", "output length in tokens (max_tokens, with ignore_eos and min_tokens)"},
       {"seed", "base seed; arrival and data seeds are derived from it"},
@@ -342,7 +344,8 @@ const std::vector<SettingInfo>& settings() {
                         "to that much CPU per send; 0 sleeps on the timer alone)"},
       {"api-key-file", "read the API key from this file (first line); never written out"},
       // Backends and connections
-      {"backend", "openai-completions (default; also 'openai', 'vllm') | openai-chat | sglang (native /generate)"},
+      {"backend", "openai-completions (default; also 'openai', 'vllm') | openai-chat | openai-responses "
+                  "(/v1/responses) | anthropic (Messages API, /v1/messages) | sglang (native /generate)"},
       {"extra-body", "JSON object merged into every request body, e.g. '{\"top_p\": 0.9}'"},
       {"header", "extra request header 'Name: value' (repeatable)"},
       {"ignore-eos", "true (default): send ignore_eos and min_tokens so outputs have exactly the requested length "

@@ -2,7 +2,7 @@
 // A DOM-free scan of the common OpenAI stream chunk (internal to the stream decoder): one pass
 // over the JSON text that validates its shape and pulls out only what the recorder needs: whether
 // choices[].delta.content / reasoning_content / reasoning (chat) or choices[].text (completions)
-// is a non-empty string, the first choices[].finish_reason, and usage's prompt_tokens /
+// is a non-empty string (and whether it is answer text, not reasoning), the first choices[].finish_reason, and usage's prompt_tokens /
 // completion_tokens, and llmload-server's "llmload" ground truth times. Anything it does not
 // expect ("error", "message", an escape, a control or non-ASCII byte in any string, prompt_tokens_details, a non-integer or absurd count,
 // trailing bytes, nesting deeper than 64) makes it return nullopt, and the decoder takes the
@@ -23,6 +23,7 @@ namespace llmload::detail {
 
 struct FastChunk {
   bool output = false;
+  bool answer = false;  // output that is not reasoning (content / text)
   bool has_error = false;
   bool has_choices = false;
   std::string_view finish_reason;  // empty: none
@@ -181,8 +182,10 @@ inline std::optional<FastChunk> scan_chunk(std::string_view data, ApiKind api) {
             auto v = sc.str();
             if (!v) return false;
             f.output = f.output || !v->empty();
+            if (dk == "content") f.answer = f.answer || !v->empty();
             return true;
           }
+          if (dk == "tool_calls") return false;  // tool-call deltas: the exact path
           return sc.skip();
         });
       }
@@ -191,6 +194,7 @@ inline std::optional<FastChunk> scan_chunk(std::string_view data, ApiKind api) {
         auto v = sc.str();
         if (!v) return false;
         f.output = f.output || !v->empty();
+        f.answer = f.output;
         return true;
       }
       if (k == "finish_reason") {
@@ -246,7 +250,7 @@ inline std::optional<FastChunk> scan_chunk(std::string_view data, ApiKind api) {
           (uk == "prompt_tokens" ? f.prompt_tokens : f.completion_tokens) = *v;
           return true;
         }
-        if (uk == "prompt_tokens_details") return false;  // rare: exact path
+        if (uk == "prompt_tokens_details" || uk == "completion_tokens_details") return false;  // rare: exact path
         return s.skip();
       });
     }

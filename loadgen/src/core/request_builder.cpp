@@ -24,8 +24,15 @@ BackendInfo parse_backend(std::string_view name) {
     return {ApiKind::kChat, "openai-chat", "/v1/chat/completions"};
   }
   if (name == "sglang" || name == "sglang-generate") return {ApiKind::kSglang, "sglang", "/generate"};
+  if (name == "openai-responses" || name == "responses") {
+    return {ApiKind::kResponses, "openai-responses", "/v1/responses"};
+  }
+  if (name == "anthropic" || name == "anthropic-messages" || name == "messages") {
+    return {ApiKind::kAnthropic, "anthropic", "/v1/messages"};
+  }
   throw ConfigError(fmt::format("unknown backend '{}': use openai-completions (also 'openai', 'vllm'), openai-chat, "
-                                "or sglang (native /generate)",
+                                "openai-responses (/v1/responses), anthropic (/v1/messages) or sglang (native "
+                                "/generate)",
                                 name));
 }
 
@@ -84,10 +91,81 @@ WorkItem RequestBuilder::item(std::uint64_t index) const {
   return w;
 }
 
+namespace {
+// The conversation as a message list: the session's earlier turns, then the row's own messages
+// or the prompt as one user message.
+json message_list(const std::vector<Turn>& history, const WorkItem& item) {
+  json messages = json::array();
+  for (const auto& t : history) {
+    messages.push_back({{"role", "user"}, {"content", t.user}});
+    messages.push_back({{"role", "assistant"}, {"content", t.assistant}});
+  }
+  if (item.messages.empty()) {
+    messages.push_back({{"role", "user"}, {"content", item.prompt}});
+  } else {
+    // A dataset row's own conversation (custom JSONL "messages"), as it is.
+    for (const auto& m : item.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
+  }
+  return messages;
+}
+}  // namespace
+
+KeyFields key_fields(const BackendInfo& backend, const std::string& api_key) {
+  KeyFields k;
+  if (backend.api == ApiKind::kAnthropic) {
+    if (!api_key.empty()) k.fields.emplace_back("x-api-key", api_key);
+    k.fields.emplace_back("anthropic-version", kAnthropicVersion);
+  } else {
+    k.bearer = api_key;
+  }
+  return k;
+}
+
+// The OpenAI Responses API: the prompt as `input` (a string, or the message list when there is
+// a conversation), `max_output_tokens`. No vLLM extensions: the API rejects unknown fields.
+json RequestBuilder::responses_body(const WorkItem& item, const std::vector<Turn>& history) const {
+  json body;
+  body["model"] = cfg_.model;
+  if (history.empty() && item.messages.empty()) {
+    body["input"] = item.prompt;
+  } else {
+    body["input"] = message_list(history, item);
+  }
+  body["max_output_tokens"] = item.output_tokens;
+  body["temperature"] = 0.0;
+  body["stream"] = cfg_.stream;
+  return body;
+}
+
+// The Anthropic Messages API: `messages` (system messages of a row go to the top-level `system`,
+// which is where the API takes them), `max_tokens` (required).
+json RequestBuilder::anthropic_body(const WorkItem& item, const std::vector<Turn>& history) const {
+  json body;
+  body["model"] = cfg_.model;
+  body["max_tokens"] = item.output_tokens;
+  json messages = message_list(history, item);
+  std::string system;
+  json kept = json::array();
+  for (auto& m : messages) {
+    if (m["role"] == "system") {
+      system += (system.empty() ? "" : "\n") + m["content"].get<std::string>();
+    } else {
+      kept.push_back(std::move(m));
+    }
+  }
+  if (!system.empty()) body["system"] = system;
+  body["messages"] = std::move(kept);
+  body["temperature"] = 0.0;
+  body["stream"] = cfg_.stream;
+  return body;
+}
+
 json RequestBuilder::make_body(const WorkItem& item, const std::vector<Turn>& history) const {
   json body;
   const bool exact = cfg_.ignore_eos;
-  if (backend_.api == ApiKind::kSglang) {
+  if (backend_.api == ApiKind::kResponses || backend_.api == ApiKind::kAnthropic) {
+    body = backend_.api == ApiKind::kResponses ? responses_body(item, history) : anthropic_body(item, history);
+  } else if (backend_.api == ApiKind::kSglang) {
     body["text"] = flatten(history, item.prompt);
     json sp = {{"max_new_tokens", item.output_tokens}, {"temperature", 0.0}};
     if (exact) {
@@ -99,18 +177,7 @@ json RequestBuilder::make_body(const WorkItem& item, const std::vector<Turn>& hi
   } else {
     body["model"] = cfg_.model;
     if (backend_.api == ApiKind::kChat) {
-      json messages = json::array();
-      for (const auto& t : history) {
-        messages.push_back({{"role", "user"}, {"content", t.user}});
-        messages.push_back({{"role", "assistant"}, {"content", t.assistant}});
-      }
-      if (item.messages.empty()) {
-        messages.push_back({{"role", "user"}, {"content", item.prompt}});
-      } else {
-        // A dataset row's own conversation (custom JSONL "messages"), as it is.
-        for (const auto& m : item.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
-      }
-      body["messages"] = std::move(messages);
+      body["messages"] = message_list(history, item);
       body["max_completion_tokens"] = item.output_tokens;
     } else {
       body["prompt"] = flatten(history, item.prompt);
@@ -204,12 +271,14 @@ HttpRequest RequestBuilder::build(const WorkItem& item, const std::vector<Turn>&
   HttpRequest req;
   req.method = "POST";
   req.target = path_;
-  req.set_headers(host_header_,
-                  {{"Content-Type", "application/json"},
-                   {"Accept", cfg_.stream ? "text/event-stream" : "application/json"},
-                   {"User-Agent", std::string("llmload/") + kVersion}},
-                  cfg_.api_key, cfg_.headers);
-  const bool own_messages = backend_.api == ApiKind::kChat && !item.messages.empty();
+  KeyFields key = key_fields(backend_, cfg_.api_key);
+  HeaderFields own = {{"Content-Type", "application/json"},
+                      {"Accept", cfg_.stream ? "text/event-stream" : "application/json"},
+                      {"User-Agent", std::string("llmload/") + kVersion}};
+  own.insert(own.end(), key.fields.begin(), key.fields.end());
+  req.set_headers(host_header_, std::move(own), key.bearer, cfg_.headers);
+  const bool own_messages = backend_.api != ApiKind::kCompletions && backend_.api != ApiKind::kSglang &&
+                            !item.messages.empty();
   if (history.empty() && !body_template_.empty() && !own_messages) {
     req.body.reserve(item.prompt.size() + 512);
     for (const auto& piece : body_template_) {

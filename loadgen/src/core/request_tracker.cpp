@@ -153,6 +153,8 @@ void RequestTracker::on_event(TimePoint t, SseEvent&& ev) {
   switch (u.kind) {
     case StreamUpdate::Kind::kOutput:
       if (!record_.t_first) record_.t_first = offset(t);
+      if (u.answer && !record_.t_first_output) record_.t_first_output = offset(t);
+      if (!u.answer) reasoning_event_tokens_ += u.tokens;
       record_.t_last = offset(t);
       ++record_.output_events;
       if (record_.output_events > max_output_events()) {
@@ -254,11 +256,22 @@ void RequestTracker::on_complete(TimePoint t, const TransportError& error) {
       }
       if (w.has_output) {
         record_.t_first = offset(t);
+        if (w.has_answer) record_.t_first_output = offset(t);
+        if (!w.reasoning_text.empty()) whole_reasoning_ = true;
         record_.t_last = offset(t);
         record_.output_events = 1;
         chunks_.push_back({offset(t), 1});
       }
     }
+  }
+  // Reasoning tokens: the server's count when it gives one, else those of reasoning-only events
+  // (a tokenizer recounts them from the text: RunController::count_with_tokenizer).
+  if (usage_ && usage_->reasoning_tokens && *usage_->reasoning_tokens > 0) {
+    record_.reasoning_tokens = *usage_->reasoning_tokens;
+    record_.reasoning_tokens_source = "usage";
+  } else if (reasoning_event_tokens_ > 0 || whole_reasoning_) {
+    record_.reasoning_tokens = reasoning_event_tokens_;
+    record_.reasoning_tokens_source = "events";
   }
   if (usage_) {
     record_.input_tokens = usage_->prompt_tokens;

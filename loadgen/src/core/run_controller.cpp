@@ -209,8 +209,12 @@ std::vector<analysis::ChunkArrival> RunController::count_with_tokenizer(analysis
                                                                        const RequestTracker& tracker) const {
   // Reasoning and answer are counted apart, as the server generated them: completion_tokens
   // includes both (OpenAI's reasoning_tokens are part of it, as are vLLM's).
-  const auto n =
-      static_cast<std::int64_t>(tokenizer_->count(tracker.output_text()) + tokenizer_->count(tracker.reasoning_text()));
+  const auto reasoning = static_cast<std::int64_t>(tokenizer_->count(tracker.reasoning_text()));
+  const auto n = static_cast<std::int64_t>(tokenizer_->count(tracker.output_text())) + reasoning;
+  if (reasoning > 0 && rec.reasoning_tokens_source != "usage") {
+    rec.reasoning_tokens = reasoning;
+    rec.reasoning_tokens_source = "tokenizer";
+  }
   if (rec.tokens_from_usage) {
     rec.client_output_tokens = n;
     return {};

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "chunk_scan.hpp"
+#include "decode_json.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -10,95 +11,25 @@ namespace llmload {
 namespace {
 
 using nlohmann::json;
+using namespace detail;
 
-// OpenAI payloads nest a handful of levels. Deeper JSON is rejected before parsing: nlohmann's
-// parser is iterative, but dump() (used for error values) recurses once per level, so a server
-// sending {"error":[[[[...]]]]} a few hundred thousand levels deep would overflow the stack.
-constexpr int kMaxJsonDepth = 64;
-
-bool nested_too_deep(std::string_view text) {
-  int depth = 0;
-  bool in_string = false;
-  bool escaped = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonDepth) return true;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return false;
-}
-
-// Parses a JSON payload; discarded (as on a syntax error) when nested too deep.
-json parse_payload(std::string_view text) {
-  if (nested_too_deep(text)) return json(json::value_t::discarded);
-  return json::parse(text, nullptr, /*allow_exceptions=*/false);
-}
-
-// Largest token count believed (2^40): a count outside [0, kMaxUsageCount] (negative, a huge
-// unsigned, or absurd) is not a token count, and would overflow the token arithmetic downstream.
-constexpr std::int64_t kMaxUsageCount = std::int64_t{1} << 40;
 
 // A usage object with an invalid count is ignored as a whole (tokens are then counted from events).
 std::optional<Usage> read_usage(const json& j) {
   auto it = j.find("usage");
   if (it == j.end() || !it->is_object()) return std::nullopt;
   bool valid = true;
-  auto get = [&](const json& obj, const char* key) -> std::optional<std::int64_t> {
-    auto f = obj.find(key);
-    if (f == obj.end() || !f->is_number_integer()) return std::nullopt;
-    if (f->is_number_unsigned() ? f->get<std::uint64_t>() > static_cast<std::uint64_t>(kMaxUsageCount)
-                                : (f->get<std::int64_t>() < 0 || f->get<std::int64_t>() > kMaxUsageCount)) {
-      valid = false;
-      return std::nullopt;
-    }
-    return f->get<std::int64_t>();
-  };
   Usage u;
-  u.prompt_tokens = get(*it, "prompt_tokens").value_or(0);
-  u.completion_tokens = get(*it, "completion_tokens").value_or(0);
+  u.prompt_tokens = count_field(*it, "prompt_tokens", valid).value_or(0);
+  u.completion_tokens = count_field(*it, "completion_tokens", valid).value_or(0);
   if (auto d = it->find("prompt_tokens_details"); d != it->end() && d->is_object()) {
-    u.cached_tokens = get(*d, "cached_tokens");
+    u.cached_tokens = count_field(*d, "cached_tokens", valid);
+  }
+  if (auto d = it->find("completion_tokens_details"); d != it->end() && d->is_object()) {
+    u.reasoning_tokens = count_field(*d, "reasoning_tokens", valid);
   }
   if (!valid) return std::nullopt;
   return u;
-}
-
-std::optional<double> number_field(const json& obj, const char* key) {
-  auto f = obj.find(key);
-  if (f == obj.end() || !f->is_number()) return std::nullopt;
-  const double v = f->get<double>();
-  if (!std::isfinite(v) || v < 0) return std::nullopt;
-  return v;
-}
-
-// llmload-server's ground truth: {"llmload": {"queue_s", "first_token_s", "last_token_s", ...}}.
-std::optional<ServerTiming> read_server_timing(const json& j) {
-  auto it = j.find("llmload");
-  if (it == j.end() || !it->is_object()) return std::nullopt;
-  ServerTiming t;
-  t.queue_s = number_field(*it, "queue_s");
-  t.first_token_s = number_field(*it, "first_token_s");
-  t.last_token_s = number_field(*it, "last_token_s");
-  if (!t.first_token_s) return std::nullopt;
-  return t;
-}
-
-const std::string* string_field(const json& obj, const char* key) {
-  auto it = obj.find(key);
-  if (it == obj.end() || !it->is_string()) return nullptr;
-  return &it->get_ref<const std::string&>();
 }
 
 // The generated text of a choice (completions: text; chat: delta/message content).
@@ -164,21 +95,39 @@ void append_choice_tokens(const json& choice, ApiKind api, ServerTokens& out) {
   }
 }
 
-bool nonempty_string(const json& obj, const char* key) {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() && !it->get_ref<const std::string&>().empty();
+
+// True when a chat choice's delta carries a tool call with a name or argument text.
+bool has_tool_call_output(const json& delta) {
+  auto calls = delta.find("tool_calls");
+  if (calls == delta.end() || !calls->is_array()) return false;
+  for (const auto& c : *calls) {
+    if (!c.is_object()) continue;
+    auto f = c.find("function");
+    if (f != c.end() && f->is_object() && (nonempty_string(*f, "arguments") || nonempty_string(*f, "name"))) return true;
+  }
+  return false;
 }
 
-// True when a choice carries generated output for this API.
-bool choice_has_output(const json& choice, ApiKind api) {
-  if (!choice.is_object()) return false;
-  if (api == ApiKind::kCompletions) return nonempty_string(choice, "text");
+// What a choice carries for this API: generated output of any kind, and output that is not
+// reasoning (answer text or tool-call arguments; docs/metrics.md "The first token").
+struct ChoiceOutput {
+  bool output = false;
+  bool answer = false;
+};
+ChoiceOutput choice_output(const json& choice, ApiKind api) {
+  if (!choice.is_object()) return {};
+  if (api == ApiKind::kCompletions) {
+    const bool text = nonempty_string(choice, "text");
+    return {text, text};
+  }
   auto d = choice.find("delta");
   if (d == choice.end() || !d->is_object()) {
     d = choice.find("message");  // tolerate servers that stream "message"
-    if (d == choice.end() || !d->is_object()) return false;
+    if (d == choice.end() || !d->is_object()) return {};
   }
-  return nonempty_string(*d, "content") || nonempty_string(*d, "reasoning_content") || nonempty_string(*d, "reasoning");
+  const bool answer = nonempty_string(*d, "content") || has_tool_call_output(*d);
+  const bool reasoning = nonempty_string(*d, "reasoning_content") || nonempty_string(*d, "reasoning");
+  return {answer || reasoning, answer};
 }
 
 std::optional<std::string> finish_reason_of(const json& choices) {
@@ -190,83 +139,6 @@ std::optional<std::string> finish_reason_of(const json& choices) {
   return std::nullopt;
 }
 
-std::string error_text(const json& err) {
-  if (err.is_object()) {
-    auto m = err.find("message");
-    if (m != err.end() && m->is_string()) return m->get<std::string>();
-    return err.dump(-1, ' ', true, json::error_handler_t::replace);
-  }
-  if (err.is_string()) return err.get<std::string>();
-  return err.dump(-1, ' ', true, json::error_handler_t::replace);
-}
-
-// A string member of `j`, or "".
-std::string string_member(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-// FastAPI's validation errors: {"detail": [{"loc": ["body", "max_tokens"], "msg": "..."}]}.
-std::string detail_text(const json& d) {
-  if (d.is_string()) return d.get<std::string>();
-  if (d.is_object()) return error_text(d);
-  if (!d.is_array()) return d.dump(-1, ' ', true, json::error_handler_t::replace);
-  std::string out;
-  for (const auto& item : d) {
-    if (!out.empty()) out += "; ";
-    if (!item.is_object()) {
-      out += item.dump(-1, ' ', true, json::error_handler_t::replace);
-      continue;
-    }
-    std::string loc;
-    if (auto l = item.find("loc"); l != item.end() && l->is_array()) {
-      for (const auto& part : *l) {
-        if (!loc.empty()) loc += '.';
-        loc += part.is_string() ? part.get<std::string>() : part.dump();
-      }
-    }
-    const std::string msg = string_member(item, "msg");
-    out += loc.empty() ? msg : loc + ": " + msg;
-  }
-  return out;
-}
-
-// The message of an error body that is a JSON object; "" when it has none of the known members.
-std::string error_body_text(const json& j) {
-  std::string text;
-  if (auto e = j.find("error"); e != j.end() && !e->is_null()) {
-    text = error_text(*e);
-    if (e->is_object()) {
-      // {"error": {"message": .., "type": .., "code": ..}}: the type and code say which error.
-      std::string kind = string_member(*e, "type");
-      if (auto c = e->find("code"); c != e->end() && c->is_string()) {  // a number repeats the status
-        kind += (kind.empty() ? "" : ", ") + c->get<std::string>();
-      }
-      if (!kind.empty() && e->contains("message")) text += " (" + kind + ")";
-    }
-  }
-  // {"error": "Bad Request", "message": "max_tokens must be ..."}: both say something.
-  const std::string message = string_member(j, "message");
-  if (!message.empty() && message != text) text = text.empty() ? message : text + ": " + message;
-  if (auto d = j.find("detail"); d != j.end() && !d->is_null() && text.empty()) text = detail_text(*d);
-  return text;
-}
-
-std::string excerpt(std::string_view s, std::size_t max_len) {
-  std::string out;
-  for (char ch : s.substr(0, max_len)) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c == '\n' || c == '\r' || c == '\t') {
-      out.push_back(' ');
-    } else if (c < 0x20 || c == 0x7f) {
-      out += "?";
-    } else {
-      out.push_back(ch);
-    }
-  }
-  if (s.size() > max_len) out += "...";
-  return out;
-}
 
 }  // namespace
 
@@ -291,7 +163,7 @@ StreamUpdate OpenAiStreamDecoder::decode(const SseEvent& event) {
     return u;
   }
   // The common token chunk: a targeted scan instead of a full parse (falls back on anything else).
-  if (api_ != ApiKind::kSglang && !capture_text_) {
+  if ((api_ == ApiKind::kCompletions || api_ == ApiKind::kChat) && !capture_text_) {
     if (auto f = detail::scan_chunk(data, api_)) {
       if (f->has_usage) {
         Usage us;
@@ -303,6 +175,7 @@ StreamUpdate OpenAiStreamDecoder::decode(const SseEvent& event) {
       if (f->has_timing && f->first_token_s) {
         u.server_timing = ServerTiming{f->queue_s, f->first_token_s, f->last_token_s};
       }
+      u.answer = f->answer;
       count_output(u, f->output);
       return u;
     }
@@ -313,13 +186,15 @@ StreamUpdate OpenAiStreamDecoder::decode(const SseEvent& event) {
     u.message = "SSE event is not a JSON object: " + excerpt(data, 120);
     return u;
   }
-  if (auto e = j.find("error"); e != j.end()) {
+  if (auto e = j.find("error"); e != j.end() && !e->is_null()) {
     u.kind = StreamUpdate::Kind::kError;
     u.message = error_body_text(j);
     return u;
   }
   u.server_timing = read_server_timing(j);
   if (api_ == ApiKind::kSglang) return decode_sglang(std::move(u), j);
+  if (api_ == ApiKind::kResponses) return decode_responses(std::move(u), j);
+  if (api_ == ApiKind::kAnthropic) return decode_anthropic(std::move(u), j);
   u.usage = read_usage(j);
   auto choices = j.find("choices");
   if (choices == j.end() || !choices->is_array()) {
@@ -329,7 +204,11 @@ StreamUpdate OpenAiStreamDecoder::decode(const SseEvent& event) {
     return u;
   }
   bool output = false;
-  for (const auto& c : *choices) output = output || choice_has_output(c, api_);
+  for (const auto& c : *choices) {
+    const ChoiceOutput o = choice_output(c, api_);
+    output = output || o.output;
+    u.answer = u.answer || o.answer;
+  }
   u.finish_reason = finish_reason_of(*choices);
   if (output && capture_text_) {
     for (const auto& c : *choices) {
@@ -403,7 +282,7 @@ WholeResponse decode_whole_response(std::string_view body, ApiKind api) {
     r.message = "response body is not a JSON object: " + excerpt(body, 120);
     return r;
   }
-  if (auto e = j.find("error"); e != j.end()) {
+  if (auto e = j.find("error"); e != j.end() && !e->is_null()) {
     r.message = error_text(*e);
     return r;
   }
@@ -425,6 +304,8 @@ WholeResponse decode_whole_response(std::string_view body, ApiKind api) {
     r.text = std::move(u.text);
     return r;
   }
+  if (api == ApiKind::kResponses) return detail::whole_responses_body(std::move(r), j);
+  if (api == ApiKind::kAnthropic) return detail::whole_anthropic_body(std::move(r), j);
   auto choices = j.find("choices");
   if (choices == j.end() || !choices->is_array()) {
     r.message = "response has no \"choices\" array: " + excerpt(body, 120);
@@ -433,7 +314,11 @@ WholeResponse decode_whole_response(std::string_view body, ApiKind api) {
   r.ok = true;
   r.usage = read_usage(j);
   r.finish_reason = finish_reason_of(*choices);
-  for (const auto& c : *choices) r.has_output = r.has_output || choice_has_output(c, api);
+  for (const auto& c : *choices) {
+    const ChoiceOutput o = choice_output(c, api);
+    r.has_output = r.has_output || o.output;
+    r.has_answer = r.has_answer || o.answer;
+  }
   if (!choices->empty()) {
     append_choice_text(choices->front(), api, r.text);
     append_choice_reasoning(choices->front(), api, r.reasoning_text);

@@ -427,7 +427,9 @@ TEST(StreamDecoder, FastChunkScanAgreesWithTheFullParse) {
       for (int k = 0; k < 6; ++k) {
         const std::string text = texts[next(texts.size())];
         std::string choice = api == ApiKind::kChat
-                                 ? (next(5) == 0 ? R"({"index":0,"delta":null)" : R"({"index":0,"delta":{"content":)" + text + "}")
+                                 ? (next(5) == 0   ? R"({"index":0,"delta":null)"
+                                    : next(3) == 0 ? R"({"index":0,"delta":{"reasoning_content":)" + text + "}"
+                                                   : R"({"index":0,"delta":{"content":)" + text + "}")
                                  : R"({"index":0,"text":)" + text;
         choice += R"(,"logprobs":null,"finish_reason":)" + finishes[next(finishes.size())] + "}";
         const std::vector<std::string> ids = {R"("c")", R"("c\q")", R"("c\u12")", "\"\xff\"", "01", "true"};
@@ -459,6 +461,7 @@ TEST(StreamDecoder, FastChunkScanAgreesWithTheFullParse) {
         const StreamUpdate b = dec(full, payload);
         ASSERT_EQ(a.kind, b.kind) << payload;
         EXPECT_EQ(a.tokens, b.tokens) << payload;
+        EXPECT_EQ(a.answer, b.answer) << payload;
         EXPECT_EQ(a.finish_reason, b.finish_reason) << payload;
         ASSERT_EQ(a.usage.has_value(), b.usage.has_value()) << payload;
         if (a.usage) {

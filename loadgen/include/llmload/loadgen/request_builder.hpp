@@ -1,6 +1,7 @@
 #pragma once
 // Builds the HTTP request of each scheduled request: endpoint path, headers and JSON body, for
-// the backend of the run (OpenAI completions, OpenAI chat, SGLang /generate).
+// the backend of the run (OpenAI completions, chat or Responses, Anthropic Messages, SGLang
+// /generate).
 
 #include <cstdint>
 #include <string>
@@ -18,9 +19,23 @@ namespace llmload {
 /// A parsed --backend.
 struct BackendInfo {
   ApiKind api = ApiKind::kCompletions;
-  std::string name;          // openai-completions, openai-chat, sglang
-  std::string default_path;  // /v1/completions, /v1/chat/completions, /generate
+  std::string name;          // openai-completions, openai-chat, openai-responses, anthropic, sglang
+  std::string default_path;  // /v1/completions, /v1/chat/completions, /v1/responses, /v1/messages, /generate
 };
+
+/// The Anthropic API version llmload speaks (the `anthropic-version` header).
+inline constexpr const char* kAnthropicVersion = "2023-06-01";
+
+/// How the API key travels for a backend: `Authorization: Bearer KEY` (OpenAI-compatible
+/// servers; `bearer`, for HttpRequest::set_headers) or Anthropic's `x-api-key: KEY` with
+/// `anthropic-version` (`fields`, added to llmload's own). The one rule, for every request a run
+/// sends (generation, /v1/models, /tokenize).
+struct KeyFields {
+  std::vector<std::pair<std::string, std::string>> fields;
+  std::string bearer;
+};
+KeyFields key_fields(const BackendInfo& backend, const std::string& api_key);
+
 /// Parses a backend name; "openai" and "vllm" mean openai-completions, "completions"/"chat"
 /// are accepted too. Throws ConfigError listing the choices.
 BackendInfo parse_backend(std::string_view name);
@@ -70,6 +85,8 @@ class RequestBuilder {
   std::vector<BodyPiece> body_template_;  // empty: every body through the DOM
 
   nlohmann::json make_body(const WorkItem& item, const std::vector<Turn>& history) const;
+  nlohmann::json responses_body(const WorkItem& item, const std::vector<Turn>& history) const;
+  nlohmann::json anthropic_body(const WorkItem& item, const std::vector<Turn>& history) const;
   void make_template();
 };
 

@@ -93,6 +93,8 @@ class RequestTracker final : public ResponseObserver {
   std::vector<analysis::ChunkArrival> chunks_;
   std::string output_text_;
   std::string reasoning_text_;
+  std::int64_t reasoning_event_tokens_ = 0;  // tokens of output events that were reasoning only
+  bool whole_reasoning_ = false;             // a non-streamed response carried reasoning text
   ServerTokens server_tokens_;
   bool server_tokens_broken_ = false;
   // Where each output event's text ends in output_text_ and reasoning_text_ (with capture_text).

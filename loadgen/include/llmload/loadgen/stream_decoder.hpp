@@ -15,14 +15,16 @@
 
 namespace llmload {
 
-/// The response shape: OpenAI completions (choices[].text), chat (choices[].delta.content), or
-/// SGLang's native /generate (cumulative "text", "meta_info").
-enum class ApiKind { kCompletions, kChat, kSglang };
+/// The response shape: OpenAI completions (choices[].text), chat (choices[].delta.content),
+/// SGLang's native /generate (cumulative "text", "meta_info"), the OpenAI Responses API
+/// (response.output_text.delta events) or the Anthropic Messages API (content_block_delta events).
+enum class ApiKind { kCompletions, kChat, kSglang, kResponses, kAnthropic };
 
 struct Usage {
   std::int64_t prompt_tokens = 0;
-  std::int64_t completion_tokens = 0;
+  std::int64_t completion_tokens = 0;  // all generated tokens, reasoning included
   std::optional<std::int64_t> cached_tokens;
+  std::optional<std::int64_t> reasoning_tokens;  // completion_tokens_details.reasoning_tokens (or the API's own)
 };
 
 /// The server's own timing of a request (llmload-server's "llmload" object): seconds from its
@@ -54,6 +56,9 @@ struct StreamUpdate {
   };
   Kind kind = Kind::kNoOutput;
   std::int64_t tokens = 0;            // for kOutput: tokens in this event (n_k, at least 1)
+  /// For kOutput: the event carries output that is not reasoning (answer text or tool-call
+  /// arguments): the first such event is TTFO's. An event of reasoning only leaves it false.
+  bool answer = false;
   std::optional<Usage> usage;         // usage carried by this event, if any
   std::optional<std::string> finish_reason;
   std::optional<ServerTiming> server_timing;  // ground truth carried by this event, if any
@@ -76,6 +81,8 @@ class OpenAiStreamDecoder {
 
  private:
   StreamUpdate decode_sglang(StreamUpdate u, const nlohmann::json& j);
+  StreamUpdate decode_responses(StreamUpdate u, const nlohmann::json& j);  // responses_decoder.cpp
+  StreamUpdate decode_anthropic(StreamUpdate u, const nlohmann::json& j);  // anthropic_decoder.cpp
   void count_output(StreamUpdate& u, bool output);
 
   ApiKind api_;
@@ -83,12 +90,14 @@ class OpenAiStreamDecoder {
   std::int64_t last_completion_tokens_ = 0;
   bool have_running_usage_ = false;
   std::size_t sglang_text_len_ = 0;  // SGLang's text is cumulative: bytes already seen
+  std::optional<Usage> message_start_usage_;  // Anthropic: the input side, from message_start
 };
 
 /// Result of a non-streamed response body (200 OK).
 struct WholeResponse {
   bool ok = false;
   bool has_output = false;
+  bool has_answer = false;  // output that is not reasoning (answer text or tool-call arguments)
   std::optional<Usage> usage;
   std::optional<std::string> finish_reason;
   std::optional<ServerTiming> server_timing;
