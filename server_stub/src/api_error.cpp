@@ -40,6 +40,28 @@ std::string sglang_error_body(const ApiError& error) {
   return body.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
+std::string_view anthropic_error_type(int status) {
+  switch (status) {
+    case 401: return "authentication_error";
+    case 402: return "billing_error";
+    case 403: return "permission_error";
+    case 404: return "not_found_error";
+    case 413: return "request_too_large";
+    case 429: return "rate_limit_error";
+    case 529: return "overloaded_error";
+    default: break;
+  }
+  return status >= 500 ? "api_error" : "invalid_request_error";
+}
+
+std::string anthropic_error_body(const ApiError& error) {
+  nlohmann::ordered_json body;
+  body["type"] = "error";
+  body["error"]["type"] = anthropic_error_type(error.status);
+  body["error"]["message"] = error.message;
+  return body.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
 void throw_bad_request(std::string message, std::optional<std::string> param) {
   throw ApiException(ApiError{400, std::move(message), std::move(param)});
 }

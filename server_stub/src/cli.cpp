@@ -29,7 +29,8 @@ namespace {
 constexpr const char* kDescription =
     "llmload-server: a mock OpenAI-compatible LLM inference server (vLLM-shaped responses) for testing "
     "load generators. Serves GET /health, GET /metrics, GET /v1/models, POST /v1/completions, "
-    "POST /v1/chat/completions (streaming and not), POST /tokenize, POST /detokenize and SGLang's POST /generate. "
+    "POST /v1/chat/completions, POST /v1/responses (OpenAI Responses API), POST /v1/messages (Anthropic Messages "
+    "API), all streaming and not, POST /tokenize, POST /detokenize and SGLang's POST /generate. "
     "By default an engine simulator (continuous batching, KV cache, chunked prefill, preemption) times the "
     "tokens of a model profile; see docs/server.md.";
 
@@ -128,6 +129,22 @@ std::optional<std::string> apply_output_flags(const CLI::App& app, const OutputF
   return std::nullopt;
 }
 
+/// --reasoning-tokens, --reasoning-field (docs/server-apis.md, "Reasoning").
+void add_reasoning_options(CLI::App& app, ReasoningConfig& out, std::string& field) {
+  app.add_option("--reasoning-tokens", out.tokens,
+                 "Reasoning tokens generated before each chat, Responses answer (and each Messages answer with "
+                 "thinking on) unless the request says otherwise (reasoning_effort: none, minimal, low, medium, high "
+                 "= 0, N/4, N/2, N, 2N; with 0, a request that asks for reasoning gets 0/8/16/64/256); they count "
+                 "against max_tokens. 0: no reasoning")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 30));
+  app.add_option("--reasoning-field", field,
+                 "The chat field reasoning text travels in: reasoning_content (vLLM <= 0.9, DeepSeek) or reasoning "
+                 "(vLLM's newer name)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"reasoning_content", "reasoning"}));
+}
+
 }  // namespace
 
 CliOutcome parse_command_line(const std::vector<std::string>& args) {
@@ -218,7 +235,7 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
                  "request: header X-Llmload-Fault: SPEC)")
       ->allow_extra_args(false);
   auto* api_key_opt = app.add_option("--api-key", cfg.api_key,
-                                     "Require 'Authorization: Bearer KEY' on /v1/* and /generate (also from "
+                                     "Require 'Authorization: Bearer KEY' (or 'x-api-key: KEY') on /v1/* and /generate (also from "
                                      "$LLMLOAD_SERVER_API_KEY)");
   app.add_option("--api-key-file", api_key_file, "Read the API key from this file (first line)");
   app.add_option("--tokenizer", tokenizer_path,
@@ -226,6 +243,8 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
                  "/tokenize, /detokenize and the generated tokens [default: one mock token per word]");
   OutputFlags output_flags;
   add_output_options(app, output_flags, cfg.output);
+  std::string reasoning_field = "reasoning_content";
+  add_reasoning_options(app, cfg.reasoning, reasoning_field);
   app.add_option("--seed", cfg.latency.seed,
                  "Seed of the jitter, the response ids, the faults and the output model's draws")
       ->capture_default_str();
@@ -351,6 +370,7 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
   if (auto bad = apply_output_flags(app, output_flags, cfg.output)) {
     return usage_error(*bad);
   }
+  cfg.reasoning.field = reasoning_field == "reasoning" ? ReasoningField::kReasoning : ReasoningField::kReasoningContent;
   // The validators above already accepted these.
   cfg.latency.ttft = parse_duration(ttft, "");
   cfg.latency.itl = parse_duration(itl, "");

@@ -25,6 +25,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -121,6 +122,8 @@ struct Generation {
   std::int64_t tokens_written = 0;
   Clock::time_point first_write{};
   Clock::time_point last_write{};
+  /// The first non-reasoning token's write (OutputSequence::reasoning_tokens()), once written.
+  std::optional<Clock::time_point> first_output_write;
 };
 
 /// A deadline for a connection's socket operations. When it passes, the socket's pending
@@ -206,6 +209,8 @@ class Connection {
   /// Waits until token k may be written. False: the engine failed the request.
   net::awaitable<bool> wait_token(Generation& gen, std::int64_t k);
   void note_token_written(Generation& gen, Clock::time_point at);
+  /// A completed Responses request: remembered for previous_response_id (router.hpp).
+  void remember_if_responses(const Generation& gen);
   RequestOutcome outcome(const Generation& gen, Clock::time_point last) const;
   /// Watches the socket while an engine request is served: a client that closes makes the
   /// request fail with client_gone (and leave the engine) even before anything is written.
@@ -426,8 +431,11 @@ net::awaitable<bool> Connection::answer(RequestParser& parser) {
   }
   std::optional<std::string_view> authorization;
   if (const auto it = req.find(http::field::authorization); it != req.end()) authorization = beast_view(it->value());
-  const RouteResult routed = shared_.router.route(beast_view(req.method_string()), target, req.body(),
-                                                  RequestContext{sequence, arrival_unix_ns / 1000000000, authorization});
+  std::optional<std::string_view> x_api_key;
+  if (const auto it = req.find("x-api-key"); it != req.end()) x_api_key = beast_view(it->value());
+  const RouteResult routed =
+      shared_.router.route(beast_view(req.method_string()), target, req.body(),
+                           RequestContext{sequence, arrival_unix_ns / 1000000000, authorization, x_api_key});
   if (const auto* reply = std::get_if<HttpReply>(&routed)) {
     spdlog::debug("{} {} -> {}", beast_view(req.method_string()), target, reply->status);
     const bool keep = co_await write_reply(*reply, req.version(), keep_alive);
@@ -437,8 +445,9 @@ net::awaitable<bool> Connection::answer(RequestParser& parser) {
   std::optional<std::string_view> fault_header;
   if (const auto it = req.find(kFaultHeader); it != req.end()) fault_header = beast_view(it->value());
   const FaultInjector::Choice choice = shared_.faults.choose(sequence, fault_header);
+  const Endpoint endpoint = job.request.endpoint;
   if (choice.header_error) {
-    const HttpReply reply = error_reply(ApiError{400, fmt::format("Invalid {} header: {}", kFaultHeader,
+    const HttpReply reply = error_reply_for(endpoint, ApiError{400, fmt::format("Invalid {} header: {}", kFaultHeader,
                                                                   *choice.header_error), std::nullopt});
     const bool keep = co_await write_reply(reply, req.version(), keep_alive);
     co_return keep;
@@ -448,7 +457,7 @@ net::awaitable<bool> Connection::answer(RequestParser& parser) {
                 choice.fault.kind == FaultKind::kNone ? "" : " fault=" + format_fault_spec(choice.fault));
   if (choice.fault.kind == FaultKind::kError) {
     const int status = choice.fault.status;
-    const HttpReply reply = error_reply(ApiError{
+    const HttpReply reply = error_reply_for(endpoint, ApiError{
         status, fmt::format("Injected fault: error {} (X-Llmload-Fault or --fault)", status), std::nullopt});
     const bool keep = co_await write_reply(reply, req.version(), keep_alive);
     co_return keep;
@@ -462,7 +471,7 @@ net::awaitable<bool> Connection::answer(RequestParser& parser) {
   if (!start_generation(gen, sequence)) {
     // Refused before the engine saw it: like a request a proxy turns away, it is not one of the
     // engine's requests and stays out of the vllm:* request metrics.
-    const HttpReply reply = error_reply(ApiError{
+    const HttpReply reply = error_reply_for(endpoint, ApiError{
         429,
         fmt::format("Too many requests waiting: the engine's waiting queue is full ({} requests, --max-waiting). "
                     "Retry later.",
@@ -528,6 +537,7 @@ net::awaitable<bool> Connection::wait_token(Generation& gen, std::int64_t k) {
 }
 
 void Connection::note_token_written(Generation& gen, Clock::time_point at) {
+  if (gen.tokens_written == gen.output->reasoning_tokens()) gen.first_output_write = at;
   if (gen.tokens_written == 0) {
     gen.first_write = at;
     shared_.metrics.observe_time_to_first_token(seconds_between(gen.t0, at));
@@ -537,6 +547,13 @@ void Connection::note_token_written(Generation& gen, Clock::time_point at) {
   }
   gen.last_write = at;
   ++gen.tokens_written;
+}
+
+void Connection::remember_if_responses(const Generation& gen) {
+  if (gen.job.request.endpoint != Endpoint::kResponses) return;
+  std::string answer;
+  gen.output->append_text(answer, gen.output->reasoning_tokens(), gen.output->length());
+  remember_response(shared_.router.response_store(), gen.job, std::move(answer));
 }
 
 RequestOutcome Connection::outcome(const Generation& gen, Clock::time_point last) const {
@@ -551,6 +568,14 @@ RequestOutcome Connection::outcome(const Generation& gen, Clock::time_point last
     o.timing.queue_s = std::max(0.0, seconds_between(gen.t0, gen.scheduled));
   }
   o.timing.first_token_s = seconds_between(gen.t0, gen.tokens_written > 0 ? gen.first_write : last);
+  // The first answer token: written already, or the one being written now (`last`), or none.
+  if (gen.first_output_write) {
+    o.timing.first_output_token_s = seconds_between(gen.t0, *gen.first_output_write);
+  } else if (gen.output->length() > gen.output->reasoning_tokens()) {
+    o.timing.first_output_token_s = seconds_between(gen.t0, last);
+  } else {
+    o.timing.first_output_token_s = std::numeric_limits<double>::quiet_NaN();
+  }
   o.timing.last_token_s = seconds_between(gen.t0, last);
   o.wrong_answer = gen.output->wrong_answer();
   o.diverged_at = gen.output->diverged_at();
@@ -658,6 +683,12 @@ net::awaitable<bool> Connection::stream_job(Generation& gen, unsigned version, b
   const ResponseEncoder encoder(job, gen.output);
   const Framing framing = chunked ? Framing::kChunked : Framing::kNone;
   std::string out;  // reused for every write
+  // Structural events due before any token (Responses: response.created; Messages: message_start).
+  encoder.append_start_events(out, framing);
+  if (!out.empty()) {
+    co_await net::async_write(socket_, net::buffer(out), net::redirect_error(net::use_awaitable, ec));
+    if (ec) co_return false;
+  }
   // The output's length is max_tokens until token 0 is produced, then what it will be (EOS).
   for (std::int64_t k = 0; k < gen.output->length(); ++k) {
     const bool ok = co_await wait_token(gen, k);
@@ -671,7 +702,7 @@ net::awaitable<bool> Connection::stream_job(Generation& gen, unsigned version, b
       // The engine cannot go on (shutting down): an error event, as vLLM sends mid-stream.
       encoder.append_error_event(out, ApiError{503, "The engine could not serve the request: " + gen.failure,
                                                std::nullopt},
-                                 framing);
+                                 framing, k);
       if (chunked) out += kLastChunk;
       co_await net::async_write(socket_, net::buffer(out), net::redirect_error(net::use_awaitable, ec));
       co_return false;
@@ -683,7 +714,7 @@ net::awaitable<bool> Connection::stream_job(Generation& gen, unsigned version, b
         co_return false;
       }
       if (fault.kind == FaultKind::kStall) co_await sleep_for(fault.duration);
-      if (fault.kind == FaultKind::kMalformed) append_sse_event(out, kMalformedEvent, framing);
+      if (fault.kind == FaultKind::kMalformed) encoder.append_malformed_event(out, kMalformedEvent, framing);
     }
     const Clock::time_point now = Clock::now();
     if (k + 1 == n) {
@@ -701,6 +732,7 @@ net::awaitable<bool> Connection::stream_job(Generation& gen, unsigned version, b
     note_token_written(gen, now);
   }
   spdlog::debug("{}: stream complete ({} tokens)", job.id, gen.output->length());
+  remember_if_responses(gen);
   co_return keep_alive && chunked;
 }
 
@@ -711,12 +743,13 @@ net::awaitable<bool> Connection::complete_job(Generation& gen, unsigned version,
   for (std::int64_t k = 0; k < gen.output->length(); ++k) {
     if (!co_await wait_token(gen, k)) {
       if (gen.client_gone) co_return false;
-      const HttpReply reply =
-          error_reply(ApiError{503, "The engine could not serve the request: " + gen.failure, std::nullopt});
+      const HttpReply reply = error_reply_for(
+          job.request.endpoint, ApiError{503, "The engine could not serve the request: " + gen.failure, std::nullopt});
       co_await write_reply(reply, version, false);
       co_return false;
     }
     if (k == 0) first = Clock::now();
+    if (k == gen.output->reasoning_tokens()) gen.first_output_write = Clock::now();
   }
   if (fault.kind == FaultKind::kSlowFirstByte || fault.kind == FaultKind::kStall) co_await sleep_for(fault.duration);
   if (fault.kind == FaultKind::kReset) {
@@ -731,6 +764,7 @@ net::awaitable<bool> Connection::complete_job(Generation& gen, unsigned version,
   gen.tokens_written = gen.output->length();
   RequestOutcome o = outcome(gen, now);
   std::string body = encoder.full_body(o);
+  remember_if_responses(gen);
   if (fault.kind == FaultKind::kMalformed) body.resize(body.size() / 2);  // cut short: not valid JSON
   const HttpReply reply{200, "application/json", std::move(body), {}};
   const bool keep = co_await write_reply(reply, version, keep_alive);

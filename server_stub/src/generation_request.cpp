@@ -10,6 +10,8 @@
 
 #include "llmload/server/api_error.hpp"
 #include "llmload/server/mock_tokenizer.hpp"
+#include "llmload/server/reasoning.hpp"
+#include "llmload/server/request_fields.hpp"
 #include "llmload/server/token_details.hpp"
 
 namespace llmload::server {
@@ -17,64 +19,12 @@ namespace {
 
 using nlohmann::json;
 
-// JSON type names as a client would write them, for messages.
-std::string_view type_name(const json& v) {
-  switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return "boolean";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "integer";
-    case json::value_t::number_float: return "number";
-    case json::value_t::string: return "string";
-    case json::value_t::array: return "array";
-    case json::value_t::object: return "object";
-    default: return "value";
-  }
-}
-
-/// The field, or nullptr when absent or null (null means "unset", as in vLLM's models).
-const json* field(const json& obj, const char* name) {
-  auto it = obj.find(name);
-  if (it == obj.end() || it->is_null()) return nullptr;
-  return &*it;
-}
-
-[[noreturn]] void wrong_type(const char* name, std::string_view expected, const json& got) {
-  throw_bad_request(fmt::format("`{}` must be {}, got {}", name, expected, type_name(got)), name);
-}
-
-std::optional<bool> get_bool(const json& obj, const char* name) {
-  const json* v = field(obj, name);
-  if (v == nullptr) return std::nullopt;
-  if (!v->is_boolean()) wrong_type(name, "a boolean", *v);
-  return v->get<bool>();
-}
-
-/// Integers only (no "10", no 10.5). Values beyond int64 saturate (they fail range checks later).
-std::optional<std::int64_t> get_int(const json& obj, const char* name) {
-  const json* v = field(obj, name);
-  if (v == nullptr) return std::nullopt;
-  if (v->is_number_unsigned()) {
-    const auto u = v->get<std::uint64_t>();
-    return u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())
-               ? std::numeric_limits<std::int64_t>::max()
-               : static_cast<std::int64_t>(u);
-  }
-  if (v->is_number_integer()) return v->get<std::int64_t>();
-  wrong_type(name, "an integer", *v);
-}
-
-void check_number(const json& obj, const char* name) {
-  const json* v = field(obj, name);
-  if (v != nullptr && !v->is_number()) wrong_type(name, "a number", *v);
-}
-
 // Sampling knobs the mock accepts and ignores (only their types are checked), and `seed`, which
 // changes the generated tokens. The same names serve vLLM's body and SGLang's sampling_params.
 std::optional<std::int64_t> check_sampling_fields(const json& body) {
   for (const char* name : {"temperature", "top_p", "min_p", "frequency_penalty", "presence_penalty",
                            "repetition_penalty", "length_penalty"}) {
-    check_number(body, name);
+    (void)get_number(body, name);
   }
   (void)get_int(body, "top_k");
   const auto seed = get_int(body, "seed");
@@ -170,13 +120,6 @@ void set_text_prompt_output(GenerationRequest& req, const std::string* text, std
   req.output_seed = seed.value(request_seed);
 }
 
-/// A requested output length: >= 1, as vLLM's SamplingParams require.
-std::optional<std::int64_t> get_max_tokens(const json& body, const char* name) {
-  auto v = get_int(body, name);
-  if (v && *v < 1) throw_bad_request(fmt::format("{} must be at least 1, got {}.", name, *v), name);
-  return v;
-}
-
 /// A number of top log probabilities (completions' `logprobs`, chat's `top_logprobs`): an integer
 /// in [0, kMaxTopLogprobs] (OpenAI allows 0..5 on completions, 0..20 on chat; vLLM up to its
 /// --max-logprobs, 20 by default).
@@ -225,6 +168,28 @@ std::optional<std::int64_t> parse_common(const json& body, GenerationRequest& re
   return check_sampling_fields(body);
 }
 
+/// The prompt of a completions request as token ids: text (a string, or an array of one string)
+/// is tokenized; an array of ids, or an array of one array of ids, is taken as it is.
+/// Text is encoded with the tokenizer's special tokens (e.g. BOS), as vLLM does.
+std::vector<std::uint32_t> completion_prompt_ids(const json& prompt, const ServerTokenizer& tokenizer) {
+  if (prompt.is_array() && !prompt.empty() && prompt[0].is_number()) {
+    return token_id_array(prompt, "prompt", false, tokenizer);
+  }
+  if (prompt.is_array() && prompt.size() == 1 && prompt[0].is_array()) {
+    return token_id_array(prompt[0], "prompt", false, tokenizer);
+  }
+  std::vector<std::uint32_t> ids;
+  for (auto text : prompt_texts(prompt)) tokenizer.append_prompt_ids(text, /*add_special=*/true, ids);
+  return ids;
+}
+
+void set_prompt(GenerationRequest& req, std::vector<std::uint32_t> ids) {
+  req.prompt_token_ids = std::move(ids);
+  req.prompt_tokens = static_cast<std::int64_t>(req.prompt_token_ids.size());
+}
+
+}  // namespace
+
 /// Context-length and min_tokens checks once the prompt size and output length are known.
 /// `max_field` is the field the output length came from (for messages and `param`).
 void check_lengths(GenerationRequest& req, std::int64_t max_model_len, const char* prompt_field,
@@ -251,28 +216,6 @@ void check_lengths(GenerationRequest& req, std::int64_t max_model_len, const cha
                       "min_tokens");
   }
 }
-
-/// The prompt of a completions request as token ids: text (a string, or an array of one string)
-/// is tokenized; an array of ids, or an array of one array of ids, is taken as it is.
-/// Text is encoded with the tokenizer's special tokens (e.g. BOS), as vLLM does.
-std::vector<std::uint32_t> completion_prompt_ids(const json& prompt, const ServerTokenizer& tokenizer) {
-  if (prompt.is_array() && !prompt.empty() && prompt[0].is_number()) {
-    return token_id_array(prompt, "prompt", false, tokenizer);
-  }
-  if (prompt.is_array() && prompt.size() == 1 && prompt[0].is_array()) {
-    return token_id_array(prompt[0], "prompt", false, tokenizer);
-  }
-  std::vector<std::uint32_t> ids;
-  for (auto text : prompt_texts(prompt)) tokenizer.append_prompt_ids(text, /*add_special=*/true, ids);
-  return ids;
-}
-
-void set_prompt(GenerationRequest& req, std::vector<std::uint32_t> ids) {
-  req.prompt_token_ids = std::move(ids);
-  req.prompt_tokens = static_cast<std::int64_t>(req.prompt_token_ids.size());
-}
-
-}  // namespace
 
 std::vector<std::uint32_t> token_id_array(const json& ids, const char* param, bool allow_empty) {
   return token_id_array(ids, param, allow_empty, server_tokenizer_or_mock(nullptr));
@@ -446,7 +389,20 @@ GenerationRequest parse_chat_request(const json& body, const ServerConfig& confi
   check_lengths(req, config.max_model_len, "messages", max_field);
   req.output_seed = chat_output_seed(*messages, request_seed);
   if (config.output.answers) set_question(req, last_user_text(*messages), config);
+  req.reasoning_tokens = chat_reasoning_tokens(body, config.reasoning.tokens);
   return req;
+}
+
+void set_conversation_prompt(GenerationRequest& req, const json& messages, std::optional<std::int64_t> request_seed,
+                             const ServerConfig& config) {
+  const auto texts = message_texts(messages);
+  set_prompt(req, message_token_ids(texts, server_tokenizer_or_mock(config.tokenizer)));
+  req.output_seed = chat_output_seed(messages, request_seed);
+  if (config.output.answers) set_question(req, last_user_text(messages), config);
+}
+
+std::int64_t default_max_tokens(std::int64_t prompt_tokens, const ServerConfig& config) {
+  return std::max<std::int64_t>(1, config.max_model_len - std::max<std::int64_t>(1, prompt_tokens));
 }
 
 GenerationRequest parse_generate_request(const json& body, const ServerConfig& config) {

@@ -15,6 +15,7 @@ namespace {
 constexpr std::uint64_t kWrongAnswerSalt = 0x77726f6e67616e73ULL;  // "wrongans"
 constexpr std::uint64_t kDivergenceSalt = 0x6469766572676521ULL;   // "diverge!"
 constexpr std::uint64_t kDivergedStreamSalt = 0x616c747374726d31ULL;
+constexpr std::uint64_t kReasoningSalt = 0x7265617330303031ULL;  // "reas0001"
 
 /// Draw number `index` of the stream `seed`: random access, so any token can be spelled again.
 std::uint64_t stream_draw(std::uint64_t seed, std::int64_t index) {
@@ -62,6 +63,8 @@ OutputSequence::OutputSequence(const GenerationJob& job, std::uint64_t arrival)
       diverged_seed_(stream_draw(job.request.output_seed ^ kDivergedStreamSalt, 0)),
       wrong_seed_(stream_draw(job.seed ^ kWrongAnswerSalt, static_cast<std::int64_t>(arrival))),
       divergence_seed_(stream_draw(job.seed ^ kDivergenceSalt, static_cast<std::int64_t>(arrival))),
+      reasoning_seed_(stream_draw(job.request.output_seed ^ kReasoningSalt, 0)),
+      reasoning_(std::clamp<std::int64_t>(job.request.reasoning_tokens, 0, job.request.max_tokens)),
       generator_size_(tokenizer_->generator_size()) {}
 
 void OutputSequence::decide_answer(std::int64_t batch, std::int64_t preemptions) {
@@ -74,7 +77,7 @@ void OutputSequence::decide_answer(std::int64_t batch, std::int64_t preemptions)
     const std::uint64_t which = draws.next_u64();
     tokenizer_->encode_answer(answer_text(*question_, wrong_, which), answer_ids_, answer_texts_);
     const std::int64_t eos_after =
-        std::max({static_cast<std::int64_t>(answer_ids_.size()), min_tokens_, std::int64_t{1}});
+        std::max({reasoning_ + static_cast<std::int64_t>(answer_ids_.size()), min_tokens_, reasoning_ + 1});
     if (!ignore_eos_ && eos_after < max_tokens_) {
       length_.store(eos_after, std::memory_order_relaxed);
       stopped_.store(true, std::memory_order_relaxed);
@@ -87,7 +90,7 @@ void OutputSequence::decide_answer(std::int64_t batch, std::int64_t preemptions)
 bool OutputSequence::on_token(std::int64_t index, std::int64_t batch, std::int64_t preemptions) {
   if (index == 0 && !started()) decide_answer(batch, preemptions);
   const bool undiverged = diverged_at_.load(std::memory_order_relaxed) == kNever;
-  if (undiverged && index >= static_cast<std::int64_t>(answer_ids_.size()) && generator_size_ >= 2) {
+  if (undiverged && index >= reasoning_ + static_cast<std::int64_t>(answer_ids_.size()) && generator_size_ >= 2) {
     const double p = batch_probability(model_.divergence_rate, model_.divergence_batch_slope, batch);
     if (p > 0 && stream_uniform(divergence_seed_, index) < p) diverged_at_.store(index, std::memory_order_relaxed);
   }
@@ -99,33 +102,45 @@ void OutputSequence::play_alone() {
   }
 }
 
-std::size_t OutputSequence::filler_index(std::int64_t k) const {
-  const std::int64_t d = diverged_at_.load(std::memory_order_relaxed);
+std::size_t OutputSequence::filler_index(std::int64_t j) const {
+  const std::int64_t diverged = diverged_at_.load(std::memory_order_relaxed);
+  const std::int64_t d = diverged == kNever ? kNever : diverged - reasoning_;
   const std::uint64_t m = generator_size_;
-  const std::uint64_t undiverged = stream_draw(filler_seed_, k) % m;
-  if (k < d) return static_cast<std::size_t>(undiverged);
+  const std::uint64_t undiverged = stream_draw(filler_seed_, j) % m;
+  if (j < d) return static_cast<std::size_t>(undiverged);
   // After a divergence at d the tokens come from a stream of (prompt, d): another continuation
   // for each place it can diverge at. At d itself: any token but the undiverged one.
-  const std::uint64_t other = stream_draw(stream_draw(diverged_seed_, d), k);
-  return static_cast<std::size_t>(k == d ? (undiverged + 1 + other % (m - 1)) % m : other % m);
+  const std::uint64_t other = stream_draw(stream_draw(diverged_seed_, d), j);
+  return static_cast<std::size_t>(j == d ? (undiverged + 1 + other % (m - 1)) % m : other % m);
+}
+
+std::size_t OutputSequence::reasoning_index(std::int64_t k) const {
+  return static_cast<std::size_t>(stream_draw(reasoning_seed_, k) % generator_size_);
 }
 
 std::uint32_t OutputSequence::token_id(std::int64_t k) const {
-  if (k < static_cast<std::int64_t>(answer_ids_.size())) return answer_ids_[static_cast<std::size_t>(k)];
-  return tokenizer_->generator_id(filler_index(k));
+  if (k < reasoning_) return tokenizer_->generator_id(reasoning_index(k));
+  const std::int64_t j = k - reasoning_;
+  if (j < static_cast<std::int64_t>(answer_ids_.size())) return answer_ids_[static_cast<std::size_t>(j)];
+  return tokenizer_->generator_id(filler_index(j));
 }
 
 std::string_view OutputSequence::token_text(std::int64_t k) const {
-  if (k < static_cast<std::int64_t>(answer_texts_.size())) return answer_texts_[static_cast<std::size_t>(k)];
-  return tokenizer_->generator_text(filler_index(k), k == 0);
+  if (k < reasoning_) return tokenizer_->generator_text(reasoning_index(k), k == 0);
+  const std::int64_t j = k - reasoning_;
+  if (j < static_cast<std::int64_t>(answer_texts_.size())) return answer_texts_[static_cast<std::size_t>(j)];
+  return tokenizer_->generator_text(filler_index(j), j == 0);
 }
 
-void OutputSequence::append_text(std::string& out, std::int64_t n) const {
-  for (std::int64_t k = 0; k < n; ++k) out += token_text(k);
+void OutputSequence::append_text(std::string& out, std::int64_t n) const { append_text(out, 0, n); }
+
+void OutputSequence::append_text(std::string& out, std::int64_t begin, std::int64_t end) const {
+  for (std::int64_t k = begin; k < end; ++k) out += token_text(k);
 }
 
 std::optional<bool> OutputSequence::wrong_answer() const {
-  if (!question_ || !started()) return std::nullopt;
+  // An output that is all reasoning (max_tokens reached first) never shows its answer.
+  if (!question_ || !started() || length() <= reasoning_) return std::nullopt;
   return wrong_;
 }
 

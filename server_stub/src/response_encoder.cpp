@@ -33,12 +33,13 @@ std::shared_ptr<const OutputSequence> played_alone(const GenerationJob& job) {
   return output;
 }
 
-ojson usage_json(std::int64_t prompt, std::int64_t completion, std::int64_t cached) {
+ojson usage_json(std::int64_t prompt, std::int64_t completion, std::int64_t cached, std::int64_t reasoning) {
   ojson u;
   u["prompt_tokens"] = prompt;
   u["completion_tokens"] = completion;
   u["total_tokens"] = prompt + completion;
   if (cached > 0) u["prompt_tokens_details"]["cached_tokens"] = cached;
+  if (reasoning > 0) u["completion_tokens_details"]["reasoning_tokens"] = reasoning;
   return u;
 }
 
@@ -47,6 +48,7 @@ ojson llmload_object(const RequestOutcome& o) {
   j["arrival_unix_ns"] = o.timing.arrival_unix_ns;
   j["queue_s"] = o.timing.queue_s;  // nlohmann writes a non-finite double as null
   j["first_token_s"] = o.timing.first_token_s;
+  j["first_output_token_s"] = o.timing.first_output_token_s;
   j["last_token_s"] = o.timing.last_token_s;
   j["preemptions"] = o.preemptions;
   j["cached_tokens"] = o.cached_tokens;
@@ -58,6 +60,24 @@ ojson llmload_object(const RequestOutcome& o) {
 }  // namespace
 
 std::string llmload_json(const RequestOutcome& outcome) { return dump(llmload_object(outcome)); }
+
+ojson llmload_json_object(const RequestOutcome& outcome) { return llmload_object(outcome); }
+
+void append_sse_named_event(std::string& out, std::string_view name, std::string_view payload, Framing framing) {
+  constexpr std::string_view kEvent = "event: ";
+  constexpr std::string_view kData = "\ndata: ";
+  constexpr std::string_view kEnd = "\n\n";
+  if (framing == Framing::kChunked) {
+    fmt::format_to(std::back_inserter(out), "{:x}\r\n",
+                   kEvent.size() + name.size() + kData.size() + payload.size() + kEnd.size());
+  }
+  out += kEvent;
+  out += name;
+  out += kData;
+  out += payload;
+  out += kEnd;
+  if (framing == Framing::kChunked) out += "\r\n";
+}
 
 void append_sse_event(std::string& out, std::string_view payload, Framing framing) {
   constexpr std::string_view kData = "data: ";
@@ -81,7 +101,17 @@ ResponseEncoder::ResponseEncoder(const GenerationJob& job, std::shared_ptr<const
       include_usage_(job.request.include_usage),
       continuous_usage_(job.request.continuous_usage),
       output_(output ? std::move(output) : played_alone(job)),
-      details_(TokenDetails::for_job(job)) {
+      details_(TokenDetails::for_job(job)),
+      reasoning_(output_->reasoning_tokens()),
+      reasoning_key_(job.reasoning_field == ReasoningField::kReasoning ? "reasoning" : "reasoning_content") {
+  if (endpoint_ == Endpoint::kResponses) {
+    api_ = make_responses_encoder(job, output_);
+    return;
+  }
+  if (endpoint_ == Endpoint::kMessages) {
+    api_ = make_messages_encoder(job, output_);
+    return;
+  }
   if (endpoint_ == Endpoint::kGenerate) {
     chunk_prefix_ = fmt::format(R"("meta_info":{{"id":{},"finish_reason":)", dump(ojson(id_)));
     return;
@@ -130,11 +160,15 @@ void ResponseEncoder::append_choice_end(std::string& payload, std::int64_t k, bo
   payload += "}]";
 }
 
-void ResponseEncoder::append_usage(std::string& out, std::int64_t completion_tokens, std::int64_t cached_tokens) const {
+void ResponseEncoder::append_usage(std::string& out, std::int64_t completion_tokens, std::int64_t cached_tokens,
+                                   bool details) const {
   fmt::format_to(std::back_inserter(out), R"("usage":{{"prompt_tokens":{},"completion_tokens":{},"total_tokens":{})",
                  prompt_tokens_, completion_tokens, prompt_tokens_ + completion_tokens);
-  if (cached_tokens > 0) {
+  if (details && cached_tokens > 0) {
     fmt::format_to(std::back_inserter(out), R"(,"prompt_tokens_details":{{"cached_tokens":{}}})", cached_tokens);
+  }
+  if (details && reasoning_ > 0) {
+    fmt::format_to(std::back_inserter(out), R"(,"completion_tokens_details":{{"reasoning_tokens":{}}})", reasoning_);
   }
   out += '}';
 }
@@ -148,7 +182,7 @@ void ResponseEncoder::append_chat_chunk(std::string& out, std::string_view delta
   append_choice_end(payload, token, last, /*open_stop_reason=*/false);
   if (continuous_usage_) {
     payload += ',';
-    append_usage(payload, completion_tokens, 0);  // vLLM's per-chunk usage has no details
+    append_usage(payload, completion_tokens, 0, false);  // vLLM's per-chunk usage has no details
   }
   if (token < 0 && details_ && details_->token_ids()) {
     payload += R"(,"prompt_token_ids":)";
@@ -191,8 +225,24 @@ void ResponseEncoder::append_generate_event(std::int64_t k, std::string& out, Fr
   if (last) append_sse_event(out, "[DONE]", framing);
 }
 
+void ResponseEncoder::append_start_events(std::string& out, Framing framing) const {
+  if (api_) api_->append_start_events(out, framing);
+}
+
+void ResponseEncoder::append_malformed_event(std::string& out, std::string_view payload, Framing framing) const {
+  if (api_) {
+    api_->append_malformed_event(out, payload, framing);
+  } else {
+    append_sse_event(out, payload, framing);
+  }
+}
+
 void ResponseEncoder::append_token_events(std::int64_t k, std::string& out, Framing framing,
                                           const RequestOutcome* outcome) const {
+  if (api_) {
+    api_->append_token_events(k, out, framing, outcome);
+    return;
+  }
   if (endpoint_ == Endpoint::kGenerate) {
     append_generate_event(k, out, framing, outcome);
     return;
@@ -201,7 +251,7 @@ void ResponseEncoder::append_token_events(std::int64_t k, std::string& out, Fram
   if (endpoint_ == Endpoint::kChat) {
     // vLLM sends the role with the first engine output, so it travels with token 0.
     if (k == 0) append_chat_chunk(out, R"({"role":"assistant","content":""})", -1, 0, false, nullptr, framing);
-    std::string delta = R"({"content":)";
+    std::string delta = k < reasoning_ ? reasoning_delta_open() : std::string(R"({"content":)");
     append_json_string(delta, output_->token_text(k));
     delta += '}';
     append_chat_chunk(out, delta, k, k + 1, last, outcome, framing);
@@ -212,7 +262,7 @@ void ResponseEncoder::append_token_events(std::int64_t k, std::string& out, Fram
     append_choice_end(payload, k, last, /*open_stop_reason=*/true);
     if (continuous_usage_) {
       payload += ',';
-      append_usage(payload, k + 1, 0);
+      append_usage(payload, k + 1, 0, false);
     }
     if (last && outcome != nullptr) {
       payload += R"(,"llmload":)";
@@ -225,14 +275,19 @@ void ResponseEncoder::append_token_events(std::int64_t k, std::string& out, Fram
   if (include_usage_) {
     std::string payload = chunk_prefix_;
     payload += "],";
-    append_usage(payload, output_->length(), outcome != nullptr ? outcome->cached_tokens : 0);
+    append_usage(payload, output_->length(), outcome != nullptr ? outcome->cached_tokens : 0, true);
     payload += '}';
     append_sse_event(out, payload, framing);
   }
   append_sse_event(out, "[DONE]", framing);
 }
 
-void ResponseEncoder::append_error_event(std::string& out, const ApiError& error, Framing framing) const {
+void ResponseEncoder::append_error_event(std::string& out, const ApiError& error, Framing framing,
+                                         std::int64_t before_token) const {
+  if (api_) {
+    api_->append_error_event(out, error, framing, before_token);
+    return;
+  }
   append_sse_event(out, endpoint_ == Endpoint::kGenerate ? sglang_error_body(error) : error_body(error), framing);
   append_sse_event(out, "[DONE]", framing);
 }
@@ -241,7 +296,15 @@ std::string ResponseEncoder::full_body(const RequestOutcome& outcome) const { re
 
 std::string ResponseEncoder::full_body() const { return body_impl(nullptr); }
 
+std::string ResponseEncoder::reasoning_delta_open() const {
+  std::string open = "{\"";
+  open += reasoning_key_;
+  open += "\":";
+  return open;
+}
+
 std::string ResponseEncoder::body_impl(const RequestOutcome* outcome) const {
+  if (api_) return api_->body(outcome);
   const std::int64_t cached = outcome != nullptr ? outcome->cached_tokens : 0;
   const std::int64_t n = output_->length();
   if (endpoint_ == Endpoint::kGenerate) {
@@ -270,7 +333,17 @@ std::string ResponseEncoder::body_impl(const RequestOutcome* outcome) const {
   if (chat) {
     ojson message;
     message["role"] = "assistant";
-    message["content"] = full_text(n, *output_);
+    if (reasoning_ > 0) {
+      // vLLM's reasoning parser: the answer as content (null when there is none), the reasoning apart.
+      std::string answer;
+      output_->append_text(answer, reasoning_, n);
+      message["content"] = n > reasoning_ ? ojson(std::move(answer)) : ojson(nullptr);
+      std::string reasoning;
+      output_->append_text(reasoning, 0, reasoning_);
+      message[reasoning_key_] = std::move(reasoning);
+    } else {
+      message["content"] = full_text(n, *output_);
+    }
     choice["message"] = std::move(message);
   } else {
     choice["text"] = full_text(n, *output_);
@@ -297,7 +370,7 @@ std::string ResponseEncoder::body_impl(const RequestOutcome* outcome) const {
   body["created"] = created_unix_;
   body["model"] = model_;
   body["choices"] = ojson::array({std::move(choice)});
-  body["usage"] = usage_json(prompt_tokens_, n, cached);
+  body["usage"] = usage_json(prompt_tokens_, n, cached, reasoning_);
   if (token_ids && chat) body["prompt_token_ids"] = details_->prompt_ids();
   if (outcome != nullptr) body["llmload"] = llmload_object(*outcome);
   return dump(body);

@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 #include "llmload/server/json.hpp"
 
+#include "llmload/server/messages_request.hpp"
 #include "llmload/server/mock_server_tokenizer.hpp"
+#include "llmload/server/responses_request.hpp"
 #include "llmload/server/rng.hpp"
 
 namespace llmload::server {
@@ -19,10 +21,12 @@ struct Route {
   std::string_view path;
   std::string_view method;
 };
-constexpr std::array<Route, 7> kRoutes = {{{"/health", "GET"},
+constexpr std::array<Route, 9> kRoutes = {{{"/health", "GET"},
                                            {"/v1/models", "GET"},
                                            {"/v1/completions", "POST"},
                                            {"/v1/chat/completions", "POST"},
+                                           {"/v1/responses", "POST"},
+                                           {"/v1/messages", "POST"},
                                            {"/tokenize", "POST"},
                                            {"/detokenize", "POST"},
                                            {"/generate", "POST"}}};
@@ -93,12 +97,29 @@ HttpReply error_reply(const ApiError& error) {
   return HttpReply{error.status, std::string(kJson), error_body(error), {}};
 }
 
+HttpReply error_reply_for(Endpoint endpoint, const ApiError& error) {
+  if (endpoint == Endpoint::kMessages) return HttpReply{error.status, std::string(kJson), anthropic_error_body(error), {}};
+  return error_reply(error);
+}
+
+void remember_response(ResponseStore& store, const GenerationJob& job, std::string answer) {
+  const auto& fields = job.request.responses;
+  if (!fields || !fields->store) return;
+  auto conversation = std::make_shared<StoredConversation>();
+  conversation->parent = fields->previous;
+  conversation->turns = fields->input;
+  conversation->turns.push_back({"assistant", std::move(answer)});
+  store.put(job.id, std::move(conversation));
+}
+
 std::string make_response_id(Endpoint endpoint, std::uint64_t seed, std::uint64_t sequence) {
   const std::string hex = hex128(seed, sequence);
   switch (endpoint) {
     case Endpoint::kCompletions: return "cmpl-" + hex;
     case Endpoint::kChat: return "chatcmpl-" + hex;
     case Endpoint::kGenerate: return hex;
+    case Endpoint::kResponses: return "resp_" + hex;
+    case Endpoint::kMessages: return "msg_" + hex;
   }
   return hex;
 }
@@ -116,20 +137,29 @@ Router::Router(ServerConfig config, std::int64_t started_unix)
       started_unix_(started_unix),
       vocabulary_(std::make_shared<TokenVocabulary>()),
       tokenizer_(config_.tokenizer ? config_.tokenizer
-                                   : std::shared_ptr<const ServerTokenizer>(std::make_shared<MockServerTokenizer>(vocabulary_))) {}
+                                   : std::shared_ptr<const ServerTokenizer>(std::make_shared<MockServerTokenizer>(vocabulary_))),
+      responses_(std::make_shared<ResponseStore>()) {}
 
 std::optional<HttpReply> Router::check_auth(std::string_view method, std::string_view path,
                                             const RequestContext& context) const {
   if (config_.api_key.empty() || method == "OPTIONS") return std::nullopt;
   const bool guarded = path.substr(0, 3) == "/v1" || path == "/generate";
-  if (!guarded || authorization_matches(context.authorization, config_.api_key)) return std::nullopt;
+  if (!guarded || authorization_matches(context.authorization, config_.api_key) ||
+      (context.x_api_key && constant_time_equal(trim(*context.x_api_key), config_.api_key))) {
+    return std::nullopt;
+  }
   // Never echo what was sent: it may be a real key meant for another server.
+  const bool sent = context.authorization || context.x_api_key;
+  if (path == "/v1/messages") {
+    return error_reply_for(Endpoint::kMessages,
+                           ApiError{401, sent ? "invalid x-api-key" : "x-api-key header is required", std::nullopt});
+  }
   HttpReply reply = error_reply(ApiError{
       401,
-      context.authorization ? "Incorrect API key provided: the `Authorization` header must be `Bearer <key>` with "
-                              "this server's API key (--api-key)."
-                            : "Missing API key: this server requires an `Authorization: Bearer <key>` header with its "
-                              "API key (--api-key).",
+      sent ? "Incorrect API key provided: the `Authorization` header must be `Bearer <key>` (or `x-api-key` the key) "
+             "with this server's API key (--api-key)."
+           : "Missing API key: this server requires an `Authorization: Bearer <key>` header (or `x-api-key`) with its "
+             "API key (--api-key).",
       std::nullopt});
   reply.headers.emplace_back("WWW-Authenticate", "Bearer");
   return reply;
@@ -137,8 +167,10 @@ std::optional<HttpReply> Router::check_auth(std::string_view method, std::string
 
 RouteResult Router::route(std::string_view method, std::string_view target, std::string_view body,
                           const RequestContext& context) const {
+  const std::string_view path = target.substr(0, target.find('?'));
+  // /v1/messages answers every error in Anthropic's shape.
+  const Endpoint shape = path == "/v1/messages" ? Endpoint::kMessages : Endpoint::kChat;
   try {
-    const std::string_view path = target.substr(0, target.find('?'));
     if (auto denied = check_auth(method, path, context)) return std::move(*denied);
     const Route* found = nullptr;
     for (const auto& r : kRoutes) {
@@ -148,8 +180,8 @@ RouteResult Router::route(std::string_view method, std::string_view target, std:
       throw ApiException(ApiError{404, fmt::format("Not Found: no endpoint at `{}`", path), std::nullopt});
     }
     if (found->method != method) {
-      HttpReply reply = error_reply(ApiError{
-          405, fmt::format("Method Not Allowed: `{}` accepts {} only", path, found->method), std::nullopt});
+      HttpReply reply = error_reply_for(
+          shape, ApiError{405, fmt::format("Method Not Allowed: `{}` accepts {} only", path, found->method), std::nullopt});
       reply.headers.emplace_back("Allow", std::string(found->method));
       return reply;
     }
@@ -164,11 +196,15 @@ RouteResult Router::route(std::string_view method, std::string_view target, std:
         return HttpReply{e.error().status, std::string(kJson), sglang_error_body(e.error()), {}};
       }
     }
-    return generation_job(path == "/v1/completions" ? Endpoint::kCompletions : Endpoint::kChat, body, context);
+    const Endpoint endpoint = path == "/v1/completions"  ? Endpoint::kCompletions
+                              : path == "/v1/responses" ? Endpoint::kResponses
+                              : path == "/v1/messages"  ? Endpoint::kMessages
+                                                        : Endpoint::kChat;
+    return generation_job(endpoint, body, context);
   } catch (const ApiException& e) {
-    return error_reply(e.error());
+    return error_reply_for(shape, e.error());
   } catch (const std::exception& e) {
-    return error_reply(ApiError{500, fmt::format("Internal server error: {}", e.what()), std::nullopt});
+    return error_reply_for(shape, ApiError{500, fmt::format("Internal server error: {}", e.what()), std::nullopt});
   }
 }
 
@@ -265,6 +301,8 @@ GenerationJob Router::generation_job(Endpoint endpoint, std::string_view body_te
     case Endpoint::kCompletions: job.request = parse_completion_request(body, config_); break;
     case Endpoint::kChat: job.request = parse_chat_request(body, config_); break;
     case Endpoint::kGenerate: job.request = parse_generate_request(body, config_); break;
+    case Endpoint::kResponses: job.request = parse_responses_request(body, config_, *responses_); break;
+    case Endpoint::kMessages: job.request = parse_messages_request(body, config_); break;
   }
   job.id = endpoint == Endpoint::kGenerate && !job.request.rid.empty()
                ? job.request.rid
@@ -273,6 +311,7 @@ GenerationJob Router::generation_job(Endpoint endpoint, std::string_view body_te
   job.tokenizer = tokenizer_;  // the mock's remembers the words of answers for /detokenize
   job.output_model = config_.output;
   job.seed = config_.latency.seed;
+  job.reasoning_field = config_.reasoning.field;
   return job;
 }
 

@@ -31,6 +31,15 @@ std::string error_body(const ApiError& error);
 /// The JSON body for an error in SGLang's native shape {"error":{"message"}} (/generate).
 std::string sglang_error_body(const ApiError& error);
 
+/// Anthropic's error type for a status: 400 (and other 4xx) invalid_request_error, 401
+/// authentication_error, 402 billing_error, 403 permission_error, 404 not_found_error, 413
+/// request_too_large, 429 rate_limit_error, 529 overloaded_error, other 5xx api_error.
+std::string_view anthropic_error_type(int status);
+
+/// The JSON body for an error in the Anthropic Messages API's shape
+/// {"type":"error","error":{"type","message"}} (/v1/messages; the status stays the HTTP status).
+std::string anthropic_error_body(const ApiError& error);
+
 /// Thrown by validation code; carries the error to report.
 class ApiException : public std::runtime_error {
  public:

@@ -24,6 +24,35 @@ enum class Endpoint {
   kCompletions,  ///< POST /v1/completions (OpenAI / vLLM)
   kChat,         ///< POST /v1/chat/completions (OpenAI / vLLM)
   kGenerate,     ///< POST /generate (SGLang native)
+  kResponses,    ///< POST /v1/responses (OpenAI Responses API; responses_request.hpp)
+  kMessages,     ///< POST /v1/messages (Anthropic Messages API; messages_request.hpp)
+};
+
+/// One turn of a conversation as the Responses API's store keeps it (role, text).
+struct ConversationTurn {
+  std::string role;
+  std::string text;
+};
+
+/// A stored Responses conversation (response_store.hpp): the turns of one response (its input
+/// items and its output text) after those of the response it continued (`parent`).
+struct StoredConversation {
+  std::shared_ptr<const StoredConversation> parent;
+  std::vector<ConversationTurn> turns;
+};
+
+/// What a Responses request echoes in its response object, and what it keeps for a follow-up.
+struct ResponsesFields {
+  std::optional<std::string> instructions;
+  std::optional<std::int64_t> max_output_tokens;
+  std::optional<std::string> previous_response_id;
+  std::optional<std::string> effort;     ///< reasoning.effort as sent
+  std::optional<std::string> summary;    ///< reasoning.summary as sent
+  std::optional<double> temperature;
+  std::optional<double> top_p;
+  bool store = true;                     ///< kept for previous_response_id (OpenAI's default)
+  std::shared_ptr<const StoredConversation> previous;  ///< the conversation it continues
+  std::vector<ConversationTurn> input;   ///< this request's input turns (not the instructions)
 };
 
 /// A validated generation request. The mock generates `max_tokens` tokens, or fewer when it
@@ -53,6 +82,12 @@ struct GenerationRequest {
   /// `top_logprobs` N (default 0) when its `logprobs` is true; N in [0, 20]. -1: not asked for.
   std::int64_t logprobs = -1;
   bool return_token_ids = false;   ///< vLLM's return_token_ids: the tokens' ids on each choice
+  /// Reasoning tokens asked for (reasoning.hpp: --reasoning-tokens, reasoning_effort,
+  /// chat_template_kwargs.enable_thinking, Responses' reasoning, Messages' thinking). They come
+  /// first and count against max_tokens, as in vLLM: the output has min(this, max_tokens).
+  std::int64_t reasoning_tokens = 0;
+  /// kResponses only (null otherwise): the fields the response object echoes, the conversation.
+  std::shared_ptr<const ResponsesFields> responses;
 };
 
 /// A request with the identity the server gives it.
@@ -65,6 +100,7 @@ struct GenerationJob {
   /// The output model's settings (config.output) and the server's --seed, which seeds its draws.
   OutputModelConfig output_model;
   std::uint64_t seed = 0;
+  ReasoningField reasoning_field = ReasoningField::kReasoningContent;  ///< chat's (--reasoning-field)
 };
 
 /// Validates a completions body (already parsed JSON). Throws ApiException:
@@ -113,6 +149,16 @@ std::vector<std::uint32_t> tokenize_texts(const std::vector<std::string_view>& t
 /// A chat prompt's ids: each text part encoded on its own (no special tokens, no template).
 std::vector<std::uint32_t> message_token_ids(const std::vector<std::string_view>& texts,
                                              const ServerTokenizer& tokenizer);
+
+/// A conversation's prompt as chat computes it, for the Responses and Messages parsers, which
+/// turn their input into chat `messages` (string or text-part contents): the prompt's ids (each
+/// text encoded alone), the output seed (every role and text, so the same conversation gives the
+/// same output on every endpoint) and, with --answers, the question of the last user message.
+void set_conversation_prompt(GenerationRequest& req, const nlohmann::json& messages,
+                             std::optional<std::int64_t> request_seed, const ServerConfig& config);
+
+/// vLLM's default output length: the room the context leaves (at least 1).
+std::int64_t default_max_tokens(std::int64_t prompt_tokens, const ServerConfig& config);
 
 /// Throws 404 NotFoundError "The model `X` does not exist." unless `model` is served.
 void check_model_served(std::string_view model, const ServerConfig& config);

@@ -68,6 +68,14 @@ class OutputSequence final : public OutputDecider {
   std::string_view token_text(std::int64_t k) const;
   /// Appends the text of tokens [0, n) (produced).
   void append_text(std::string& out, std::int64_t n) const;
+  /// Appends the text of tokens [begin, end) (produced).
+  void append_text(std::string& out, std::int64_t begin, std::int64_t end) const;
+
+  /// The reasoning tokens at the start of the output: min(R, max_tokens), fixed from the start.
+  /// Tokens [0, reasoning_tokens()) are reasoning, the rest the output proper (the answer).
+  std::int64_t reasoning_tokens() const { return reasoning_; }
+  /// Whether token k is a reasoning token.
+  bool is_reasoning(std::int64_t k) const { return k < reasoning_; }
 
   /// With an answer, once started: whether the error model made it wrong.
   std::optional<bool> wrong_answer() const;
@@ -78,7 +86,9 @@ class OutputSequence final : public OutputDecider {
 
  private:
   void decide_answer(std::int64_t batch, std::int64_t preemptions);
-  std::size_t filler_index(std::int64_t k) const;
+  /// The generator index of answer-phase token j (output token reasoning_ + j).
+  std::size_t filler_index(std::int64_t j) const;
+  std::size_t reasoning_index(std::int64_t k) const;
 
   std::shared_ptr<const ServerTokenizer> tokenizer_holder_;
   const ServerTokenizer* tokenizer_;
@@ -91,6 +101,8 @@ class OutputSequence final : public OutputDecider {
   std::uint64_t diverged_seed_;   ///< seeds the streams after a divergence
   std::uint64_t wrong_seed_;      ///< the error model's draws
   std::uint64_t divergence_seed_; ///< the divergence model's draws
+  std::uint64_t reasoning_seed_;  ///< the reasoning tokens' stream (of the prompt)
+  std::int64_t reasoning_;        ///< min(reasoning_tokens, max_tokens)
   std::size_t generator_size_;
 
   // Written by the producer before started_ is set; read-only afterwards.
@@ -104,7 +116,7 @@ class OutputSequence final : public OutputDecider {
   std::atomic<std::int64_t> answer_count_{0};
   std::atomic<bool> started_{false};
   static constexpr std::int64_t kNever = std::numeric_limits<std::int64_t>::max();
-  std::atomic<std::int64_t> diverged_at_{kNever};
+  std::atomic<std::int64_t> diverged_at_{kNever};  ///< an output index (>= reasoning_)
 };
 
 }  // namespace llmload::server

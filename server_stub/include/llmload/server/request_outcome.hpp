@@ -3,7 +3,7 @@
 // server's own timings (ground truth a load generator can compare its measurements with) and the
 // engine's facts (cached prompt tokens, preemptions). The response encoder writes them into the
 // final events / the non-streaming body under the key "llmload" (a field OpenAI clients ignore):
-//   "llmload":{"arrival_unix_ns":..,"queue_s":..,"first_token_s":..,"last_token_s":..,
+//   "llmload":{"arrival_unix_ns":..,"queue_s":..,"first_token_s":..,"first_output_token_s":..,"last_token_s":..,
 //              "preemptions":..,"cached_tokens":..[,"wrong_answer":true|false][,"diverged_at":k]}
 // "wrong_answer" is present when the output began with an answer, "diverged_at" (the index of
 // the first diverged token) when the output diverged (output_sequence.hpp).
@@ -18,7 +18,10 @@ namespace llmload::server {
 struct ServerTiming {
   std::int64_t arrival_unix_ns = 0;  ///< wall clock at arrival (for humans; durations below are monotonic)
   double queue_s = 0;                ///< arrival -> first scheduled by the engine
-  double first_token_s = 0;          ///< arrival -> first token written
+  double first_token_s = 0;          ///< arrival -> first token written (of any kind, reasoning included)
+  /// arrival -> first non-reasoning token written (== first_token_s without reasoning); NaN (null
+  /// on the wire) when the output is all reasoning.
+  double first_output_token_s = 0;
   double last_token_s = 0;           ///< arrival -> last token written
 };
 

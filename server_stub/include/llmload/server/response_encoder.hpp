@@ -29,6 +29,13 @@
 // holds its token's (else null, as always), and with return_token_ids its choice ends with
 // "token_ids":[id] (a completions stream's first choice also "prompt_token_ids"; a chat stream's
 // role chunk has "prompt_token_ids" at the top level). Non-streaming: the same for all tokens.
+// Reasoning (chat; OutputSequence::reasoning_tokens() R > 0): tokens k < R travel as
+// {"delta":{"reasoning_content":..}} (or "reasoning", --reasoning-field), the others as content;
+// a non-streaming message has "content" (the answer, null when there is none) and the reasoning
+// field; the usage has "completion_tokens_details":{"reasoning_tokens":R}.
+// /v1/responses and /v1/messages have their own encoders (api_encoder.hpp), which this class
+// hands their requests to: named events ("event: <type>\ndata: <json>\n\n"), some due as soon as
+// the headers are out (append_start_events).
 
 #include <cstdint>
 #include <memory>
@@ -37,6 +44,7 @@
 
 #include "llmload/server/api_error.hpp"
 #include "llmload/server/generation_request.hpp"
+#include "llmload/server/json.hpp"
 #include "llmload/server/output_sequence.hpp"
 #include "llmload/server/request_outcome.hpp"
 #include "llmload/server/server_tokenizer.hpp"
@@ -51,6 +59,10 @@ enum class Framing { kNone, kChunked };
 /// Appends "data: <payload>\n\n", framed.
 void append_sse_event(std::string& out, std::string_view payload, Framing framing);
 
+/// Appends "event: <name>\ndata: <payload>\n\n" (the Responses and Messages APIs' named
+/// events), framed.
+void append_sse_named_event(std::string& out, std::string_view name, std::string_view payload, Framing framing);
+
 /// The chunk that ends a chunked body.
 inline constexpr std::string_view kLastChunk = "0\r\n\r\n";
 
@@ -58,6 +70,28 @@ inline constexpr std::string_view kLastChunk = "0\r\n\r\n";
 /// "first_token_s","last_token_s","preemptions","cached_tokens"} (non-finite numbers as null),
 /// then "wrong_answer" and "diverged_at" when the outcome has them.
 std::string llmload_json(const RequestOutcome& outcome);
+/// The same as a JSON value.
+ojson llmload_json_object(const RequestOutcome& outcome);
+
+/// The events and bodies of an API with named events (Responses, Messages): one implementation per
+/// endpoint (responses_encoder.cpp, messages_encoder.cpp), built by ResponseEncoder. Pure and
+/// read-only once built, like ResponseEncoder.
+class ApiEncoder {
+ public:
+  virtual ~ApiEncoder() = default;
+  virtual void append_start_events(std::string& out, Framing framing) const = 0;
+  virtual void append_token_events(std::int64_t k, std::string& out, Framing framing,
+                                   const RequestOutcome* outcome) const = 0;
+  /// An error after the stream started, just before token `before_token` would have been written.
+  virtual void append_error_event(std::string& out, const ApiError& error, Framing framing,
+                                  std::int64_t before_token) const = 0;
+  virtual void append_malformed_event(std::string& out, std::string_view payload, Framing framing) const = 0;
+  virtual std::string body(const RequestOutcome* outcome) const = 0;
+};
+std::unique_ptr<const ApiEncoder> make_responses_encoder(const GenerationJob& job,
+                                                         std::shared_ptr<const OutputSequence> output);
+std::unique_ptr<const ApiEncoder> make_messages_encoder(const GenerationJob& job,
+                                                        std::shared_ptr<const OutputSequence> output);
 
 class ResponseEncoder {
  public:
@@ -75,6 +109,15 @@ class ResponseEncoder {
   void append_token_events(std::int64_t k, std::string& out, Framing framing,
                            const RequestOutcome* outcome = nullptr) const;
 
+  /// Appends the events due as soon as the response head is out, before any token (the
+  /// Responses API's response.created and response.in_progress; the Messages API's message_start
+  /// and ping); nothing for the other endpoints.
+  void append_start_events(std::string& out, Framing framing) const;
+
+  /// Appends an injected malformed event (fault injection) carrying `payload` (not JSON): a bare
+  /// data line, or for the named-event APIs a data line under the event name a token would have.
+  void append_malformed_event(std::string& out, std::string_view payload, Framing framing) const;
+
   /// The complete non-streaming response body, with the outcome's facts (see above).
   std::string full_body(const RequestOutcome& outcome) const;
 
@@ -85,11 +128,17 @@ class ResponseEncoder {
   /// Appends an error that happens after the stream started, as vLLM and SGLang send it (HTTP
   /// stays 200): `data: {"error":{..}}` (OpenAI shape for /v1/*, SGLang's {"message"} for
   /// /generate), then `data: [DONE]`. The caller ends the body (kLastChunk) as after a last token.
-  void append_error_event(std::string& out, const ApiError& error, Framing framing) const;
+  /// /v1/responses: `event: error` {"type":"error","code","message","param","sequence_number"};
+  /// /v1/messages: `event: error` {"type":"error","error":{"type","message"}} (Anthropic's); both
+  /// without [DONE]. `before_token`: the token it replaces (for the Responses sequence number).
+  void append_error_event(std::string& out, const ApiError& error, Framing framing,
+                          std::int64_t before_token = 0) const;
 
  private:
   std::string body_impl(const RequestOutcome* outcome) const;
-  void append_usage(std::string& out, std::int64_t completion_tokens, std::int64_t cached_tokens) const;
+  /// `details`: prompt_tokens_details (cached > 0) and completion_tokens_details (reasoning > 0).
+  void append_usage(std::string& out, std::int64_t completion_tokens, std::int64_t cached_tokens, bool details) const;
+  std::string reasoning_delta_open() const;
   /// `token`: the token whose content the delta holds; -1 for the role chunk.
   void append_chat_chunk(std::string& out, std::string_view delta_json, std::int64_t token,
                          std::int64_t completion_tokens, bool last, const RequestOutcome* outcome,
@@ -113,6 +162,9 @@ class ResponseEncoder {
   bool continuous_usage_;
   std::shared_ptr<const OutputSequence> output_;  ///< the tokens' ids and texts (JSON-escaped when written)
   std::shared_ptr<const TokenDetails> details_;   ///< logprobs / token ids asked for; null: neither
+  std::int64_t reasoning_;                       ///< the output's reasoning tokens (chat)
+  std::string_view reasoning_key_;               ///< "reasoning_content" or "reasoning"
+  std::shared_ptr<const ApiEncoder> api_;        ///< /v1/responses, /v1/messages; null otherwise
   std::string chunk_prefix_;  ///< /v1/*: {"id":..,"object":..,"created":..,"model":..,"choices":[
                               ///< /generate: "meta_info":{"id":<rid>,"finish_reason":
 };

@@ -46,6 +46,17 @@ struct OutputModelConfig {
   double divergence_batch_slope = 0.0;
 };
 
+/// Where a chat stream and a chat body put reasoning text (--reasoning-field): vLLM <= 0.9's and
+/// DeepSeek's `reasoning_content`, or vLLM's newer `reasoning`.
+enum class ReasoningField { kReasoningContent, kReasoning };
+
+/// Reasoning phases (docs/server-apis.md, "Reasoning"): how many reasoning tokens come before a
+/// request's answer unless the request says otherwise.
+struct ReasoningConfig {
+  std::int64_t tokens = 0;  ///< --reasoning-tokens: the default per request; 0: none (as before)
+  ReasoningField field = ReasoningField::kReasoningContent;
+};
+
 struct ServerConfig {
   std::string host = "127.0.0.1";
   std::uint16_t port = 8000;  ///< 0: the OS picks a free port
@@ -58,6 +69,7 @@ struct ServerConfig {
   std::shared_ptr<const ServerTokenizer> tokenizer;
   LatencyConfig latency;
   OutputModelConfig output;
+  ReasoningConfig reasoning;
 
   // The engine simulator (latency.model == "engine").
   /// The model profile with the command line's overrides applied; unset: the default profile.
