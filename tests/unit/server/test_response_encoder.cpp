@@ -250,6 +250,7 @@ RequestOutcome make_outcome(std::int64_t cached = 0) {
   o.timing.arrival_unix_ns = 1700000000123456789;
   o.timing.queue_s = 0.25;
   o.timing.first_token_s = 0.5;
+  o.timing.first_output_token_s = 0.5;  // no reasoning: the first token is the first output token
   o.timing.last_token_s = 1.75;
   o.cached_tokens = cached;
   o.preemptions = 2;
@@ -258,7 +259,7 @@ RequestOutcome make_outcome(std::int64_t cached = 0) {
 
 void expect_llmload(const json& j) {
   EXPECT_EQ(j, json::parse(R"({"arrival_unix_ns":1700000000123456789,"queue_s":0.25,"first_token_s":0.5,
-                               "last_token_s":1.75,"preemptions":2,"cached_tokens":3})"));
+                               "first_output_token_s":0.5,"last_token_s":1.75,"preemptions":2,"cached_tokens":3})"));
 }
 
 /// A whole stream with the outcome given to the last token only (as the HTTP layer does).
