@@ -748,8 +748,12 @@ net::awaitable<bool> Connection::complete_job(Generation& gen, unsigned version,
       co_await write_reply(reply, version, false);
       co_return false;
     }
-    if (k == 0) first = Clock::now();
-    if (k == gen.output->reasoning_tokens()) gen.first_output_write = Clock::now();
+    const bool first_output = k == gen.output->reasoning_tokens();
+    if (k == 0 || first_output) {
+      const Clock::time_point produced = Clock::now();
+      if (k == 0) first = produced;
+      if (first_output) gen.first_output_write = produced;
+    }
   }
   if (fault.kind == FaultKind::kSlowFirstByte || fault.kind == FaultKind::kStall) co_await sleep_for(fault.duration);
   if (fault.kind == FaultKind::kReset) {
