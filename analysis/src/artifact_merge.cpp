@@ -115,6 +115,7 @@ const json& stats_of(const json& result, Metric m) {
   switch (m) {
     case Metric::kTtftRt: return at_path(result, "response_time.ttft");
     case Metric::kE2eRt: return at_path(result, "response_time.e2e");
+    case Metric::kTtfoRt: return at_path(result, "response_time.ttfo");
     case Metric::kScheduleLag: return at_path(result, "schedule_lag");
     default: return at_path(result, "latency." + std::string(metric_name(m)));
   }
@@ -233,10 +234,16 @@ void load_records(Shard& s) {
   }
 }
 
+// TTFO (issue 19) came after the other tags: a shard written before it has none, which is an
+// empty histogram (its records have no t_first_output either).
+bool optional_tag(Metric m) { return m == Metric::kTtfo || m == Metric::kTtfoRt; }
+
 const HdrHistogram& shard_histogram(const Shard& s, Metric m) {
   for (const auto& in : s.artifact->hlog.intervals) {
     if (in.tag && *in.tag == metric_name(m)) return in.histogram;
   }
+  static const HdrHistogram kEmpty(1, kHighestUs, 3);
+  if (optional_tag(m)) return kEmpty;
   throw MergeError(fmt::format("'{}': latency.hlog has no '{}' histogram: the artifact is incomplete or from another "
                                "version of llmload",
                                s.artifact->name, metric_name(m)));
@@ -466,8 +473,9 @@ MergedArtifact merge_artifacts(const std::vector<ShardArtifact>& artifacts) {
   if (m.slo) {
     const bool rt = m.slo->view == LatencyView::kResponse;
     for (auto& v : m.slo->metrics) {
-      const Metric hm = v.metric == "tpot" ? Metric::kTpot
+      const Metric hm = v.metric == "tpot"   ? Metric::kTpot
                         : v.metric == "ttft" ? (rt ? Metric::kTtftRt : Metric::kTtft)
+                        : v.metric == "ttfo" ? (rt ? Metric::kTtfoRt : Metric::kTtfo)
                                              : (rt ? Metric::kE2eRt : Metric::kE2e);
       rejudge(v, hist.at(hm), m.slo->spec.percentile);
     }
@@ -542,6 +550,7 @@ MergedArtifact merge_artifacts(const std::vector<ShardArtifact>& artifacts) {
         {"ttft_p99_ms", at_path(r, "latency.ttft.p99_ms")},
         {"e2e_p99_ms", at_path(r, "latency.e2e.p99_ms")},
         {"ttft_rt_p99_ms", at_path(r, "response_time.ttft.p99_ms")},
+        {"ttfo_p99_ms", at_path(r, "latency.ttfo.p99_ms")},
         {"schedule_lag_p99_ms", at_path(r, "schedule_lag.p99_ms")},
         {"late_fraction", at_path(r, "schedule_lag.late_fraction")},
         {"valid", at_path(r, "validity.valid")},

@@ -609,6 +609,16 @@ StandardValues standard_values(const Exposition& e) {
   if (!v.energy_joules) {
     if (auto mj = first_sum(e, {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"})) v.energy_joules = *mj / 1000.0;
   }
+  v.prefix_cache_hits = first_sum(e, {"vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"});
+  v.prefix_cache_queries = first_sum(e, {"vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total"});
+  if (!v.prefix_cache_hits && !v.prefix_cache_queries) {
+    // SGLang counts the prompt tokens it found cached among all its prompt tokens.
+    if (auto cached = first_sum(e, {"sglang:cached_tokens_total"})) {
+      v.prefix_cache_hits = cached;
+      v.prefix_cache_queries = first_sum(e, {"sglang:prompt_tokens_total"});
+    }
+  }
+  v.prefix_cache_hit_rate = first_mean(e, {"vllm:gpu_prefix_cache_hit_rate", "sglang:cache_hit_rate"});
   return v;
 }
 
@@ -623,6 +633,9 @@ nlohmann::json to_json(const StandardValues& v) {
       {"requests_finished", num_or_null(v.requests_finished)},
       {"power_watts", num_or_null(v.power_watts)},
       {"energy_joules", num_or_null(v.energy_joules)},
+      {"prefix_cache_hits", num_or_null(v.prefix_cache_hits)},
+      {"prefix_cache_queries", num_or_null(v.prefix_cache_queries)},
+      {"prefix_cache_hit_rate", num_or_null(v.prefix_cache_hit_rate)},
   };
 }
 
@@ -778,11 +791,12 @@ nlohmann::json ServerMetricsRecording::to_json(double t0_s) const {
     return std::nullopt;
   };
   using Member = std::optional<double> StandardValues::*;
-  const Member counters[] = {&StandardValues::preemptions, &StandardValues::prompt_tokens,
+  const Member counters[] = {&StandardValues::preemptions,       &StandardValues::prompt_tokens,
                              &StandardValues::generation_tokens, &StandardValues::requests_finished,
-                             &StandardValues::energy_joules};
-  const char* counter_keys[] = {"preemptions", "prompt_tokens", "generation_tokens", "requests_finished",
-                                "energy_joules"};
+                             &StandardValues::energy_joules,     &StandardValues::prefix_cache_hits,
+                             &StandardValues::prefix_cache_queries};
+  const char* counter_keys[] = {"preemptions",   "prompt_tokens",     "generation_tokens",   "requests_finished",
+                                "energy_joules", "prefix_cache_hits", "prefix_cache_queries"};
   constexpr std::size_t kCounters = std::size(counters);
   json series;
   json ts = json::array();
@@ -797,6 +811,7 @@ nlohmann::json ServerMetricsRecording::to_json(double t0_s) const {
   series["waiting"] = gauge_series(&StandardValues::waiting);
   series["kv_cache_usage"] = gauge_series(&StandardValues::kv_cache_usage);
   series["power_watts"] = gauge_series(&StandardValues::power_watts);
+  series["prefix_cache_hit_rate"] = gauge_series(&StandardValues::prefix_cache_hit_rate);
   for (std::size_t c = 0; c < kCounters; ++c) {
     const auto base = base_of(counters[c]);
     json a = json::array();

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "llmload/analysis/hdr_log.hpp"
+#include "llmload/analysis/model_breakdown.hpp"
 
 namespace llmload::analysis {
 namespace {
@@ -36,6 +37,9 @@ json stats_json(const LatencyStats& s) {
 }
 
 json opt_ms(const std::optional<Nanos>& v) { return v ? json(ms(*v)) : json(nullptr); }
+
+// A distribution that may have no sample (TTFO: a run without t_first_output): null then.
+json stats_or_null(const LatencyStats& s) { return s.count > 0 ? stats_json(s) : json(nullptr); }
 
 // window.warmup: how the start of the window was chosen; for auto the detection and the drain.
 json warmup_json(const Window& w) {
@@ -87,13 +91,26 @@ json metrics_json(const RunMetrics& m) {
     j[fmt::format("p95_{}_ms", name)] = ms(s.percentile(95));
     j[fmt::format("p99_{}_ms", name)] = ms(s.percentile(99));
   }
+  {
+    // TTFO (issue 19) in the same style; null without a sample (no request had t_first_output).
+    const auto& s = m.latency.at(Metric::kTtfo);
+    const bool any = s.count > 0;
+    auto val = [&](double v) { return any ? json(v) : json(nullptr); };
+    j["mean_ttfo_ms"] = val(s.mean_us / 1e3);
+    j["median_ttfo_ms"] = val(ms(s.percentile(50)));
+    j["std_ttfo_ms"] = val(s.stddev_us / 1e3);
+    j["p90_ttfo_ms"] = val(ms(s.percentile(90)));
+    j["p95_ttfo_ms"] = val(ms(s.percentile(95)));
+    j["p99_ttfo_ms"] = val(ms(s.percentile(99)));
+  }
 
   // Richer nested data.
   j["window"] = {{"start_s", to_seconds(m.window.start)}, {"end_s", to_seconds(m.window.end)}, {"length_s", duration},
                  {"method", m.window.method}, {"warmup", warmup_json(m.window)}};
   j["requests"] = {{"issued", m.requests},       {"warmup", m.warmup},   {"in_window", m.in_window},
                    {"completed", m.completed},  {"failed", m.failed},  {"outside_window", m.outside_window},
-                   {"completing_in_window", m.completing_in_window}, {"stopped_early", m.stopped_early_requests}};
+                   {"completing_in_window", m.completing_in_window}, {"stopped_early", m.stopped_early_requests},
+                   {"reasoning_first", m.reasoning_first_requests}};
   j["tokens"] = {{"total_input_tokens", m.total_input_tokens},
                  {"total_output_tokens", m.total_output_tokens},
                  {"output_tokens_arriving_in_window", m.output_tokens_in_window},
@@ -107,11 +124,16 @@ json metrics_json(const RunMetrics& m) {
   for (Metric metric : {Metric::kTtft, Metric::kTpot, Metric::kItl, Metric::kItlEvent, Metric::kE2e}) {
     latency[std::string(metric_name(metric))] = stats_json(m.latency.at(metric));
   }
+  latency["ttfo"] = stats_or_null(m.latency.at(Metric::kTtfo));
   latency["measured_from"] = "t_send";
   j["latency"] = latency;
   j["response_time"] = {{"measured_from", "t_intended"},
                         {"ttft", stats_json(m.latency.at(Metric::kTtftRt))},
+                        {"ttfo", stats_or_null(m.latency.at(Metric::kTtfoRt))},
                         {"e2e", stats_json(m.latency.at(Metric::kE2eRt))}};
+  j["reasoning"] = to_json(m.reasoning);
+  j["by_model"] = by_model_json(m.by_model);
+  j["prefix_cache"] = prefix_cache_json(m.prefix_cache);
   j["schedule_lag"] = stats_json(m.latency.at(Metric::kScheduleLag));
   j["schedule_lag"]["late_over_1ms"] = m.late_over_1ms;
   j["schedule_lag"]["late_fraction"] = m.late_fraction;
@@ -167,7 +189,11 @@ json metrics_json(const RunMetrics& m) {
     j["slo"] = {{"spec", s.spec.to_string()},
                 {"percentile", s.spec.percentile},
                 {"view", to_string(s.view)},
-                {"bounds_ms", {{"ttft", opt_ms(s.spec.ttft)}, {"tpot", opt_ms(s.spec.tpot)}, {"e2e", opt_ms(s.spec.e2e)}}},
+                {"bounds_ms",
+                 {{"ttft", opt_ms(s.spec.ttft)},
+                  {"ttfo", opt_ms(s.spec.ttfo)},
+                  {"tpot", opt_ms(s.spec.tpot)},
+                  {"e2e", opt_ms(s.spec.e2e)}}},
                 {"good_requests", s.good},
                 {"attainment", s.attainment},
                 {"request_goodput", s.request_goodput},
@@ -200,6 +226,8 @@ json record_json(const RequestRecord& r) {
   j["tpot_ms"] = opt_ms(r.tpot());
   j["e2e_ms"] = opt_ms(r.e2e());
   j["ttft_rt_ms"] = opt_ms(r.ttft_rt());
+  j["ttfo_ms"] = opt_ms(r.ttfo());
+  j["ttfo_rt_ms"] = opt_ms(r.ttfo_rt());
   j["e2e_rt_ms"] = opt_ms(r.e2e_rt());
   j["schedule_lag_ms"] = opt_ms(r.schedule_lag());
   j["requested_input_tokens"] = r.requested_input_tokens;
@@ -341,13 +369,20 @@ std::string console_report(const RunMetrics& m, const std::string& title, const 
     r += fmt::format("{:>9.2f}{}", ms(s.max_us), s.p99_low_confidence ? " (n=" + std::to_string(s.count) + ", p99 low conf.)" : "");
     line(r);
   };
+  // TTFO beside TTFT only when some request reasoned first (else it is TTFT again).
+  const bool ttfo = m.shows_ttfo();
   row("TTFT", Metric::kTtft);
+  if (ttfo) row("TTFO", Metric::kTtfo);
   row("TPOT", Metric::kTpot);
   row("ITL", Metric::kItl);
   row("E2E", Metric::kE2e);
   row("TTFT (from sched)", Metric::kTtftRt);
+  if (ttfo) row("TTFO (from sched)", Metric::kTtfoRt);
   row("E2E (from sched)", Metric::kE2eRt);
   row("Schedule lag", Metric::kScheduleLag);
+  o += reasoning_console(m.reasoning);
+  o += by_model_console(m.by_model, ttfo);
+  o += prefix_cache_console(m.prefix_cache);
   line(fmt::format("{}", rule));
   return o;
 }

@@ -63,4 +63,33 @@ std::optional<Nanos> RequestRecord::schedule_lag() const {
   return *t_send - t_intended;
 }
 
+std::optional<Nanos> RequestRecord::ttfo() const {
+  if (!t_first_output || !t_send) return std::nullopt;
+  return *t_first_output - *t_send;
+}
+
+std::optional<Nanos> RequestRecord::ttfo_rt() const {
+  if (!t_first_output) return std::nullopt;
+  return *t_first_output - t_intended;
+}
+
+bool RequestRecord::reasoning_first() const {
+  if (!t_first) return false;
+  // Without t_first_output, only a record that says it carried reasoning is one of reasoning only
+  // (a record of a client that does not fill t_first_output, or from before it, says nothing).
+  if (!t_first_output) return !reasoning_tokens_source.empty();
+  return *t_first_output != *t_first;
+}
+
+std::optional<Nanos> RequestRecord::reasoning_duration() const {
+  if (!t_first || !t_first_output || *t_first_output <= *t_first) return std::nullopt;
+  return *t_first_output - *t_first;
+}
+
+std::optional<Nanos> RequestRecord::answer_tpot() const {
+  const std::int64_t answer = output_tokens - reasoning_tokens;
+  if (answer < 2 || !t_first_output || !t_last || *t_last < *t_first_output) return std::nullopt;
+  return (*t_last - *t_first_output) / (answer - 1);
+}
+
 }  // namespace llmload::analysis

@@ -28,6 +28,8 @@ std::string_view metric_name(Metric m) {
     case Metric::kTtftRt: return "ttft_rt";
     case Metric::kE2eRt: return "e2e_rt";
     case Metric::kScheduleLag: return "schedule_lag";
+    case Metric::kTtfo: return "ttfo";
+    case Metric::kTtfoRt: return "ttfo_rt";
   }
   return "unknown";
 }
@@ -99,6 +101,8 @@ void MetricsAccumulator::add(const RequestRecord& r, std::span<const ChunkArriva
   if (auto v = r.schedule_lag()) record(Metric::kScheduleLag, std::max(*v, Nanos(0)));
   if (auto v = r.ttft()) record(Metric::kTtft, *v);
   if (auto v = r.ttft_rt()) record(Metric::kTtftRt, *v);
+  if (auto v = r.ttfo()) record(Metric::kTtfo, *v);
+  if (auto v = r.ttfo_rt()) record(Metric::kTtfoRt, *v);
   if (auto v = r.e2e()) record(Metric::kE2e, *v);
   if (auto v = r.e2e_rt()) record(Metric::kE2eRt, *v);
   if (auto v = r.tpot()) record(Metric::kTpot, *v);
@@ -167,35 +171,41 @@ MetricVerdict judge(std::string name, Nanos bound, std::int64_t n, std::int64_t 
   return v;
 }
 
-// The per-metric verdicts of an SLO judged in `view` over the window's measured requests (failed
-// requests count as exceedances). The histograms come from the records, so a merge of shards
-// (an empty accumulator) judges alike.
+// The per-metric verdicts of an SLO judged in `view` over the window's measured requests that
+// `include` accepts (failed requests count as exceedances). The histograms come from the records,
+// so a merge of shards (an empty accumulator) judges alike.
 std::vector<MetricVerdict> judge_slo_metrics(const SloSpec& slo, LatencyView view, std::int64_t n,
-                                             std::span<const RequestRecord> records) {
+                                             std::span<const RequestRecord> records, const RecordFilter& include) {
   const bool rt = view == LatencyView::kResponse;
   std::int64_t ex_ttft = 0;
+  std::int64_t ex_ttfo = 0;
   std::int64_t ex_tpot = 0;
   std::int64_t ex_e2e = 0;
   HdrHistogram ttft_h(1, kHighestUs, 3);
+  HdrHistogram ttfo_h(1, kHighestUs, 3);
   HdrHistogram tpot_h(1, kHighestUs, 3);
   HdrHistogram e2e_h(1, kHighestUs, 3);
   for (const auto& r : records) {
-    if (r.warmup || !r.in_window) continue;
+    if (r.warmup || !r.in_window || (include && !include(r))) continue;
     const auto ttft = rt ? r.ttft_rt() : r.ttft();
+    const auto ttfo = rt ? r.ttfo_rt() : r.ttfo();
     const auto tpot = r.tpot();
     const auto e2e = rt ? r.e2e_rt() : r.e2e();
     if (r.ok()) {
       if (ttft) ttft_h.record(to_us(*ttft));
+      if (ttfo) ttfo_h.record(to_us(*ttfo));
       if (tpot) tpot_h.record(to_us(*tpot));
       if (e2e) e2e_h.record(to_us(*e2e));
     }
     const SloExceedance x = slo_exceedance(r, slo, view);
     ex_ttft += x.ttft ? 1 : 0;
+    ex_ttfo += x.ttfo ? 1 : 0;
     ex_tpot += x.tpot ? 1 : 0;
     ex_e2e += x.e2e ? 1 : 0;
   }
   std::vector<MetricVerdict> out;
   if (slo.ttft) out.push_back(judge("ttft", *slo.ttft, n, ex_ttft, ttft_h, slo.percentile));
+  if (slo.ttfo) out.push_back(judge("ttfo", *slo.ttfo, n, ex_ttfo, ttfo_h, slo.percentile));
   if (slo.tpot) out.push_back(judge("tpot", *slo.tpot, n, ex_tpot, tpot_h, slo.percentile));
   if (slo.e2e) out.push_back(judge("e2e", *slo.e2e, n, ex_e2e, e2e_h, slo.percentile));
   return out;
@@ -212,6 +222,42 @@ Verdict overall_verdict(const std::vector<MetricVerdict>& metrics) {
 }
 
 }  // namespace
+
+SloResult evaluate_slo(const SloSpec& slo, LatencyView view, const Window& window,
+                       std::span<const RequestRecord> records, const RecordFilter& include) {
+  SloResult s;
+  s.spec = slo;
+  s.view = view;
+  const double secs = to_seconds(window.length());
+  // Goodput counts the good requests the way request throughput counts requests: those
+  // completing in the window (METRICS.md), so goodput <= throughput always; attainment is the
+  // share of the window's measured requests (intended start in the window) that were good.
+  std::int64_t measured = 0;
+  std::int64_t good_completing = 0;
+  std::int64_t good_tokens = 0;
+  for (const auto& r : records) {
+    if (include && !include(r)) continue;
+    const bool good = meets_slo(r, slo, view);
+    if (good && r.t_done && *r.t_done >= window.start && *r.t_done <= window.end) {
+      ++good_completing;
+      good_tokens += r.output_tokens;
+    }
+    if (r.warmup || !r.in_window) continue;
+    ++measured;
+    if (good) ++s.good;
+  }
+  s.attainment = measured > 0 ? static_cast<double>(s.good) / static_cast<double>(measured) : 0;
+  if (secs > 0) {
+    s.request_goodput = static_cast<double>(good_completing) / secs;
+    s.token_goodput = static_cast<double>(good_tokens) / secs;
+  }
+  s.metrics = judge_slo_metrics(slo, view, measured, records, include);
+  s.verdict = overall_verdict(s.metrics);
+  s.service_view_verdict = view == LatencyView::kResponse
+                               ? overall_verdict(judge_slo_metrics(slo, LatencyView::kService, measured, records, include))
+                               : s.verdict;
+  return s;
+}
 
 RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, const std::optional<SloSpec>& slo,
                                         LatencyView view, std::span<const RequestRecord> records,
@@ -329,35 +375,13 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
     m.late_fraction = static_cast<double>(m.late_over_1ms) / static_cast<double>(m.in_window);
   }
 
-  if (slo && !slo->empty()) {
-    SloResult s;
-    s.spec = *slo;
-    s.view = view;
-    // Goodput counts the good requests the way request throughput counts requests: those
-    // completing in the window (METRICS.md), so goodput <= throughput always; attainment is the
-    // share of the window's measured requests (intended start in the window) that were good.
-    std::int64_t good_completing = 0;
-    std::int64_t good_tokens = 0;
-    for (const auto& r : records) {
-      const bool good = meets_slo(r, *slo, view);
-      if (good && completes_in_window(r)) {
-        ++good_completing;
-        good_tokens += r.output_tokens;
-      }
-      if (!r.warmup && r.in_window && good) ++s.good;
-    }
-    s.attainment = m.in_window > 0 ? static_cast<double>(s.good) / static_cast<double>(m.in_window) : 0;
-    if (secs > 0) {
-      s.request_goodput = static_cast<double>(good_completing) / secs;
-      s.token_goodput = static_cast<double>(good_tokens) / secs;
-    }
-    s.metrics = judge_slo_metrics(*slo, view, m.in_window, records);
-    s.verdict = overall_verdict(s.metrics);
-    s.service_view_verdict = view == LatencyView::kResponse
-                                 ? overall_verdict(judge_slo_metrics(*slo, LatencyView::kService, m.in_window, records))
-                                 : s.verdict;
-    m.slo = std::move(s);
-  }
+  if (slo && !slo->empty()) m.slo = evaluate_slo(*slo, view, window, records);
+  m.reasoning_first_requests = std::count_if(records.begin(), records.end(), [](const RequestRecord& r) {
+    return !r.warmup && r.in_window && r.reasoning_first();
+  });
+  m.reasoning = summarize_reasoning(records);
+  m.by_model = model_breakdown(records, window, slo, view);
+  m.prefix_cache = summarize_prefix_cache(records);
   judge_validity(m, validity, records);
   return m;
 }

@@ -15,7 +15,7 @@ namespace {
 
 constexpr double kAlpha = 0.01;  // the verdict's 1 - 0.99, spent over the looks
 constexpr std::uint8_t kDone = 1;
-constexpr std::array<std::uint8_t, 3> kOver = {2, 4, 8};  // ttft, tpot, e2e
+constexpr std::array<std::uint8_t, 4> kOver = {2, 4, 8, 16};  // ttft, ttfo, tpot, e2e
 constexpr int kMaxLooks = 40;                            // n_k doubles: far past any run's size
 
 double look_alpha(int k) { return kAlpha * std::ldexp(1.0, -(k + 1)); }
@@ -38,8 +38,8 @@ bool SequentialSlo::on_complete(std::int64_t ordinal, const RequestRecord& r) {
   if (flags_.size() <= i) flags_.resize(i + 1, 0);
   if ((flags_[i] & kDone) != 0) return false;  // counted once
   const SloExceedance x = slo_exceedance(r, slo_, view_);
-  flags_[i] = static_cast<std::uint8_t>(kDone | (x.ttft ? kOver[0] : 0) | (x.tpot ? kOver[1] : 0) |
-                                        (x.e2e ? kOver[2] : 0));
+  flags_[i] = static_cast<std::uint8_t>(kDone | (x.ttft ? kOver[0] : 0) | (x.ttfo ? kOver[1] : 0) |
+                                        (x.tpot ? kOver[2] : 0) | (x.e2e ? kOver[3] : 0));
   if (ordinal < look_n_) ++done_in_look_;
   while (!conclusive_ && done_in_look_ == look_n_ && k_ < kMaxLooks) look();
   return conclusive_;
@@ -48,16 +48,17 @@ bool SequentialSlo::on_complete(std::int64_t ordinal, const RequestRecord& r) {
 void SequentialSlo::look() {
   const double alpha = look_alpha(k_);
   const double p = slo_.percentile / 100.0;
-  const std::array<bool, 3> bounded = {slo_.ttft.has_value(), slo_.tpot.has_value(), slo_.e2e.has_value()};
-  const std::array<const char*, 3> names = {"ttft", "tpot", "e2e"};
-  std::array<std::int64_t, 3> over = {0, 0, 0};
+  const std::array<bool, 4> bounded = {slo_.ttft.has_value(), slo_.ttfo.has_value(), slo_.tpot.has_value(),
+                                       slo_.e2e.has_value()};
+  const std::array<const char*, 4> names = {"ttft", "ttfo", "tpot", "e2e"};
+  std::array<std::int64_t, 4> over = {0, 0, 0, 0};
   for (std::int64_t i = 0; i < look_n_; ++i) {
-    for (std::size_t m = 0; m < 3; ++m) over[m] += (flags_[static_cast<std::size_t>(i)] & kOver[m]) != 0 ? 1 : 0;
+    for (std::size_t m = 0; m < 4; ++m) over[m] += (flags_[static_cast<std::size_t>(i)] & kOver[m]) != 0 ? 1 : 0;
   }
   bool all_pass = true;
   bool any_fail = false;
   std::string detail;
-  for (std::size_t m = 0; m < 3; ++m) {
+  for (std::size_t m = 0; m < 4; ++m) {
     if (!bounded[m]) continue;
     const bool pass = look_n_ >= early_stopping_min_requests(over[m], p, 1.0 - alpha);
     // P[X >= over] for X ~ Binomial(n, 1 - p): so many exceedances are unlikely from a server

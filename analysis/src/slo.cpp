@@ -16,6 +16,7 @@ std::string SloSpec::to_string() const {
   std::vector<std::string> parts;
   auto ms = [](Nanos d) { return fmt::format("{:g}ms", static_cast<double>(d.count()) / 1e6); };
   if (ttft) parts.push_back("ttft:" + ms(*ttft));
+  if (ttfo) parts.push_back("ttfo:" + ms(*ttfo));
   if (tpot) parts.push_back("tpot:" + ms(*tpot));
   if (e2e) parts.push_back("e2e:" + ms(*e2e));
   if (min_accuracy) parts.push_back(fmt::format("accuracy:{:g}", *min_accuracy));
@@ -88,12 +89,16 @@ SloSpec parse_slo(std::string_view text) {
     if (bound.count() <= 0) throw SloParseError(fmt::format("SLO bound in '{}' must be positive", item));
     if (key == "ttft") {
       slo.ttft = bound;
+    } else if (key == "ttfo") {
+      slo.ttfo = bound;
     } else if (key == "tpot") {
       slo.tpot = bound;
     } else if (key == "e2e" || key == "e2el") {
       slo.e2e = bound;
     } else {
-      throw SloParseError(fmt::format("unknown SLO metric '{}': use ttft, tpot, e2e or accuracy ({})", key, hint));
+      throw SloParseError(fmt::format("unknown SLO metric '{}': use ttft, tpot, e2e or accuracy, or ttfo (the first "
+                                      "output token after any reasoning) ({})",
+                                      key, hint));
     }
     any_bound = true;
   }
@@ -108,6 +113,10 @@ SloExceedance slo_exceedance(const RequestRecord& r, const SloSpec& slo, Latency
   if (slo.ttft) {
     const auto v = rt ? r.ttft_rt() : r.ttft();
     x.ttft = !ok || !v || *v > *slo.ttft;
+  }
+  if (slo.ttfo) {
+    const auto v = rt ? r.ttfo_rt() : r.ttfo();
+    x.ttfo = !ok || !v || *v > *slo.ttfo;
   }
   if (slo.tpot) {
     const auto v = r.tpot();

@@ -39,6 +39,12 @@ std::vector<std::string> summary_csv_columns() {
                         "first_divergence_p50", "error_rate", "energy_per_output_token_j"}) {
     cols.emplace_back(c);
   }
+  // Issue 19: TTFO (empty unless the run reasoned first), reasoning, the prefix cache.
+  for (const char* c : {"ttfo_p50_ms", "ttfo_p90_ms", "ttfo_p99_ms", "reasoning_tokens", "reasoning_share",
+                        "reasoning_duration_p50_ms", "answer_tpot_p50_ms", "prefix_cache_hit_rate",
+                        "prefix_cache_server_hit_rate"}) {
+    cols.emplace_back(c);
+  }
   return cols;
 }
 
@@ -48,7 +54,8 @@ std::string render_csv(const ReportInput& in) {
   const auto cols = summary_csv_columns();
   for (std::size_t i = 0; i < cols.size(); ++i) o += (i ? "," : "") + cols[i];
   o += "\n";
-  for (const auto& s : sums) {
+  for (std::size_t row = 0; row < sums.size(); ++row) {
+    const RunSummary& s = sums[row];
     std::vector<std::string> f = {s.name,
                                   csv_number(s.offered),
                                   s.load_kind,
@@ -81,6 +88,13 @@ std::string render_csv(const ReportInput& in) {
     }
     f.push_back(s.accuracy.slo_verdict);
     for (double v : {em.rate, em.lo, em.hi, em.n, s.consistency.div_p50, s.scorecard.error_rate, s.scorecard.energy_per_token_j}) {
+      f.push_back(csv_number(v));
+    }
+    const json& r = in.runs[row].result;
+    for (double v : {s.p("ttfo", &LatRow::p50), s.p("ttfo", &LatRow::p90), s.p("ttfo", &LatRow::p99),
+                     nan_at(r, {"reasoning", "reasoning_tokens"}), nan_at(r, {"reasoning", "share_of_output_tokens"}),
+                     nan_at(r, {"reasoning", "duration", "p50_ms"}), nan_at(r, {"reasoning", "answer_tpot", "p50_ms"}),
+                     nan_at(r, {"prefix_cache", "hit_rate"}), nan_at(r, {"prefix_cache", "server_hit_rate"})}) {
       f.push_back(csv_number(v));
     }
     for (std::size_t i = 0; i < f.size(); ++i) o += (i ? "," : "") + csv_field(f[i]);

@@ -68,8 +68,11 @@ static std::string run_body(const RunArtifact& a, const RunSummary& s, const Htm
     o += fmt::format("<h{0}>Key metrics</h{0}>\n", h);
     o += kv_html(a, s, prefix);
     o += latency_table_html(s, prefix + "latency-table");
+    o += prefix_cache_html(a.result, prefix);
     o += slo_table_html(a.result);
     o += errors_html(a.result);
+    o += reasoning_html(a.result, prefix, h);
+    o += by_model_html(a.result, shows_ttfo(a), prefix, h);
     o += correctness_html(a, s, prefix, h);
     o += stages_html(a.result, prefix, h);
     o += window_html(a, s, prefix, h);

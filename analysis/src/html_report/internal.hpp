@@ -18,6 +18,8 @@
 //   stages.cpp          a multi-stage run's Stages section (HTML and Markdown)
 //   correctness.cpp     the Scorecard block and the Correctness section (accuracy, consistency; HTML
 //                       and Markdown)
+//   breakdowns.cpp      issue 19's sections: reasoning phases, per-model table, prefix-cache hit rate
+//                       (HTML and Markdown)
 //   sweep.cpp           a sweep's charts, capacity and points table
 //   markdown.cpp        summary.md
 //   csv.cpp             summary.csv
@@ -89,10 +91,12 @@ struct MetricDef {
 
 inline constexpr MetricDef kMetricDefs[] = {
     {"ttft", "TTFT", "latency", "ttft"},
+    {"ttfo", "TTFO", "latency", "ttfo"},  // shown only when the run reasoned first (shows_ttfo)
     {"tpot", "TPOT", "latency", "tpot"},
     {"itl", "ITL", "latency", "itl"},
     {"e2e", "E2E", "latency", "e2e"},
     {"ttft_rt", "TTFT from t_intended", "response_time", "ttft"},
+    {"ttfo_rt", "TTFO from t_intended", "response_time", "ttfo"},
     {"e2e_rt", "E2E from t_intended", "response_time", "e2e"},
     {"schedule_lag", "schedule lag", "schedule_lag", nullptr},
 };
@@ -333,6 +337,9 @@ double trial_token_goodput(const json& r);
 double trial_attainment(const json& r);
 double trial_request_goodput(const json& r);
 std::vector<RunSummary> summaries(const ReportInput& in);
+/// Whether TTFO is shown beside TTFT: some measured request's first token was reasoning
+/// (result.json requests.reasoning_first, else the records; a trials artifact: any trial's).
+bool shows_ttfo(const RunArtifact& a);
 
 // ---- correctness.cpp
 
@@ -349,6 +356,19 @@ void scorecard_md(std::string& o, const RunSummary& s, const std::string& h);
 /// diverged requests). "" when the run has neither.
 std::string correctness_html(const RunArtifact& a, const RunSummary& s, const std::string& prefix, int h);
 void correctness_md(std::string& o, const RunSummary& s, const std::string& h);
+
+// ---- breakdowns.cpp
+
+/// The "Reasoning" section (id <prefix>reasoning) from result.json `reasoning`; "" when null.
+std::string reasoning_html(const json& result, const std::string& prefix, int h);
+void reasoning_md(std::string& o, const json& result, const std::string& h);
+/// The "Per model" table (id <prefix>by-model) from result.json `by_model`; "" when null. The TTFO
+/// column with `ttfo`.
+std::string by_model_html(const json& result, bool ttfo, const std::string& prefix, int h);
+void by_model_md(std::string& o, const json& result, bool ttfo, const std::string& h);
+/// The prefix-cache line (id <prefix>prefix-cache) from result.json `prefix_cache`; "" when null.
+std::string prefix_cache_html(const json& result, const std::string& prefix);
+void prefix_cache_md(std::string& o, const json& result);
 
 // ---- read.cpp
 

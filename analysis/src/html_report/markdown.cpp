@@ -142,8 +142,11 @@ void run_md(std::string& o, const RunArtifact& a, const RunSummary& s, const std
   scorecard_md(o, s, h);
   key_metrics_md(o, a, s, h);
   latency_md(o, s, h);
+  prefix_cache_md(o, a.result);
   if (s.trials) trials_md(o, a, s, h);
   slo_md(o, a.result, h);
+  reasoning_md(o, a.result, h);
+  by_model_md(o, a.result, shows_ttfo(a), h);
   correctness_md(o, s, h);
   if (!s.trials) {
     stages_md(o, a.result, h);

@@ -207,7 +207,8 @@ static LatRow lat_from_hist(const HdrHistogram& h, const MetricDef& d) {
 }
 
 /// The vLLM-style headline keys of a trials artifact (medians across trials): "<stat>_<name>_ms".
-constexpr std::pair<const char*, const char*> kVllmNames[] = {{"ttft", "ttft"}, {"tpot", "tpot"}, {"itl", "itl"}, {"e2e", "e2el"}};
+constexpr std::pair<const char*, const char*> kVllmNames[] = {
+    {"ttft", "ttft"}, {"ttfo", "ttfo"}, {"tpot", "tpot"}, {"itl", "itl"}, {"e2e", "e2el"}};
 
 const char* vllm_name(std::string_view metric) {
   for (const auto& [k, v] : kVllmNames) {
@@ -527,9 +528,18 @@ static void summarize_trial_runs(RunSummary& s, const RunArtifact& a, double off
 
 // The latency rows: result.json's distributions, else the artifact's histograms, else (trials)
 // vLLM's headline keys.
+bool shows_ttfo(const RunArtifact& a) {
+  if (auto n = num_at(a.result, {"requests", "reasoning_first"})) return *n > 0;
+  if (a.is_trials()) return std::any_of(a.trials.begin(), a.trials.end(), [](const RunArtifact& t) { return shows_ttfo(t); });
+  return std::any_of(a.records.begin(), a.records.end(),
+                     [](const RequestRecord& r) { return !r.warmup && r.reasoning_first(); });
+}
+
 static void summarize_latency_rows(RunSummary& s, const RunArtifact& a) {
   const json& r = a.result;
+  const bool ttfo = shows_ttfo(a);
   for (const MetricDef& d : kMetricDefs) {
+    if (!ttfo && std::string_view(d.key).starts_with("ttfo")) continue;
     const json* j = nullptr;
     if (r.is_object()) j = d.json_key != nullptr ? find_path(r, {d.section, d.json_key}) : find_path(r, {d.section});
     if (j != nullptr && j->is_object() && nan_at(*j, {"count"}) > 0) {

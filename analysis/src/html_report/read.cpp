@@ -82,6 +82,8 @@ static void histograms_from_records(RunArtifact& a) {
       rec("tpot", r.tpot());
       rec("e2e", r.e2e());
       rec("ttft_rt", r.ttft_rt());
+      rec("ttfo", r.ttfo());
+      rec("ttfo_rt", r.ttfo_rt());
       rec("e2e_rt", r.e2e_rt());
       rec("schedule_lag", r.schedule_lag());
     }

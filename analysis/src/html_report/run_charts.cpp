@@ -32,8 +32,11 @@ std::optional<double> slo_bound(const json& result, const std::string& metric) {
 
 std::vector<Chart> percentile_charts(const RunArtifact& a) {
   std::vector<Chart> charts;
-  const std::pair<const char*, const char*> metrics[] = {{"ttft", "TTFT"}, {"tpot", "TPOT"}, {"itl", "ITL"}, {"e2e", "E2E"}};
+  const std::pair<const char*, const char*> metrics[] = {
+      {"ttft", "TTFT"}, {"ttfo", "TTFO"}, {"tpot", "TPOT"}, {"itl", "ITL"}, {"e2e", "E2E"}};
+  const bool ttfo = shows_ttfo(a);
   for (const auto& [key, label] : metrics) {
+    if (!ttfo && std::string_view(key) == "ttfo") continue;
     auto it = a.histograms.find(key);
     if (it == a.histograms.end() || it->second.total_count() == 0) continue;
     const HdrHistogram& h = it->second;
@@ -311,8 +314,11 @@ std::vector<Chart> trial_charts(const json& result) {
 /// A trials artifact's percentile distributions: one curve per trial (from t_send), overlaid.
 std::vector<Chart> trial_percentile_charts(const RunArtifact& a) {
   std::vector<Chart> charts;
-  const std::pair<const char*, const char*> metrics[] = {{"ttft", "TTFT"}, {"tpot", "TPOT"}, {"itl", "ITL"}, {"e2e", "E2E"}};
+  const std::pair<const char*, const char*> metrics[] = {
+      {"ttft", "TTFT"}, {"ttfo", "TTFO"}, {"tpot", "TPOT"}, {"itl", "ITL"}, {"e2e", "E2E"}};
+  const bool ttfo = shows_ttfo(a);
   for (const auto& [key, label] : metrics) {
+    if (!ttfo && std::string_view(key) == "ttfo") continue;
     double mx = 0;
     std::size_t with = 0;
     for (const auto& t : a.trials) {

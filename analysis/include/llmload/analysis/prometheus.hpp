@@ -145,6 +145,14 @@ struct StandardValues {
   /// Energy counter of the server's GPUs, summed, in joules: llmload:gpu_energy_joules_total |
   /// DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION (millijoules in dcgm-exporter; converted).
   std::optional<double> energy_joules;
+  /// Prompt tokens found in the prefix cache and looked up there (counters): vllm:prefix_cache_hits_total
+  /// | vllm:gpu_prefix_cache_hits_total | sglang:cached_tokens_total, and vllm:prefix_cache_queries_total
+  /// | vllm:gpu_prefix_cache_queries_total (SGLang: its prompt tokens, when its cached tokens are used).
+  std::optional<double> prefix_cache_hits;
+  std::optional<double> prefix_cache_queries;
+  /// A hit-rate gauge (0..1), for servers without the counters: vllm:gpu_prefix_cache_hit_rate (vLLM V0)
+  /// | sglang:cache_hit_rate.
+  std::optional<double> prefix_cache_hit_rate;
 };
 StandardValues standard_values(const Exposition& e);
 nlohmann::json to_json(const StandardValues& v);

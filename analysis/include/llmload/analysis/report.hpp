@@ -17,9 +17,10 @@ namespace llmload::analysis {
 
 /// Metrics as JSON: vLLM `bench serve` headline keys (completed, failed, duration,
 /// total_input_tokens, ..., mean_/median_/std_/p90_/p95_/p99_{ttft,tpot,itl,e2el}_ms,
-/// request_goodput) at the top level, and nested `latency`, `response_time`, `schedule_lag`,
-/// `slo`, `window` (with `warmup`: how its start was chosen), `errors`, `validity` (verdict and
-/// every reason), `minimums` and `stopped_early`; see docs/statistics.md section 2a.
+/// request_goodput; the same of ttfo, null without a sample) at the top level, and nested
+/// `latency`, `response_time`, `schedule_lag`, `slo`, `window` (with `warmup`: how its start was
+/// chosen), `errors`, `validity` (verdict and every reason), `minimums`, `stopped_early`, and
+/// issue 19's `reasoning`, `by_model` and `prefix_cache`; see docs/artifact.md.
 nlohmann::json metrics_json(const RunMetrics& m);
 
 /// A sequential (SLO-sized) run's stopping record, result.json `sequential`: conclusive, the
@@ -37,7 +38,8 @@ void write_latency_hlog(std::ostream& out, const RunMetrics& m, double start_epo
 struct ConsoleOptions {
   /// Percentiles as columns; empty: 50, 90, 95, 99, 99.9.
   std::vector<double> percentiles;
-  /// Rows by short name (ttft, tpot, itl, e2e or e2el, ttft_rt, e2e_rt, schedule_lag); empty: all.
+  /// Rows by short name (ttft, ttfo, tpot, itl, e2e or e2el, ttft_rt, ttfo_rt, e2e_rt, schedule_lag);
+  /// empty: all (ttfo rows only when the run had reasoning before its first output token).
   std::vector<std::string> metrics;
 };
 

@@ -122,6 +122,18 @@ struct RequestRecord {
   std::optional<Nanos> ttft_rt() const;   // t_first - t_intended
   std::optional<Nanos> e2e_rt() const;    // t_last - t_intended
   std::optional<Nanos> schedule_lag() const;  // t_send - t_intended
+  // Issue 19 (docs/metrics.md "The first token", "Reasoning"): nullopt when t_first_output is unset
+  // (a response of reasoning only, or a record from before the field).
+  std::optional<Nanos> ttfo() const;      // t_first_output - t_send
+  std::optional<Nanos> ttfo_rt() const;   // t_first_output - t_intended
+  /// Reasoning came before the first output token, or the response carried reasoning only: the
+  /// one rule behind "the run had reasoning" (TTFO shown beside TTFT) and the reasoning counts.
+  bool reasoning_first() const;
+  /// t_first_output - t_first when reasoning came first (t_first_output > t_first).
+  std::optional<Nanos> reasoning_duration() const;
+  /// (t_last - t_first_output) / (n_answer - 1), n_answer = output_tokens - reasoning_tokens >= 2:
+  /// the TPOT of the answer phase alone (equals TPOT for a response without reasoning).
+  std::optional<Nanos> answer_tpot() const;
 };
 
 /// An event that carried output: its arrival time and the tokens in it (n_k).

@@ -11,18 +11,27 @@
 #include <string>
 #include <vector>
 
+#include <functional>
+
+#include "llmload/analysis/distribution.hpp"
 #include "llmload/analysis/hdr_histogram.hpp"
+#include "llmload/analysis/prefix_cache.hpp"
+#include "llmload/analysis/reasoning_metrics.hpp"
 #include "llmload/analysis/request_record.hpp"
 #include "llmload/analysis/slo.hpp"
 #include "llmload/analysis/steady_state.hpp"
 
 namespace llmload::analysis {
 
-/// The latency metrics kept in histograms (microseconds).
-enum class Metric { kTtft, kTpot, kItl, kItlEvent, kE2e, kTtftRt, kE2eRt, kScheduleLag };
-inline constexpr std::array<Metric, 8> kAllMetrics = {Metric::kTtft,  Metric::kTpot,   Metric::kItl,   Metric::kItlEvent,
-                                                      Metric::kE2e,   Metric::kTtftRt, Metric::kE2eRt, Metric::kScheduleLag};
-/// Short name used as .hlog tag and JSON key: ttft, tpot, itl, itl_event, e2e, ttft_rt, e2e_rt, schedule_lag.
+/// The latency metrics kept in histograms (microseconds). TTFO (time to the first output token,
+/// issue 19) last, so the .hlog of a run keeps its earlier tags in their order.
+enum class Metric { kTtft, kTpot, kItl, kItlEvent, kE2e, kTtftRt, kE2eRt, kScheduleLag, kTtfo, kTtfoRt };
+inline constexpr std::array<Metric, 10> kAllMetrics = {Metric::kTtft,  Metric::kTpot,       Metric::kItl,
+                                                       Metric::kItlEvent, Metric::kE2e,     Metric::kTtftRt,
+                                                       Metric::kE2eRt, Metric::kScheduleLag, Metric::kTtfo,
+                                                       Metric::kTtfoRt};
+/// Short name used as .hlog tag and JSON key: ttft, tpot, itl, itl_event, e2e, ttft_rt, e2e_rt, schedule_lag,
+/// ttfo, ttfo_rt.
 std::string_view metric_name(Metric m);
 
 /// The measurement window [start, end] (offsets from run start) and how it was chosen.
@@ -90,6 +99,34 @@ struct SloResult {
   /// taken out. Equals `verdict` when the SLO is judged in the service view already.
   Verdict service_view_verdict = Verdict::kNone;
 };
+
+/// The SLO judged over the window's measured requests that `include` accepts (all when empty):
+/// attainment, goodput (good requests completing in the window), the per-metric early-stopping
+/// verdicts and the overall one. The one place the run's SLO result is made, for the run and for
+/// each model of it.
+using RecordFilter = std::function<bool(const RequestRecord&)>;
+SloResult evaluate_slo(const SloSpec& slo, LatencyView view, const Window& window,
+                       std::span<const RequestRecord> records, const RecordFilter& include = {});
+
+/// One model's (or adapter's) share of a run whose requests went to several (issue 19): the same
+/// window, population rules and SLO as the run's, over that model's requests.
+struct ModelResult {
+  std::int64_t requests = 0;   // measured requests (the window's), like RunMetrics::in_window
+  std::int64_t completed = 0;
+  std::int64_t failed = 0;     // stopped-early requests are neither, as in the run
+  double request_throughput = 0;  // successful requests completing in the window / s
+  /// Output tokens in the window / s: each successful request's output tokens spread evenly over
+  /// [t_first, t_last], the part inside the window (the run's own figure counts its token arrivals).
+  double output_throughput = 0;
+  // From t_send, measured successful requests (like result.json `latency`).
+  DistributionSummary ttft, tpot, e2e, ttfo;
+  std::optional<SloResult> slo;
+};
+
+/// Per model, when the records carry more than one distinct non-empty model (else empty); records
+/// without a model are in the run's total only.
+std::map<std::string, ModelResult> model_breakdown(std::span<const RequestRecord> records, const Window& window,
+                                                   const std::optional<SloSpec>& slo, LatencyView view);
 
 struct ErrorSummary {
   std::int64_t count = 0;
@@ -190,6 +227,14 @@ struct RunMetrics {
   /// The run stopped issuing before its plan ended, not interrupted: why (RunController::stop_early).
   std::optional<std::string> stopped_early;
   std::optional<SloResult> slo;
+  // Issue 19 (docs/metrics.md): measured requests whose first generated token was reasoning (TTFO
+  // is shown beside TTFT when there are any); the reasoning phases; per model; the prefix cache.
+  std::int64_t reasoning_first_requests = 0;
+  std::optional<ReasoningSummary> reasoning;
+  std::map<std::string, ModelResult> by_model;
+  std::optional<PrefixCacheSummary> prefix_cache;
+  /// TTFO differs from TTFT for some request: the console and the report show it beside TTFT.
+  bool shows_ttfo() const { return reasoning_first_requests > 0; }
 };
 
 /// Collects finished requests. Threading: single-threaded; merge accumulators of several

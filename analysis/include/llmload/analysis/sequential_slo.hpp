@@ -52,7 +52,7 @@ class SequentialSlo {
 
  private:
   void look();
-  // Request `ordinal`'s outcome: bit 0 completed, bits 1-3 over the TTFT, TPOT, E2E bound.
+  // Request `ordinal`'s outcome: bit 0 completed, bits 1-4 over the TTFT, TTFO, TPOT, E2E bound.
   std::vector<std::uint8_t> flags_;
   SloSpec slo_;
   LatencyView view_;

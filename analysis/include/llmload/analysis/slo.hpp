@@ -25,6 +25,8 @@ std::string_view to_string(LatencyView v);
 
 struct SloSpec {
   std::optional<Nanos> ttft;
+  /// "ttfo:500ms": time to the first output token (the first one that is not reasoning; issue 19).
+  std::optional<Nanos> ttfo;
   std::optional<Nanos> tpot;
   std::optional<Nanos> e2e;
   double percentile = 99.0;  // in (0, 100)
@@ -33,23 +35,25 @@ struct SloSpec {
   std::optional<double> min_accuracy;
 
   /// No latency bound (an SLO of accuracy only is "empty" for the latency verdicts).
-  bool empty() const { return !ttft && !tpot && !e2e; }
-  /// Canonical text form, e.g. "ttft:2000ms,tpot:200ms,p99".
+  bool empty() const { return !ttft && !ttfo && !tpot && !e2e; }
+  /// Canonical text form, e.g. "ttft:2000ms,ttfo:3000ms,tpot:200ms,p99".
   std::string to_string() const;
 };
 
-/// Parses "ttft:2000ms,tpot:200ms" (separators: comma or space; metrics: ttft, tpot, e2e
-/// (alias e2el); optional percentile item "p99", "p99.9" or "p:99"). Throws SloParseError.
+/// Parses "ttft:2000ms,tpot:200ms" (separators: comma or space; metrics: ttft, ttfo, tpot, e2e
+/// (alias e2el), accuracy; optional percentile item "p99", "p99.9" or "p:99"). Throws SloParseError.
 SloSpec parse_slo(std::string_view text);
 
 /// Which bounds of an SLO a request exceeds in `view`: the one rule behind attainment, the
 /// verdicts and sequential stopping. A failed request exceeds every bound; a request without a
-/// first token exceeds TTFT and E2E bounds; one with fewer than 2 output tokens meets a TPOT bound.
+/// first token exceeds TTFT and E2E bounds, one without a first output token (reasoning only) a
+/// TTFO bound; one with fewer than 2 output tokens meets a TPOT bound.
 struct SloExceedance {
   bool ttft = false;
+  bool ttfo = false;
   bool tpot = false;
   bool e2e = false;
-  bool any() const { return ttft || tpot || e2e; }
+  bool any() const { return ttft || ttfo || tpot || e2e; }
 };
 SloExceedance slo_exceedance(const RequestRecord& r, const SloSpec& slo, LatencyView view);
 
