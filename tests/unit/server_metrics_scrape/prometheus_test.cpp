@@ -10,6 +10,7 @@
 #include <limits>
 #include <string>
 
+#include "llmload/analysis/prefix_cache.hpp"
 #include "llmload/analysis/prometheus.hpp"
 #include "llmload/analysis/scaling_report.hpp"
 #include "llmload/server/metrics.hpp"
@@ -649,6 +650,50 @@ TEST(server_series, gpu_power_and_energy) {
   const auto from_power = analysis::energy_per_output_token(no_counter, 1000.0, &how);
   ASSERT_TRUE(from_power) << how;
   EXPECT_NEAR(*from_power, 0.535, 1e-9);
+}
+
+// The prefix cache (issue 19): vLLM's counters as llmload-server serves them, turned into the
+// server's hit rate over a run (the counters' change), SGLang's cached tokens among its prompt
+// tokens, and the hit-rate gauge of servers without counters.
+TEST(server_series, prefix_cache_hit_rate) {
+  server::ServerMetrics m({"mock"}, 8192, 16, 1000);
+  m.add_prefix_cache(100, 40);
+  ServerMetricsRecording rec;
+  const Exposition before = parse_exposition(m.render());
+  auto v = standard_values(before);
+  ASSERT_TRUE(v.prefix_cache_hits && v.prefix_cache_queries);
+  EXPECT_DOUBLE_EQ(*v.prefix_cache_hits, 40);
+  EXPECT_DOUBLE_EQ(*v.prefix_cache_queries, 100);
+  rec.set_before(before, 1.0);
+  m.add_prefix_cache(200, 96);  // during the run: 96 of 200 prompt tokens found
+  rec.set_after(parse_exposition(m.render()), 3.0);
+  const auto j = rec.to_json(0.0);
+  EXPECT_DOUBLE_EQ(j["delta"]["prefix_cache_hits"].get<double>(), 96);
+  EXPECT_DOUBLE_EQ(j["delta"]["prefix_cache_queries"].get<double>(), 200);
+  const auto rate = analysis::server_prefix_cache(j);
+  ASSERT_TRUE(rate);
+  EXPECT_DOUBLE_EQ(rate->hit_rate, 0.48);
+  EXPECT_EQ(rate->source, "counters");
+
+  // SGLang: cached tokens among its prompt tokens; its gauge too.
+  const auto sg = standard_values(parse_exposition(
+      "# TYPE sglang:cached_tokens_total counter\nsglang:cached_tokens_total{model_name=\"m\"} 30\n"
+      "# TYPE sglang:prompt_tokens_total counter\nsglang:prompt_tokens_total{model_name=\"m\"} 120\n"
+      "# TYPE sglang:cache_hit_rate gauge\nsglang:cache_hit_rate{model_name=\"m\"} 0.25\n"));
+  ASSERT_TRUE(sg.prefix_cache_hits && sg.prefix_cache_queries && sg.prefix_cache_hit_rate);
+  EXPECT_DOUBLE_EQ(*sg.prefix_cache_hits, 30);
+  EXPECT_DOUBLE_EQ(*sg.prefix_cache_queries, 120);
+  EXPECT_DOUBLE_EQ(*sg.prefix_cache_hit_rate, 0.25);
+
+  // vLLM V0: only the gauge; the rate is its mean over the run's scrapes.
+  ServerMetricsRecording v0;
+  v0.set_before(parse_exposition("# TYPE vllm:gpu_prefix_cache_hit_rate gauge\nvllm:gpu_prefix_cache_hit_rate 0.1\n"), 0);
+  v0.add_point(parse_exposition("# TYPE vllm:gpu_prefix_cache_hit_rate gauge\nvllm:gpu_prefix_cache_hit_rate 0.3\n"), 1);
+  v0.set_after(parse_exposition("# TYPE vllm:gpu_prefix_cache_hit_rate gauge\nvllm:gpu_prefix_cache_hit_rate 0.5\n"), 2);
+  const auto g = analysis::server_prefix_cache(v0.to_json(0));
+  ASSERT_TRUE(g);
+  EXPECT_DOUBLE_EQ(g->hit_rate, 0.3);
+  EXPECT_EQ(g->source, "gauge");
 }
 
 TEST(server_series, unknown_server) {

@@ -357,6 +357,100 @@ TEST(Merge, AStragglingShardIsFlagged) {
   EXPECT_NE(merged.console.find("<- see NOTE"), std::string::npos);
 }
 
+// Issue 19: every third request (by its index in the whole run) reasons first, its first output
+// token a share of the way from its first token to its last; the others answer at once.
+void add_reasoning(json& line) {
+  const auto i = line.value("global_index", line["index"].get<std::int64_t>());
+  if (line["t_first_ms"].is_null() || line["t_last_ms"].is_null()) return;
+  const double first = line["t_first_ms"].get<double>();
+  const double last = line["t_last_ms"].get<double>();
+  line["t_first_output_ms"] = i % 3 == 0 ? first + (last - first) * static_cast<double>(i % 5 + 1) / 6.0 : first;
+  if (i % 3 == 0) {
+    line["reasoning_tokens"] = 1;
+    line["reasoning_tokens_source"] = "usage";
+  }
+}
+
+// The metrics of a run (or shard) again from its records with reasoning added, judged by the same
+// window and SLO; the artifact rewritten from them (result.json, requests.jsonl, latency.hlog).
+analysis::RunMetrics with_reasoning(analysis::ShardArtifact& a) {
+  std::vector<analysis::RequestRecord> rs;
+  for (auto& line : a.records) {
+    add_reasoning(line);
+    rs.push_back(analysis::record_from_json(line));
+  }
+  const json& r = a.result;
+  analysis::Window w;
+  w.start = Nanos(std::llround(r["window"]["start_s"].get<double>() * 1e9));
+  w.end = Nanos(std::llround(r["window"]["end_s"].get<double>() * 1e9));
+  w.method = r["window"]["method"].get<std::string>();
+  analysis::MetricsAccumulator acc;
+  for (const auto& rec : rs) acc.add(rec, {}, /*itl=*/false);
+  analysis::ValidityOptions v;
+  v.check_samples = !r["conditions"].contains("shard");
+  const auto view = r["slo"]["view"] == "response" ? analysis::LatencyView::kResponse : analysis::LatencyView::kService;
+  analysis::RunMetrics m =
+      acc.finalize(w, r["validity"]["checked"].get<bool>(), analysis::parse_slo(r["slo"]["spec"].get<std::string>()), view, rs, v);
+  json result = analysis::metrics_json(m);
+  result["conditions"] = r["conditions"];
+  result["interrupted"] = false;
+  a.result = std::move(result);
+  std::stringstream hlog;
+  analysis::write_latency_hlog(hlog, m, 1748779200.0, "test");
+  a.hlog = analysis::read_hlog(hlog);
+  return m;
+}
+
+TEST(Merge, TtfoHistogramsAndReasoningMergeExactly) {
+  ScenarioConfig cfg = poisson(40, 400);
+  cfg.slo = analysis::parse_slo("ttft:40ms,ttfo:45ms");
+  SimRun single = simulate_run(cfg);
+  const analysis::RunMetrics one = with_reasoning(single.artifact);
+  ASSERT_GT(one.latency.at(Metric::kTtfo).count, 300);
+  ASSERT_GT(one.reasoning_first_requests, 100);
+  ASSERT_EQ(one.slo->metrics.size(), 2u);
+  ASSERT_GT(one.slo->metrics[1].exceedances, 0);  // the TTFO bound is exercised
+  auto shards = shards_of(cfg, 3);
+  for (auto& s : shards) with_reasoning(s);
+  const auto merged = analysis::merge_artifacts(shards);
+  for (Metric m : {Metric::kTtfo, Metric::kTtfoRt}) {
+    SCOPED_TRACE(std::string(analysis::metric_name(m)));
+    EXPECT_TRUE(merged.metrics.histograms.at(m) == one.histograms.at(m)) << "histograms must merge exactly";
+    EXPECT_EQ(merged.metrics.latency.at(m).count, one.latency.at(m).count);
+    EXPECT_EQ(merged.metrics.latency.at(m).percentiles, one.latency.at(m).percentiles);
+    EXPECT_NEAR(merged.metrics.latency.at(m).mean_us, one.latency.at(m).mean_us, 1e-6 * one.latency.at(m).mean_us);
+  }
+  const json single_json = analysis::metrics_json(one);
+  EXPECT_EQ(merged.result["p99_ttfo_ms"], single_json["p99_ttfo_ms"]);
+  EXPECT_EQ(merged.result["response_time"]["ttfo"]["p99_ms"], single_json["response_time"]["ttfo"]["p99_ms"]);
+  EXPECT_EQ(merged.result["requests"]["reasoning_first"], single_json["requests"]["reasoning_first"]);
+  // The reasoning section from every shard's records: the same, up to the order of the means' sums.
+  json mr = merged.result["reasoning"];
+  json sr = single_json["reasoning"];
+  for (const char* d : {"duration", "answer_tpot"}) {
+    EXPECT_NEAR(mr[d]["mean_ms"].get<double>(), sr[d]["mean_ms"].get<double>(), 1e-9);
+    mr[d].erase("mean_ms");
+    sr[d].erase("mean_ms");
+  }
+  EXPECT_EQ(mr, sr);
+  ASSERT_EQ(merged.metrics.slo->metrics.size(), 2u);
+  EXPECT_EQ(merged.metrics.slo->metrics[1].metric, "ttfo");
+  EXPECT_EQ(merged.metrics.slo->metrics[1].exceedances, one.slo->metrics[1].exceedances);
+  EXPECT_EQ(merged.metrics.slo->metrics[1].observed_us, one.slo->metrics[1].observed_us);
+  EXPECT_EQ(merged.metrics.slo->verdict, one.slo->verdict);
+  EXPECT_NE(merged.console.find("\nTTFO "), std::string::npos) << merged.console;
+
+  // A shard written before TTFO (no ttfo tags in its latency.hlog) merges as one without samples.
+  auto old = shards;
+  auto& intervals = old[0].hlog.intervals;
+  intervals.erase(std::remove_if(intervals.begin(), intervals.end(),
+                                 [](const auto& in) { return in.tag && in.tag->rfind("ttfo", 0) == 0; }),
+                  intervals.end());
+  const auto partial = analysis::merge_artifacts(old);
+  EXPECT_EQ(partial.metrics.latency.at(Metric::kTtfo).count,
+            one.latency.at(Metric::kTtfo).count - old[0].result["latency"]["ttfo"]["count"].get<std::int64_t>());
+}
+
 TEST(RecordFromJson, RoundTripsARecord) {
   analysis::RequestRecord r;
   r.index = 17;
