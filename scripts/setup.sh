@@ -77,7 +77,8 @@ fi
 if [ "$mode" = "demo" ]; then exit 0; fi
 
 # npm test tooling: hdr-histogram-js (third-party decoder of our exported histograms) and the
-# official openai package (a real client of llmload-server in the conformance tests).
+# official openai and @anthropic-ai/sdk packages (real clients of llmload-server in the
+# conformance tests; pinned in tests/conformance/package.json and its lock file).
 for dir in tests/interop/js tests/conformance tests/tokenizer; do
   if [ -f "$here/$dir/package-lock.json" ]; then
     # npm ci again only when the lock file changed since the last install.

@@ -4,7 +4,8 @@
 //   node openai_sdk.js <path to llmload-server>
 // Starts the server (fixed latency model, --port 0), reads the port from its one stdout line,
 // drives it through the SDK (streaming and non-streaming chat and completions, models.list,
-// errors) and checks what the SDK hands back. A second server with --api-key checks the SDK's
+// errors; the Responses API: responses.create streamed and not, responses.stream, reasoning,
+// previous_response_id; chat's reasoning_effort) and checks what the SDK hands back. A second server with --api-key checks the SDK's
 // AuthenticationError, and that the right key passes.
 // Exit status 0 only if every check passed; each failure names what differed.
 "use strict";
@@ -231,6 +232,114 @@ async function testNonStreaming(c) {
   check(cmpl.id !== chat.id, "response ids differ between requests");
 }
 
+/// The number of words of reasoning a request gets for an effort on a server without
+/// --reasoning-tokens (docs/server-apis.md): low = 16.
+const LOW_EFFORT_TOKENS = 16;
+
+async function testChatReasoning(c) {
+  const body = await c.chat.completions.create({
+    model: MODEL, messages: [{ role: "user", content: "think about it" }], max_tokens: LOW_EFFORT_TOKENS + 3,
+    reasoning_effort: "low",
+  });
+  const message = body.choices[0].message;
+  checkEq(words(message.reasoning_content || ""), LOW_EFFORT_TOKENS, "chat reasoning_content words");
+  checkEq(words(message.content || ""), 3, "chat content words after reasoning");
+  checkEq(body.usage.completion_tokens, LOW_EFFORT_TOKENS + 3, "chat completion_tokens include reasoning");
+  checkEq(body.usage.completion_tokens_details && body.usage.completion_tokens_details.reasoning_tokens,
+          LOW_EFFORT_TOKENS, "chat usage.completion_tokens_details.reasoning_tokens");
+  check(body.llmload.first_output_token_s > body.llmload.first_token_s, "chat llmload.first_output_token_s after first_token_s");
+
+  const stream = await c.chat.completions.create({
+    model: MODEL, messages: [{ role: "user", content: "think about it" }], max_tokens: LOW_EFFORT_TOKENS + 3,
+    reasoning_effort: "low", stream: true, stream_options: { include_usage: true },
+  });
+  let reasoning = "";
+  let content = "";
+  let usage = null;
+  for await (const chunk of stream) {
+    if (chunk.usage) usage = chunk.usage;
+    if (chunk.choices.length === 0) continue;
+    const d = chunk.choices[0].delta;
+    if (d.reasoning_content) reasoning += d.reasoning_content;
+    if (d.content) content += d.content;
+  }
+  checkEq(reasoning, message.reasoning_content, "chat stream reasoning = the body's");
+  checkEq(content, message.content, "chat stream content = the body's");
+  checkEq(usage && usage.completion_tokens_details && usage.completion_tokens_details.reasoning_tokens,
+          LOW_EFFORT_TOKENS, "chat stream usage reasoning_tokens");
+}
+
+async function testResponses(c) {
+  const plain = await c.responses.create({ model: MODEL, input: "hello there", max_output_tokens: 4 });
+  check(plain.id.startsWith("resp_"), `responses id prefix: ${plain.id}`);
+  checkEq(plain.object, "response", "responses object");
+  checkEq(plain.status, "completed", "responses status");
+  checkEq(words(plain.output_text), 4, "responses output_text words (the SDK's helper)");
+  checkEq([plain.usage.input_tokens, plain.usage.output_tokens, plain.usage.total_tokens], [2, 4, 6], "responses usage");
+  checkEq(plain.usage.output_tokens_details.reasoning_tokens, 0, "responses reasoning_tokens without reasoning");
+  checkLlmload(plain, "responses body");
+
+  const reasoned = await c.responses.create({
+    model: MODEL, input: [{ role: "user", content: "think about it" }], instructions: "be brief",
+    max_output_tokens: LOW_EFFORT_TOKENS + 3, reasoning: { effort: "low" },
+  });
+  checkEq(reasoned.output.map((o) => o.type), ["reasoning", "message"], "responses output items with reasoning");
+  checkEq(words(reasoned.output[0].content[0].text), LOW_EFFORT_TOKENS, "responses reasoning_text words");
+  checkEq(words(reasoned.output_text), 3, "responses output_text after reasoning");
+  checkEq(reasoned.usage.output_tokens_details.reasoning_tokens, LOW_EFFORT_TOKENS, "responses usage reasoning_tokens");
+  checkEq(reasoned.usage.output_tokens, LOW_EFFORT_TOKENS + 3, "responses output_tokens include reasoning");
+  checkEq(reasoned.instructions, "be brief", "responses instructions echoed");
+
+  // A follow-up: the earlier turn is part of the prompt.
+  const next = await c.responses.create({ model: MODEL, input: "and then", previous_response_id: plain.id,
+                                          max_output_tokens: 2 });
+  checkEq(next.usage.input_tokens, 2 + 4 + 2, "previous_response_id: input_tokens count the earlier turn");
+  checkEq(next.previous_response_id, plain.id, "previous_response_id echoed");
+  const unknown = await expectApiError(
+      c.responses.create({ model: MODEL, input: "x", previous_response_id: "resp_unknown" }), OpenAI.BadRequestError, 400,
+      "unknown previous_response_id");
+  if (unknown) checkEq(unknown.param, "previous_response_id", "unknown previous_response_id: param");
+}
+
+async function testResponsesStream(c) {
+  const params = { model: MODEL, input: "think about it", max_output_tokens: LOW_EFFORT_TOKENS + 3,
+                   reasoning: { effort: "low" } };
+  // The SDK's helper: it accumulates the events into the final response.
+  const stream = c.responses.stream(params);
+  const types = [];
+  let reasoning = "";
+  let text = "";
+  for await (const event of stream) {
+    types.push(event.type);
+    if (event.type === "response.reasoning_text.delta") reasoning += event.delta;
+    if (event.type === "response.output_text.delta") text += event.delta;
+  }
+  const final = await stream.finalResponse();
+  checkEq(types.slice(0, 4), ["response.created", "response.in_progress", "response.output_item.added",
+                              "response.content_part.added"], "responses stream: first events");
+  checkEq(types.slice(-4), ["response.output_text.done", "response.content_part.done", "response.output_item.done",
+                            "response.completed"], "responses stream: last events");
+  checkEq(types.filter((t) => t === "response.reasoning_text.delta").length, LOW_EFFORT_TOKENS, "reasoning deltas");
+  checkEq(types.filter((t) => t === "response.output_text.delta").length, 3, "output_text deltas");
+  // (finalResponse() has no output_text helper in this SDK version: the message item's text.)
+  checkEq(final.output[1] && final.output[1].content[0].text, text, "responses.stream final message text = the deltas");
+  checkEq(final.output[0].content[0].text, reasoning, "responses.stream reasoning text = the deltas");
+  checkEq(final.usage.output_tokens_details.reasoning_tokens, LOW_EFFORT_TOKENS, "responses.stream usage reasoning_tokens");
+  checkLlmload(final, "responses.stream final response");
+
+  // create({stream: true}): the raw events, sequence numbers in order.
+  const raw = await c.responses.create({ model: MODEL, input: "hello there", max_output_tokens: 3, stream: true });
+  const seq = [];
+  let completed = null;
+  for await (const event of raw) {
+    seq.push(event.sequence_number);
+    if (event.type === "response.completed") completed = event.response;
+  }
+  checkEq(seq, [...Array(seq.length).keys()], "responses stream sequence_number 0, 1, 2, ...");
+  check(completed !== null, "responses stream ends with response.completed");
+  if (completed) checkEq(completed.usage.output_tokens, 3, "responses stream usage.output_tokens");
+}
+
 async function testErrors(c) {
   const empty = await expectApiError(c.chat.completions.create({ model: MODEL, messages: [], max_tokens: 1 }),
                                      OpenAI.BadRequestError, 400, "empty messages");
@@ -288,7 +397,9 @@ async function main() {
     const c = client(server.port);
     for (const [name, fn] of [["models", testModels], ["chat stream", testChatStream],
                               ["continuous usage", testChatContinuousUsage], ["completions stream", testCompletionStream],
-                              ["non-streaming", testNonStreaming], ["errors", testErrors]]) {
+                              ["non-streaming", testNonStreaming], ["errors", testErrors],
+                              ["chat reasoning", testChatReasoning], ["responses", testResponses],
+                              ["responses stream", testResponsesStream]]) {
       try {
         await fn(c);
       } catch (e) {

@@ -1,0 +1,265 @@
+#!/usr/bin/env node
+// Conformance of llmload-server's Anthropic Messages API (POST /v1/messages) with the official
+// `@anthropic-ai/sdk` npm package (version pinned in package.json, installed with
+// `npm ci --prefix tests/conformance`).
+//   node anthropic_sdk.js <path to llmload-server>
+// Starts the server (fixed latency model, --port 0), drives it through the SDK: messages.create
+// streamed and not, messages.stream with thinking (its text and thinking events, finalMessage),
+// the usage and stop reasons, the errors (400, 404, 529 by an injected fault) as the SDK's error
+// classes; a second server with --api-key checks x-api-key (wrong: AuthenticationError; right: served).
+// Exit status 0 only if every check passed; each failure names what differed.
+"use strict";
+const { spawn } = require("child_process");
+const path = require("path");
+
+const INSTALL_HINT = "run `npm ci --prefix tests/conformance` (scripts/setup.sh does it)";
+let Anthropic;
+let SDK_VERSION;
+try {
+  Anthropic = require(path.join(__dirname, "node_modules", "@anthropic-ai", "sdk")).default;
+  SDK_VERSION = require(path.join(__dirname, "node_modules", "@anthropic-ai", "sdk", "package.json")).version;
+} catch (e) {
+  console.error(`FAIL: the @anthropic-ai/sdk npm package is not installed in tests/conformance: ${INSTALL_HINT}`);
+  process.exit(2);
+}
+
+const MODEL = "llmload-mock";
+const START_TIMEOUT_MS = 20000;
+let checks = 0;
+const failures = [];
+
+function check(ok, what) {
+  checks += 1;
+  if (!ok) failures.push(what);
+}
+function checkEq(actual, expected, what) {
+  const a = JSON.stringify(actual);
+  const e = JSON.stringify(expected);
+  check(a === e, `${what}: expected ${e}, got ${a}`);
+}
+const words = (text) => text.split(/[ \t\n\v\f\r]+/).filter((w) => w.length > 0).length;
+
+/// Starts llmload-server with `args`; resolves to {child, port}, or rejects with its stderr.
+function startServer(bin, args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`no "listening" line within ${START_TIMEOUT_MS} ms; stderr: ${err}`));
+    }, START_TIMEOUT_MS);
+    child.stdout.on("data", (d) => {
+      out += d;
+      const m = /llmload-server listening on http:\/\/([^\s:]+|\[[^\]]+\]):(\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, port: Number(m[2]), stderr: () => err });
+      }
+    });
+    child.stderr.on("data", (d) => (err += d));
+    child.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      if (signal !== null && signal !== "SIGTERM" && signal !== "SIGKILL") {
+        failures.push(`llmload-server ${args.join(" ")} died with ${signal}; stderr: ${err}`);
+      }
+      reject(Object.assign(new Error(`server exited (code ${code}, signal ${signal}) before listening: ${err}`),
+                           { code, stderr: err }));
+    });
+    child.on("error", (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+  });
+}
+
+/// SIGTERM, then the exit status (the server exits 0 on SIGTERM).
+function stopServer(server) {
+  return new Promise((resolve) => {
+    const { exitCode, signalCode } = server.child;
+    if (exitCode !== null || signalCode !== null) return resolve(exitCode !== null ? exitCode : signalCode);
+    const timer = setTimeout(() => server.child.kill("SIGKILL"), 10000);
+    server.child.once("exit", (code, signal) => {
+      clearTimeout(timer);
+      resolve(code !== null ? code : signal);
+    });
+    server.child.kill("SIGTERM");
+  });
+}
+
+function client(port, apiKey = "unused-no-auth", headers = {}) {
+  return new Anthropic({ baseURL: `http://127.0.0.1:${port}`, apiKey, maxRetries: 0, timeout: 15000,
+                         defaultHeaders: headers });
+}
+
+function checkLlmload(obj, what) {
+  check(obj && obj.llmload && typeof obj.llmload.first_token_s === "number", `${what}: carries the "llmload" object`);
+}
+
+async function expectApiError(promise, ErrorClass, status, what) {
+  try {
+    await promise;
+    check(false, `${what}: no error was raised`);
+    return undefined;
+  } catch (e) {
+    check(e instanceof ErrorClass, `${what}: expected ${ErrorClass.name}, got ${e && e.constructor && e.constructor.name}: ${e}`);
+    check(e && e.status === status, `${what}: expected status ${status}, got ${e && e.status}`);
+    return e;
+  }
+}
+
+const PROMPT = [{ role: "user", content: "Tell me about the harbour" }];
+
+async function testCreate(c) {
+  const msg = await c.messages.create({ model: MODEL, max_tokens: 5, messages: PROMPT, system: "be brief" });
+  check(msg.id.startsWith("msg_"), `message id prefix: ${msg.id}`);
+  checkEq(msg.type, "message", "message type");
+  checkEq(msg.role, "assistant", "message role");
+  checkEq(msg.content.map((b) => b.type), ["text"], "content blocks without thinking");
+  checkEq(words(msg.content[0].text), 5, "text words");
+  checkEq(msg.stop_reason, "max_tokens", "stop_reason at max_tokens");
+  checkEq(msg.usage.input_tokens + msg.usage.cache_read_input_tokens, 2 + 5, "usage input tokens (uncached + cache reads)");
+  checkEq(msg.usage.output_tokens, 5, "usage output_tokens");
+  checkLlmload(msg, "message body");
+
+  const answered = await c.messages.create({ model: MODEL, max_tokens: 64,
+                                             messages: [{ role: "user", content: "What is 6 * 7?" }] });
+  checkEq(answered.stop_reason, "end_turn", "stop_reason after an answer");
+  check(/42/.test(answered.content[0].text), `the answer: ${answered.content[0].text}`);
+
+  const thinking = await c.messages.create({ model: MODEL, max_tokens: 8, messages: PROMPT,
+                                             thinking: { type: "enabled", budget_tokens: 3 } });
+  checkEq(thinking.content.map((b) => b.type), ["thinking", "text"], "content blocks with thinking");
+  checkEq(words(thinking.content[0].thinking), 3, "thinking words (budget_tokens caps them)");
+  check(typeof thinking.content[0].signature === "string" && thinking.content[0].signature.length > 0, "thinking signature");
+  checkEq(words(thinking.content[1].text), 5, "text words after thinking");
+  checkEq(thinking.usage.output_tokens, 8, "output_tokens include thinking");
+  checkEq(thinking.usage.output_tokens_details && thinking.usage.output_tokens_details.thinking_tokens, 3,
+          "usage.output_tokens_details.thinking_tokens");
+  check(thinking.llmload.first_output_token_s > thinking.llmload.first_token_s, "llmload.first_output_token_s after thinking");
+  return thinking;
+}
+
+async function testStream(c, expected) {
+  const stream = c.messages.stream({ model: MODEL, max_tokens: 8, messages: PROMPT,
+                                     thinking: { type: "enabled", budget_tokens: 3 } });
+  let text = "";
+  let thinking = "";
+  let signature = null;
+  stream.on("text", (delta) => (text += delta));
+  stream.on("thinking", (delta) => (thinking += delta));
+  stream.on("signature", (s) => (signature = s));
+  const final = await stream.finalMessage();
+  checkEq(thinking, expected.content[0].thinking, "messages.stream thinking events = the body's thinking");
+  checkEq(text, expected.content[1].text, "messages.stream text events = the body's text");
+  checkEq(signature, expected.content[0].signature, "messages.stream signature");
+  checkEq(final.content.map((b) => b.type), ["thinking", "text"], "messages.stream finalMessage blocks");
+  checkEq(final.content[1].text, text, "finalMessage text");
+  checkEq(final.stop_reason, "max_tokens", "finalMessage stop_reason (from message_delta)");
+  checkEq(final.usage.output_tokens, 8, "finalMessage usage.output_tokens (from message_delta)");
+  checkEq(final.usage.output_tokens_details && final.usage.output_tokens_details.thinking_tokens, 3,
+          "finalMessage usage thinking_tokens");
+  checkEq(await stream.finalText(), text, "finalText");
+
+  // create({stream: true}): the raw events as the SDK yields them (ping is dropped by the SDK).
+  const raw = await c.messages.create({ model: MODEL, max_tokens: 3, messages: PROMPT, stream: true });
+  const types = [];
+  for await (const event of raw) types.push(event.type);
+  checkEq(types, ["message_start", "content_block_start", "content_block_delta", "content_block_delta",
+                  "content_block_delta", "content_block_stop", "message_delta", "message_stop"],
+          "raw stream event types");
+}
+
+async function testErrors(port) {
+  const c = client(port);
+  const bad = await expectApiError(c.messages.create({ model: MODEL, max_tokens: 5, messages: [] }),
+                                   Anthropic.BadRequestError, 400, "empty messages");
+  if (bad) checkEq(bad.error && bad.error.error && bad.error.error.type, "invalid_request_error", "400 error type");
+  await expectApiError(c.messages.create({ model: MODEL, max_tokens: 5, messages: PROMPT,
+                                           thinking: { type: "enabled", budget_tokens: 5 } }),
+                       Anthropic.BadRequestError, 400, "budget_tokens not below max_tokens");
+  const missing = await expectApiError(c.messages.create({ model: "claude-nope", max_tokens: 5, messages: PROMPT }),
+                                       Anthropic.NotFoundError, 404, "unknown model");
+  if (missing) checkEq(missing.error && missing.error.error && missing.error.error.type, "not_found_error", "404 type");
+  const faulty = client(port, "unused-no-auth", { "X-Llmload-Fault": "error=529" });
+  await expectApiError(faulty.messages.create({ model: MODEL, max_tokens: 5, messages: PROMPT }),
+                       Anthropic.InternalServerError, 529, "injected 529 (overloaded_error)");
+  const streamFault = client(port, "unused-no-auth", { "X-Llmload-Fault": "error=529" });
+  await expectApiError((async () => {
+    const s = streamFault.messages.stream({ model: MODEL, max_tokens: 5, messages: PROMPT });
+    await s.finalMessage();
+  })(), Anthropic.InternalServerError, 529, "injected 529 on a stream");
+}
+
+async function testAuth(bin) {
+  let server;
+  try {
+    server = await startServer(bin, ["--latency-model", "fixed", "--ttft", "5ms", "--itl", "1ms", "--port", "0",
+                                     "--api-key", "sk-ant-test"]);
+  } catch (e) {
+    check(false, `llmload-server did not start with --api-key: ${e.message}`);
+    return;
+  }
+  try {
+    const wrong = await expectApiError(client(server.port, "wrong-key").messages.create({ model: MODEL, max_tokens: 2,
+                                                                                            messages: PROMPT }),
+                                       Anthropic.AuthenticationError, 401, "wrong x-api-key");
+    if (wrong) check(!/wrong-key|sk-ant-test/.test(wrong.message), `the 401 never echoes a key: ${wrong.message}`);
+    const ok = await client(server.port, "sk-ant-test").messages.create({ model: MODEL, max_tokens: 2, messages: PROMPT });
+    checkEq(ok.usage.output_tokens, 2, "right x-api-key: served");
+  } finally {
+    checkEq(await stopServer(server), 0, "api-key server exit status after SIGTERM");
+  }
+}
+
+async function main() {
+  const bin = process.argv[2];
+  if (!bin) {
+    console.error("usage: node anthropic_sdk.js <llmload-server binary>");
+    process.exit(2);
+  }
+  const server = await startServer(bin, ["--latency-model", "fixed", "--ttft", "5ms", "--itl", "1ms", "--port", "0"]);
+  try {
+    const c = client(server.port);
+    let body = null;
+    for (const [name, fn] of [["create", async () => (body = await testCreate(c))],
+                              ["stream", async () => body && testStream(c, body)],
+                              ["errors", async () => testErrors(server.port)]]) {
+      try {
+        await fn();
+      } catch (e) {
+        failures.push(`${name}: unexpected ${e && e.constructor && e.constructor.name}: ${e && e.stack}`);
+      }
+    }
+  } finally {
+    checkEq(await stopServer(server), 0, "server exit status after SIGTERM");
+  }
+  try {
+    await testAuth(bin);
+  } catch (e) {
+    failures.push(`api key: unexpected ${e && e.stack}`);
+  }
+  if (failures.length > 0) {
+    console.error(`FAIL: ${failures.length} of ${checks} checks failed (@anthropic-ai/sdk ${SDK_VERSION}):`);
+    for (const f of failures) console.error(`  - ${f}`);
+    process.exit(1);
+  }
+  console.log(`PASS: ${checks} checks with the @anthropic-ai/sdk npm package ${SDK_VERSION}`);
+}
+
+// A promise nobody settles (e.g. a server that died unnoticed) would let node exit 0 with the
+// checks unfinished: that is a failure too.
+let finished = false;
+process.on("beforeExit", () => {
+  if (!finished) {
+    console.error(`FAIL: the checks did not finish (${checks} done, ${failures.length} failed so far)`);
+    for (const f of failures) console.error(`  - ${f}`);
+    process.exit(1);
+  }
+});
+
+main().then(() => (finished = true)).catch((e) => {
+  finished = true;
+  console.error(`FAIL: ${e && e.stack}`);
+  process.exit(1);
+});
