@@ -35,6 +35,7 @@
 #include "llmload/common/version.hpp"
 #include "llmload/tokenizer/tokenizer.hpp"
 #include "llmload/loadgen/calibration.hpp"
+#include "llmload/loadgen/model_mix.hpp"
 #include "llmload/loadgen/config_error.hpp"
 #include "llmload/loadgen/net/asio_transport.hpp"
 #include "llmload/loadgen/net/driver.hpp"
@@ -335,6 +336,11 @@ void check_before_contact(const ScenarioConfig& cfg) {
   probe.validate();
   shard_config(probe);  // can this scenario be split this way?
   RequestBuilder check(probe, "", "");  // --extra-body, --backend
+  if (!cfg.models.empty()) {
+    ModelMix(cfg.models, cfg.model_weights, cfg.seed);  // --model-weights
+  } else if (!cfg.model_weights.empty()) {
+    throw ConfigError("--model-weights deals requests over several models: give them as --model a,b,c");
+  }
   check_correctness_settings(cfg);
 }
 

@@ -3,6 +3,8 @@
 
 #include "run_result.hpp"
 
+#include "llmload/loadgen/model_mix.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -74,6 +76,15 @@ json conditions_json(const ScenarioConfig& cfg, const BaseUrl& url, const Reques
   json scenario = {
       {"scenario", to_string(cfg.kind)},
       {"backend", builder.backend().name},
+      {"model_mix", [&]() -> json {
+         if (cfg.models.empty()) return nullptr;
+         const ModelMix mix(cfg.models, cfg.model_weights, cfg.seed);
+         json shares = json::array();
+         for (std::size_t k = 0; k < mix.models().size(); ++k) {
+           shares.push_back({{"model", mix.models()[k]}, {"share", mix.shares()[k]}});
+         }
+         return {{"rule", mix.rule()}, {"models", shares}, {"per", "request (a session keeps its first model)"}};
+       }()},
       {"endpoint", [&] {
          switch (cfg.endpoint) {
            case ApiKind::kChat: return "chat";

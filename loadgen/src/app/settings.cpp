@@ -15,6 +15,7 @@
 
 #include "llmload/common/duration.hpp"
 #include "llmload/loadgen/config_error.hpp"
+#include "llmload/loadgen/model_mix.hpp"
 #include "llmload/loadgen/schedule.hpp"
 
 namespace llmload::app {
@@ -297,7 +298,10 @@ const std::vector<SettingInfo>& settings() {
       {"base-url", "server URL, e.g. http://127.0.0.1:8000 (a trailing /v1 is accepted)"},
       {"endpoint", "completions | chat (same as --backend openai-completions/openai-chat), or vLLM's request path, "
                    "e.g. /v1/chat/completions"},
-      {"model", "model name (default: the first model of GET /v1/models)"},
+      {"model", "model name (default: the first model of GET /v1/models); several, comma-separated (a,b,c: models "
+                "or LoRA adapters), deal the requests over them by --model-weights, with results per model"},
+      {"model-weights", "with --model a,b,c: each request's model drawn (seeded) by these weights, one per model "
+                        "(e.g. 5,3,2), or zipf[:S] (the k-th model weighs 1/k^S; S default 1); default: alike"},
       {"api-key", "API key sent as 'Authorization: Bearer' (--backend anthropic: 'x-api-key'; default: "
                   "$OPENAI_API_KEY, or $ANTHROPIC_API_KEY with --backend anthropic); never written out",
        false},
@@ -485,7 +489,11 @@ void apply_setting_to(const std::string& raw_name, const std::string& value, con
                                     value));
     }
   } else if (name == "model") {
-    cfg.model = value;
+    cfg.models = split_model_list(value);
+    cfg.model = cfg.models.front();
+    if (cfg.models.size() == 1) cfg.models.clear();
+  } else if (name == "model-weights") {
+    cfg.model_weights = value;
   } else if (name == "api-key") {
     cfg.api_key = value;
   } else if (name == "input-tokens") {

@@ -123,9 +123,10 @@ KeyFields key_fields(const BackendInfo& backend, const std::string& api_key) {
 
 // The OpenAI Responses API: the prompt as `input` (a string, or the message list when there is
 // a conversation), `max_output_tokens`. No vLLM extensions: the API rejects unknown fields.
-json RequestBuilder::responses_body(const WorkItem& item, const std::vector<Turn>& history) const {
+json RequestBuilder::responses_body(const WorkItem& item, const std::vector<Turn>& history,
+                                    const std::string& model) const {
   json body;
-  body["model"] = cfg_.model;
+  body["model"] = model;
   if (history.empty() && item.messages.empty()) {
     body["input"] = item.prompt;
   } else {
@@ -139,9 +140,10 @@ json RequestBuilder::responses_body(const WorkItem& item, const std::vector<Turn
 
 // The Anthropic Messages API: `messages` (system messages of a row go to the top-level `system`,
 // which is where the API takes them), `max_tokens` (required).
-json RequestBuilder::anthropic_body(const WorkItem& item, const std::vector<Turn>& history) const {
+json RequestBuilder::anthropic_body(const WorkItem& item, const std::vector<Turn>& history,
+                                    const std::string& model) const {
   json body;
-  body["model"] = cfg_.model;
+  body["model"] = model;
   body["max_tokens"] = item.output_tokens;
   json messages = message_list(history, item);
   std::string system;
@@ -160,11 +162,12 @@ json RequestBuilder::anthropic_body(const WorkItem& item, const std::vector<Turn
   return body;
 }
 
-json RequestBuilder::make_body(const WorkItem& item, const std::vector<Turn>& history) const {
+json RequestBuilder::make_body(const WorkItem& item, const std::vector<Turn>& history, const std::string& model) const {
   json body;
   const bool exact = cfg_.ignore_eos;
   if (backend_.api == ApiKind::kResponses || backend_.api == ApiKind::kAnthropic) {
-    body = backend_.api == ApiKind::kResponses ? responses_body(item, history) : anthropic_body(item, history);
+    body = backend_.api == ApiKind::kResponses ? responses_body(item, history, model)
+                                               : anthropic_body(item, history, model);
   } else if (backend_.api == ApiKind::kSglang) {
     body["text"] = flatten(history, item.prompt);
     json sp = {{"max_new_tokens", item.output_tokens}, {"temperature", 0.0}};
@@ -175,7 +178,7 @@ json RequestBuilder::make_body(const WorkItem& item, const std::vector<Turn>& hi
     body["sampling_params"] = std::move(sp);
     body["stream"] = cfg_.stream;
   } else {
-    body["model"] = cfg_.model;
+    body["model"] = model;
     if (backend_.api == ApiKind::kChat) {
       body["messages"] = message_list(history, item);
       body["max_completion_tokens"] = item.output_tokens;
@@ -217,6 +220,7 @@ namespace {
 // sentinel is not a word list's output, the token count is over any limit we accept).
 constexpr std::string_view kPromptSentinel = "\x01llmload-prompt-slot\x01";
 constexpr std::int64_t kTokensSentinel = 7'770'777'077'707;
+constexpr std::string_view kModelSentinel = "\x01llmload-model-slot\x01";
 
 // A JSON string literal of `s` as nlohmann dumps it (error_handler replace); the common
 // printable-ASCII text is copied straight in.
@@ -242,32 +246,42 @@ void RequestBuilder::make_template() {
   WorkItem probe;
   probe.prompt = std::string(kPromptSentinel);
   probe.output_tokens = kTokensSentinel;
-  const std::string dumped = make_body(probe, {}).dump(-1, ' ', false, json::error_handler_t::replace);
+  // Several models (--model a,b,c): the model is a slot too.
+  const bool model_slot = !cfg_.models.empty();
+  const std::string model = model_slot ? std::string(kModelSentinel) : cfg_.model;
+  const std::string dumped = make_body(probe, {}, model).dump(-1, ' ', false, json::error_handler_t::replace);
   const std::string prompt_literal = json(probe.prompt).dump();
   const std::string tokens_literal = std::to_string(kTokensSentinel);
+  const std::string model_literal = json(std::string(kModelSentinel)).dump();
   std::vector<BodyPiece> pieces;
   std::size_t pos = 0;
   int prompts = 0;
+  int models = 0;
   while (pos < dumped.size()) {
     const std::size_t p = dumped.find(prompt_literal, pos);
     const std::size_t t = dumped.find(tokens_literal, pos);
-    const std::size_t next = std::min(p, t);
+    const std::size_t m = model_slot ? dumped.find(model_literal, pos) : std::string::npos;
+    const std::size_t next = std::min({p, t, m});
     pieces.push_back({dumped.substr(pos, next == std::string::npos ? std::string::npos : next - pos), BodyPiece::kText});
     if (next == std::string::npos) break;
     if (next == p) {
       pieces.push_back({{}, BodyPiece::kPrompt});
       ++prompts;
       pos = p + prompt_literal.size();
+    } else if (next == m) {
+      pieces.push_back({{}, BodyPiece::kModel});
+      ++models;
+      pos = m + model_literal.size();
     } else {
       pieces.push_back({{}, BodyPiece::kOutputTokens});
       pos = t + tokens_literal.size();
     }
   }
-  if (prompts != 1) return;  // no template: every body takes the DOM path
+  if (prompts != 1 || models != (model_slot ? 1 : 0)) return;  // no template: every body takes the DOM path
   body_template_ = std::move(pieces);
 }
 
-HttpRequest RequestBuilder::build(const WorkItem& item, const std::vector<Turn>& history) const {
+HttpRequest RequestBuilder::build(const WorkItem& item, const std::vector<Turn>& history, std::string_view model) const {
   HttpRequest req;
   req.method = "POST";
   req.target = path_;
@@ -292,16 +306,20 @@ HttpRequest RequestBuilder::build(const WorkItem& item, const std::vector<Turn>&
         case BodyPiece::kOutputTokens:
           fmt::format_to(std::back_inserter(req.body), "{}", item.output_tokens);
           break;
+        case BodyPiece::kModel:
+          append_json_string(req.body, model.empty() ? cfg_.model : std::string(model));
+          break;
       }
     }
   } else {
-    req.body = dom_body(item, history);
+    req.body = dom_body(item, history, model);
   }
   return req;
 }
 
-std::string RequestBuilder::dom_body(const WorkItem& item, const std::vector<Turn>& history) const {
-  return make_body(item, history).dump(-1, ' ', false, json::error_handler_t::replace);
+std::string RequestBuilder::dom_body(const WorkItem& item, const std::vector<Turn>& history, std::string_view model) const {
+  return make_body(item, history, model.empty() ? cfg_.model : std::string(model))
+      .dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 }  // namespace llmload

@@ -68,7 +68,9 @@ class RunController::Slot final : public ResponseObserver {
 RunController::RunController(const ScenarioConfig& cfg, const Clock& clock, Pacer& pacer, Transport& transport,
                              const RequestBuilder& builder)
     : cfg_(cfg), clock_(clock), pacer_(pacer), transport_(transport), builder_(builder), secrets_(cfg.secrets()),
-      store_(cfg.warmup.automatic) {}
+      store_(cfg.warmup.automatic) {
+  if (!cfg.models.empty()) models_.emplace(cfg.models, cfg.model_weights, cfg.seed);
+}
 
 RunController::~RunController() = default;
 
@@ -96,6 +98,8 @@ bool RunController::poll(std::size_t max_starts) {
     rec.turn = rel->turn;
     rec.stage = rel->stage;
     rec.item = rel->index + cfg_.item_offset;
+    // A session stays on one model (its adapter holds the conversation); a request is dealt alone.
+    if (models_) rec.model = models_->pick(rel->session >= 0 ? (std::uint64_t{1} << 63) | static_cast<std::uint64_t>(rel->session) : rel->index);
     WorkItem item = builder_.item(rec.item);
     rec.requested_input_tokens = item.input_tokens;
     rec.requested_output_tokens = item.output_tokens;
@@ -117,7 +121,7 @@ bool RunController::poll(std::size_t max_starts) {
                          cfg_.consistency;
     topts.first_token_timeout = cfg_.first_token_timeout;
     topts.inter_token_timeout = cfg_.inter_token_timeout;
-    HttpRequest http = builder_.build(item, *history);
+    HttpRequest http = builder_.build(item, *history, rec.model);
     auto slot = std::make_unique<Slot>(*this, rel->index, RequestTracker(std::move(rec), start_, topts));
     if (rel->session >= 0) slot->set_prompt(std::move(item.prompt), item.input_tokens);
     if (!rel->warmup) slot->ordinal = measured_released_++;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -59,13 +60,14 @@ class RequestBuilder {
   /// The content of request `index` (finite workloads wrap around).
   WorkItem item(std::uint64_t index) const;
   /// The request for `item`, with the conversation so far (multi-turn sessions) before it.
-  HttpRequest build(const WorkItem& item, const std::vector<Turn>& history = {}) const;
+  /// `model`: the request's model (--model a,b,c); empty: the run's one model.
+  HttpRequest build(const WorkItem& item, const std::vector<Turn>& history = {}, std::string_view model = {}) const;
   HttpRequest build(std::uint64_t index) const { return build(item(index)); }
   std::string path() const;  // e.g. "/v1/completions"
   /// True when bodies without history come from the pre-serialized template (the fast path).
   bool templated() const { return !body_template_.empty(); }
   /// The body as the DOM path makes it (the template's reference; for tests).
-  std::string dom_body(const WorkItem& item, const std::vector<Turn>& history = {}) const;
+  std::string dom_body(const WorkItem& item, const std::vector<Turn>& history = {}, std::string_view model = {}) const;
   const BackendInfo& backend() const { return backend_; }
 
  private:
@@ -80,13 +82,13 @@ class RequestBuilder {
   std::string path_;
   struct BodyPiece {
     std::string text;
-    enum Kind { kText, kPrompt, kOutputTokens } kind;
+    enum Kind { kText, kPrompt, kOutputTokens, kModel } kind;
   };
   std::vector<BodyPiece> body_template_;  // empty: every body through the DOM
 
-  nlohmann::json make_body(const WorkItem& item, const std::vector<Turn>& history) const;
-  nlohmann::json responses_body(const WorkItem& item, const std::vector<Turn>& history) const;
-  nlohmann::json anthropic_body(const WorkItem& item, const std::vector<Turn>& history) const;
+  nlohmann::json make_body(const WorkItem& item, const std::vector<Turn>& history, const std::string& model) const;
+  nlohmann::json responses_body(const WorkItem& item, const std::vector<Turn>& history, const std::string& model) const;
+  nlohmann::json anthropic_body(const WorkItem& item, const std::vector<Turn>& history, const std::string& model) const;
   void make_template();
 };
 

@@ -13,6 +13,7 @@
 #include "llmload/analysis/run_metrics.hpp"
 #include "llmload/analysis/sequential_slo.hpp"
 #include "llmload/loadgen/http_trace.hpp"
+#include "llmload/loadgen/model_mix.hpp"
 #include "llmload/loadgen/pacer.hpp"
 #include "llmload/loadgen/record_store.hpp"
 #include "llmload/loadgen/request_builder.hpp"
@@ -120,6 +121,7 @@ class RunController {
   Pacer& pacer_;
   Transport& transport_;
   const RequestBuilder& builder_;
+  std::optional<ModelMix> models_;  // --model a,b,c: each request's model
   const Secrets secrets_;  // a server may echo them back in an error
   TimePoint start_{};
   bool interrupted_ = false;

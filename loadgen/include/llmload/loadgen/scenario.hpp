@@ -68,7 +68,11 @@ struct ScenarioConfig {
   ScenarioKind kind = ScenarioKind::kConcurrency;
   std::string base_url = "http://127.0.0.1:8000";
   ApiKind endpoint = ApiKind::kCompletions;
-  std::string model;    // empty: the first model of GET /v1/models
+  std::string model;    // empty: the first model of GET /v1/models (with --model a,b,c: the first)
+  /// --model a,b,c: requests dealt over several models or adapters by --model-weights
+  /// (ModelMix); empty for one model.
+  std::vector<std::string> models;
+  std::string model_weights;  // "" uniform, "w1,w2,...", "zipf[:S]"
   std::string api_key;  // never written anywhere
   bool stream = true;
   std::int64_t input_tokens = 128;
