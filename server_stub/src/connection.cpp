@@ -455,7 +455,7 @@ net::awaitable<bool> Connection::answer(RequestParser& parser) {
   spdlog::debug("{} {} -> {} stream={} prompt_tokens={} max_tokens={}{}", beast_view(req.method_string()), target, job.id,
                 job.request.stream, job.request.prompt_tokens, job.request.max_tokens,
                 choice.fault.kind == FaultKind::kNone ? "" : " fault=" + format_fault_spec(choice.fault));
-  if (choice.fault.kind == FaultKind::kError) {
+  if (choice.fault.kind == FaultKind::kError || (choice.fault.kind == FaultKind::kStreamError && !job.request.stream)) {
     const int status = choice.fault.status;
     const HttpReply reply = error_reply_for(endpoint, ApiError{
         status, fmt::format("Injected fault: error {} (X-Llmload-Fault or --fault)", status), std::nullopt});
@@ -715,6 +715,17 @@ net::awaitable<bool> Connection::stream_job(Generation& gen, unsigned version, b
       }
       if (fault.kind == FaultKind::kStall) co_await sleep_for(fault.duration);
       if (fault.kind == FaultKind::kMalformed) encoder.append_malformed_event(out, kMalformedEvent, framing);
+      if (fault.kind == FaultKind::kStreamError) {
+        // An error after the stream started (e.g. Anthropic's overloaded_error): an error event, then the end.
+        spdlog::debug("{}: injected stream error {} before token {}", job.id, fault.status, k);
+        encoder.append_error_event(
+            out, ApiError{fault.status, fmt::format("Injected fault: stream-error {} (X-Llmload-Fault or --fault)",
+                                                    fault.status), std::nullopt},
+            framing, k);
+        if (chunked) out += kLastChunk;
+        co_await net::async_write(socket_, net::buffer(out), net::redirect_error(net::use_awaitable, ec));
+        co_return false;
+      }
     }
     const Clock::time_point now = Clock::now();
     if (k + 1 == n) {

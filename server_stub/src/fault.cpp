@@ -15,7 +15,8 @@ namespace {
 
 constexpr std::string_view kGrammar =
     "expected KIND[=VALUE][@TOKEN], one of: error[=STATUS] (400..599, default 500), "
-    "reset[@TOKEN], stall=DURATION[@TOKEN], malformed[@TOKEN], slow-first-byte=DURATION, none; "
+    "reset[@TOKEN], stall=DURATION[@TOKEN], malformed[@TOKEN], slow-first-byte=DURATION, "
+    "stream-error[=STATUS][@TOKEN], none; "
     "TOKEN counts from 0 (default 0), DURATION has a unit (e.g. 500ms, 2s)";
 
 // Fault draws use their own streams, so that they are independent of the jitter and ids drawn
@@ -26,7 +27,8 @@ struct KindInfo {
   std::string_view name;
   FaultKind kind;
 };
-constexpr std::array<KindInfo, 6> kKinds = {{{"none", FaultKind::kNone},
+constexpr std::array<KindInfo, 7> kKinds = {{{"none", FaultKind::kNone},
+                                             {"stream-error", FaultKind::kStreamError},
                                              {"error", FaultKind::kError},
                                              {"reset", FaultKind::kReset},
                                              {"stall", FaultKind::kStall},
@@ -116,7 +118,7 @@ Fault parse_fault_spec(std::string_view spec_in) {
 
   // @TOKEN: only for faults that happen at a token.
   const bool takes_token = fault.kind == FaultKind::kReset || fault.kind == FaultKind::kStall ||
-                           fault.kind == FaultKind::kMalformed;
+                           fault.kind == FaultKind::kMalformed || fault.kind == FaultKind::kStreamError;
   if (token_text) {
     if (!takes_token) fail(spec, kind_name + " takes no @TOKEN");
     const auto token = parse_integer(*token_text);
@@ -130,6 +132,7 @@ Fault parse_fault_spec(std::string_view spec_in) {
   // =VALUE: a status for error, a duration for stall and slow-first-byte, nothing else.
   switch (fault.kind) {
     case FaultKind::kError:
+    case FaultKind::kStreamError:
       if (value_text) {
         const auto status = parse_integer(*value_text);
         if (!status || *status < 400 || *status > 599) {
@@ -202,7 +205,8 @@ FaultRule parse_fault_rule(std::string_view flag_value) {
 std::string format_fault_spec(const Fault& fault) {
   std::string out(fault_kind_name(fault.kind));
   switch (fault.kind) {
-    case FaultKind::kError: out += "=" + std::to_string(fault.status); break;
+    case FaultKind::kError:
+    case FaultKind::kStreamError: out += "=" + std::to_string(fault.status); break;
     case FaultKind::kStall: out += "=" + format_duration_exact(fault.duration); break;
     case FaultKind::kSlowFirstByte: out += "=" + format_duration_exact(fault.duration); break;
     case FaultKind::kNone:
@@ -210,7 +214,7 @@ std::string format_fault_spec(const Fault& fault) {
     case FaultKind::kMalformed: break;
   }
   if (fault.kind == FaultKind::kReset || fault.kind == FaultKind::kStall ||
-      fault.kind == FaultKind::kMalformed) {
+      fault.kind == FaultKind::kMalformed || fault.kind == FaultKind::kStreamError) {
     out += "@" + std::to_string(fault.at_token);
   }
   return out;

@@ -267,6 +267,41 @@ TEST(ServerApis, MessagesErrorsAuthAndFaultsInAnthropicShape) {
   expect_clean_exit(server);
 }
 
+TEST(ServerApis, InjectedStreamErrorsInEachApisShape) {
+  auto server = start_server(kFast);
+  const std::string fault = "X-Llmload-Fault: stream-error=529@2\r\n";
+  // Messages: two text deltas, then `event: error` with Anthropic's overloaded_error; no message_stop.
+  const HttpResponse m = post(server.port, "/v1/messages", messages_body("hi", 5, {{"stream", true}}), fault);
+  ASSERT_EQ(m.status, 200);
+  auto events = named_events(m.body);
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().name, "error");
+  EXPECT_EQ(events.back().data["error"]["type"], "overloaded_error");
+  int deltas = 0;
+  for (const auto& e : events) deltas += e.name == "content_block_delta" ? 1 : 0;
+  EXPECT_EQ(deltas, 2);
+  EXPECT_EQ(m.body.find("message_stop"), std::string::npos);
+  // Responses: `event: error` whose sequence number follows the events before it.
+  const HttpResponse r = post(server.port, "/v1/responses", responses_body("hi", 5, {{"stream", true}}), fault);
+  events = named_events(r.body);
+  ASSERT_GE(events.size(), 2u);
+  EXPECT_EQ(events.back().name, "error");
+  EXPECT_EQ(events.back().data["code"], "server_error");
+  EXPECT_EQ(events.back().data["sequence_number"], events.size() - 1);
+  // Chat: vLLM's data: {"error":..} then [DONE].
+  const HttpResponse c = post(server.port, "/v1/chat/completions", chat_body("hi", 5, {{"stream", true}}), fault);
+  const auto payloads = sse_payloads(c.body);
+  ASSERT_GE(payloads.size(), 2u);
+  EXPECT_EQ(payloads.back(), "[DONE]");
+  EXPECT_EQ(json::parse(payloads[payloads.size() - 2])["error"]["code"], 529);
+  // Not streamed: the status, in the API's shape.
+  const HttpResponse plain = post(server.port, "/v1/messages", messages_body("hi", 5), fault);
+  EXPECT_EQ(plain.status, 529);
+  EXPECT_EQ(json::parse(plain.body)["error"]["type"], "overloaded_error");
+  EXPECT_EQ(metric(server.port, "vllm:request_success_total", R"(finished_reason="abort")"), 3);
+  expect_clean_exit(server);
+}
+
 TEST(ServerApis, OneConversationOneTextOnEveryEndpointAndTheMetricsCountThemAll) {
   auto server = start_server({"--profile", "tiny", "--reasoning-tokens", "4"});
   const std::string prompt = "Describe the harbour at dawn";

@@ -10,6 +10,10 @@
 //   malformed[@TOKEN]         write one malformed SSE event (invalid JSON in a data: line) just
 //                             before token TOKEN, then go on with the stream
 //   slow-first-byte=DURATION  delay the response head (and so everything) by DURATION
+//   stream-error[=STATUS][@TOKEN]  a stream: send the error in the stream just before token TOKEN
+//                             (HTTP stays 200: chat/completions `data: {"error":..}` + [DONE],
+//                             Responses and Messages `event: error`) and end it; not streamed:
+//                             answer STATUS (400..599, default 500) like error
 //   none                      no fault (header only: exempts the request from --fault rates)
 // TOKEN counts from 0 (0 = before the first token, the default). DURATION needs a unit:
 // ns, us, ms, s, m or h (common/duration.hpp). Flag form: RATE:SPEC, e.g. 0.05:error=503.
@@ -24,15 +28,16 @@
 
 namespace llmload::server {
 
-enum class FaultKind { kNone, kError, kReset, kStall, kMalformed, kSlowFirstByte };
+enum class FaultKind { kNone, kError, kReset, kStall, kMalformed, kSlowFirstByte, kStreamError };
 
-/// The spec name of a kind: "none", "error", "reset", "stall", "malformed", "slow-first-byte".
+/// The spec name of a kind: "none", "error", "reset", "stall", "malformed", "slow-first-byte",
+/// "stream-error".
 std::string_view fault_kind_name(FaultKind kind);
 
 struct Fault {
   FaultKind kind = FaultKind::kNone;
-  int status = 500;                      ///< kError: HTTP status sent instead of the stream
-  std::int64_t at_token = 0;             ///< kReset/kStall/kMalformed: just before this token
+  int status = 500;                      ///< kError, kStreamError: the error's status
+  std::int64_t at_token = 0;             ///< kReset/kStall/kMalformed/kStreamError: just before this token
   std::chrono::nanoseconds duration{0};  ///< kStall: pause; kSlowFirstByte: delay of the head
 
   friend bool operator==(const Fault&, const Fault&) = default;
