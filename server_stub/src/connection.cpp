@@ -11,6 +11,7 @@
 #endif
 
 #include "connection.hpp"
+#include "deadline.hpp"
 #include "engine_stream.hpp"
 #include "http_framing.hpp"
 
@@ -124,51 +125,6 @@ struct Generation {
   Clock::time_point last_write{};
   /// The first non-reasoning token's write (OutputSequence::reasoning_tokens()), once written.
   std::optional<Clock::time_point> first_output_write;
-};
-
-/// A deadline for a connection's socket operations. When it passes, the socket's pending
-/// operations are cancelled (they complete with operation_aborted) and expired() turns true.
-/// Unlike beast::tcp_stream's timeout it leaves the socket open, so a 408 can still be sent.
-/// An operation started after expiry would not be cancelled: callers check expired() before
-/// each socket operation (Connection::read, Connection::send).
-/// Threading: everything, the timer's handler included, runs on the connection's executor.
-class Deadline {
- public:
-  explicit Deadline(tcp::socket& socket)
-      : state_(std::make_shared<State>(State{&socket, 0, false})), timer_(socket.get_executor()) {}
-
-  void arm(std::chrono::nanoseconds after) {
-    ++state_->generation;
-    state_->expired = false;
-    timer_.expires_after(std::chrono::duration_cast<Clock::duration>(after));
-    // The handler may run after this Deadline is gone (the timer's destructor cannot take back
-    // a handler already queued), hence the weak_ptr; a stale handler is told by its generation.
-    timer_.async_wait([weak = std::weak_ptr<State>(state_), generation = state_->generation](const error_code& ec) {
-      if (ec) return;
-      const auto state = weak.lock();
-      if (!state || state->generation != generation) return;
-      state->expired = true;
-      error_code ignored;
-      state->socket->cancel(ignored);
-    });
-  }
-
-  void disarm() {
-    ++state_->generation;
-    state_->expired = false;
-    timer_.cancel();
-  }
-
-  bool expired() const { return state_->expired; }
-
- private:
-  struct State {
-    tcp::socket* socket;
-    std::uint64_t generation;
-    bool expired;
-  };
-  std::shared_ptr<State> state_;
-  net::steady_timer timer_;
 };
 
 class Connection {

@@ -9,6 +9,7 @@
 
 #include "api_test_support.hpp"
 #include "llmload/server/api_error.hpp"
+#include "llmload/server/cli.hpp"
 #include "llmload/server/generation_request.hpp"
 
 namespace llmload::server {
@@ -174,6 +175,19 @@ TEST(Reasoning, GroundTruthHasFirstOutputToken) {
   EXPECT_EQ(j["first_output_token_s"], 0.75);
   o.timing.first_output_token_s = std::numeric_limits<double>::quiet_NaN();
   EXPECT_TRUE(json::parse(llmload_json(o))["first_output_token_s"].is_null());  // all reasoning
+}
+
+TEST(Reasoning, Flags) {
+  const CliOutcome defaults = parse_command_line({});
+  ASSERT_TRUE(defaults.config);
+  EXPECT_EQ(defaults.config->reasoning.tokens, 0);
+  EXPECT_EQ(defaults.config->reasoning.field, ReasoningField::kReasoningContent);
+  const CliOutcome set = parse_command_line({"--reasoning-tokens", "32", "--reasoning-field", "reasoning"});
+  ASSERT_TRUE(set.config) << set.err;
+  EXPECT_EQ(set.config->reasoning.tokens, 32);
+  EXPECT_EQ(set.config->reasoning.field, ReasoningField::kReasoning);
+  EXPECT_EQ(parse_command_line({"--reasoning-tokens", "-1"}).exit_code, 2);
+  EXPECT_EQ(parse_command_line({"--reasoning-field", "thoughts"}).exit_code, 2);
 }
 
 }  // namespace
