@@ -106,23 +106,21 @@ std::string by_model_console(const std::map<std::string, ModelResult>& by_model,
   auto p99 = [](const DistributionSummary& d) {
     return d.count > 0 ? fmt::format("{:.2f}", static_cast<double>(d.p99_us) / 1e3) : std::string("-");
   };
-  std::string o = fmt::format("{:-^78}\n", " Per model (p99 in ms) ");
-  std::string head = fmt::format("{:<20}{:>11}{:>8}{:>9}", "model", "done/fail", "req/s", "tok/s");
-  head += fmt::format("{:>9}", "TTFT");
-  if (ttfo) head += fmt::format("{:>9}", "TTFO");
-  head += fmt::format("{:>8}{:>9}", "TPOT", "E2E");
   const bool any_slo = std::any_of(by_model.begin(), by_model.end(), [](const auto& kv) { return kv.second.slo.has_value(); });
-  if (any_slo) head += fmt::format(" {:<6}", "SLO");
+  std::string o = fmt::format("{:-^78}\n", " Per model (p99 in ms) ");
+  std::string head = fmt::format("{:<16}{:>10}{:>7}{:>8}{:>8}", "model", "done/fail", "req/s", "tok/s", "TTFT");
+  if (ttfo) head += fmt::format("{:>8}", "TTFO");
+  head += fmt::format("{:>7}{:>8}", "TPOT", "E2E");
+  if (any_slo) head += fmt::format("{:>8} {}", "SLO %", "verdict");
   o += head + "\n";
   for (const auto& [model, m] : by_model) {
-    std::string name = model.size() > 19 ? model.substr(0, 18) + "~" : model;
-    std::string row = fmt::format("{:<20}{:>11}{:>8.2f}{:>9.1f}", name, fmt::format("{}/{}", m.completed, m.failed),
-                                  m.request_throughput, m.output_throughput);
-    row += fmt::format("{:>9}", p99(m.ttft));
-    if (ttfo) row += fmt::format("{:>9}", p99(m.ttfo));
-    row += fmt::format("{:>8}{:>9}", p99(m.tpot), p99(m.e2e));
+    const std::string name = model.size() > 15 ? model.substr(0, 14) + "~" : model;
+    std::string row = fmt::format("{:<16}{:>10}{:>7.2f}{:>8.1f}{:>8}", name, fmt::format("{}/{}", m.completed, m.failed),
+                                  m.request_throughput, m.output_throughput, p99(m.ttft));
+    if (ttfo) row += fmt::format("{:>8}", p99(m.ttfo));
+    row += fmt::format("{:>7}{:>8}", p99(m.tpot), p99(m.e2e));
     if (any_slo) {
-      row += m.slo ? fmt::format(" {} ({:.1f}%)", to_string(m.slo->verdict), 100.0 * m.slo->attainment) : " -";
+      row += m.slo ? fmt::format("{:>8.1f} {}", 100.0 * m.slo->attainment, to_string(m.slo->verdict)) : fmt::format("{:>8} -", "-");
     }
     o += row + "\n";
   }

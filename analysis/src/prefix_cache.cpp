@@ -16,10 +16,12 @@ std::optional<double> PrefixCacheSummary::hit_rate() const {
 std::optional<PrefixCacheSummary> summarize_prefix_cache(std::span<const RequestRecord> records) {
   PrefixCacheSummary s;
   for (const auto& r : records) {
-    if (r.warmup || !r.in_window || !r.ok() || !r.cached_tokens) continue;
+    if (r.warmup || !r.in_window || !r.ok()) continue;
+    ++s.requests;
+    s.prompt_tokens += r.input_tokens;
+    if (!r.cached_tokens) continue;  // none cached (see PrefixCacheSummary)
     ++s.requests_reporting;
     s.cached_tokens += *r.cached_tokens;
-    s.prompt_tokens += r.input_tokens;
   }
   if (s.requests_reporting == 0) return std::nullopt;
   return s;
@@ -66,12 +68,14 @@ json prefix_cache_json(const std::optional<PrefixCacheSummary>& p, const std::op
     j = {{"cached_tokens", p->cached_tokens},
          {"prompt_tokens", p->prompt_tokens},
          {"hit_rate", rate ? json(*rate) : json(nullptr)},
+         {"requests", p->requests},
          {"requests_reporting", p->requests_reporting},
          {"source", "usage"}};
   } else {
     j = {{"cached_tokens", nullptr},
          {"prompt_tokens", nullptr},
          {"hit_rate", nullptr},
+         {"requests", nullptr},
          {"requests_reporting", 0},
          {"source", "server_metrics"}};
   }
@@ -101,9 +105,9 @@ void add_server_prefix_cache(json& result) {
 std::string prefix_cache_console(const std::optional<PrefixCacheSummary>& p) {
   if (!p) return {};
   const auto rate = p->hit_rate();
-  return fmt::format("{:<40}{:>12} ({} of {} prompt tokens cached, {} requests reporting)\n", "Prefix cache hit rate:",
-                     rate ? fmt::format("{:.2f}%", 100.0 * *rate) : std::string("-"), p->cached_tokens,
-                     p->prompt_tokens, p->requests_reporting);
+  return fmt::format("{:<40}{:>12} ({} of {} prompt tokens cached; {} of {} requests reported some)\n",
+                     "Prefix cache hit rate:", rate ? fmt::format("{:.2f}%", 100.0 * *rate) : std::string("-"),
+                     p->cached_tokens, p->prompt_tokens, p->requests_reporting, p->requests);
 }
 
 }  // namespace llmload::analysis

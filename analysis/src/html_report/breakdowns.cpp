@@ -43,6 +43,15 @@ constexpr std::pair<const char*, const char*> kReasoningDists[] = {{"duration", 
 // A p99 cell of a by_model latency ("–" without samples).
 std::string model_p(const json& m, const char* metric, const char* p) { return format_number(nan_at(m, {"latency", metric, p})); }
 
+// "30.0% of prompt tokens (1200 of 4000 from usage; 40 of 40 requests reported some)".
+std::string usage_rate_text(const json& pc) {
+  const auto rate = num_at(pc, {"hit_rate"});
+  if (!rate) return "not reported in the responses' usage";
+  return fmt::format("{} of prompt tokens ({} of {} from usage; {} of {} requests reported some)", percent(*rate),
+                     format_number(nan_at(pc, {"cached_tokens"})), format_number(nan_at(pc, {"prompt_tokens"})),
+                     format_number(nan_at(pc, {"requests_reporting"})), format_number(nan_at(pc, {"requests"})));
+}
+
 std::string server_rate_text(const json& pc) {
   const auto rate = num_at(pc, {"server_hit_rate"});
   if (!rate) return {};
@@ -145,14 +154,7 @@ void by_model_md(std::string& o, const json& result, bool ttfo, const std::strin
 std::string prefix_cache_html(const json& result, const std::string& prefix) {
   const json* pc = object_at(result, "prefix_cache");
   if (pc == nullptr) return {};
-  std::string text = "Prefix cache hit rate: ";
-  if (auto rate = num_at(*pc, {"hit_rate"})) {
-    text += fmt::format("{} of prompt tokens ({} of {}, from the usage of {} requests)", percent(*rate),
-                        format_number(nan_at(*pc, {"cached_tokens"})), format_number(nan_at(*pc, {"prompt_tokens"})),
-                        format_number(nan_at(*pc, {"requests_reporting"})));
-  } else {
-    text += "not reported in the responses' usage";
-  }
+  std::string text = "Prefix cache hit rate: " + usage_rate_text(*pc);
   if (const std::string server = server_rate_text(*pc); !server.empty()) text += "; " + server;
   return fmt::format("<p class=\"sub\" id=\"{}prefix-cache\">{}.</p>\n", prefix, html_escape(text));
 }
@@ -160,14 +162,7 @@ std::string prefix_cache_html(const json& result, const std::string& prefix) {
 void prefix_cache_md(std::string& o, const json& result) {
   const json* pc = object_at(result, "prefix_cache");
   if (pc == nullptr) return;
-  std::string text = "- **Prefix cache hit rate**: ";
-  if (auto rate = num_at(*pc, {"hit_rate"})) {
-    text += fmt::format("{} ({} of {} prompt tokens, {} requests reporting)", percent(*rate),
-                        format_number(nan_at(*pc, {"cached_tokens"})), format_number(nan_at(*pc, {"prompt_tokens"})),
-                        format_number(nan_at(*pc, {"requests_reporting"})));
-  } else {
-    text += "not in the responses' usage";
-  }
+  std::string text = "- **Prefix cache hit rate**: " + md_cell(usage_rate_text(*pc));
   if (const std::string server = server_rate_text(*pc); !server.empty()) text += "; " + server;
   o += "\n" + text + "\n";
 }

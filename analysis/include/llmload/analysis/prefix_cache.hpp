@@ -14,11 +14,15 @@
 
 namespace llmload::analysis {
 
-/// Over the measured successful requests that reported cached_tokens.
+/// Over the measured successful requests, once any of them reported cached_tokens: vLLM (and
+/// llmload-server) send usage.prompt_tokens_details only when some prompt tokens were cached, so a
+/// request of such a run without cached_tokens had none cached (counting only the requests that
+/// reported would leave out every miss).
 struct PrefixCacheSummary {
-  std::int64_t requests_reporting = 0;
+  std::int64_t requests_reporting = 0;  // requests that carried cached_tokens
   std::int64_t cached_tokens = 0;
-  std::int64_t prompt_tokens = 0;  // input_tokens of the same requests
+  std::int64_t prompt_tokens = 0;  // input_tokens of every measured successful request
+  std::int64_t requests = 0;       // measured successful requests
   /// cached_tokens / prompt_tokens; nullopt without prompt tokens.
   std::optional<double> hit_rate() const;
 };
@@ -36,8 +40,8 @@ struct ServerPrefixCache {
 };
 std::optional<ServerPrefixCache> server_prefix_cache(const nlohmann::json& server_metrics);
 
-/// result.json `prefix_cache`: {"cached_tokens", "prompt_tokens", "hit_rate", "requests_reporting",
-/// "source": "usage"}, null for nullopt. With the server's rate (a run that scraped /metrics) also
+/// result.json `prefix_cache`: {"cached_tokens", "prompt_tokens", "hit_rate", "requests",
+/// "requests_reporting", "source": "usage"}, null for nullopt. With the server's rate (a run that scraped /metrics) also
 /// "server_hit_rate" and "server_source"; a run whose responses carried no cached_tokens but whose
 /// server counted gets the object with nulls, requests_reporting 0 and "source": "server_metrics".
 nlohmann::json prefix_cache_json(const std::optional<PrefixCacheSummary>& p,
