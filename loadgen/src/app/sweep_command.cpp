@@ -152,7 +152,36 @@ struct Point {
   json first;                   // the first trial's result (conditions)
   std::vector<json> entries;    // trial entries over every probe of this load
   json aggregate;               // the point's trials artifact
+  // Per trial (issue 19), from its result.json: p99 TTFO when its requests reasoned first, and the
+  // prefix-cache hit rate (usage, else the server's); the point shows their medians.
+  std::vector<double> p99_ttfo_ms;
+  std::vector<double> prefix_cache_hit_rate;
 };
+
+// The median of the values (null when there are none).
+json median_or_null(std::vector<double> v) {
+  if (v.empty()) return nullptr;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// A trial's p99 TTFO (only when TTFO differs from TTFT: requests.reasoning_first > 0) and its
+// prefix-cache hit rate, into the point.
+void add_trial_extras(Point& p, const std::filesystem::path& trial_dir) {
+  std::ifstream f(trial_dir / "result.json");
+  if (!f) return;
+  const json r = json::parse(f, nullptr, false);
+  if (!r.is_object()) return;
+  const json& reqs = r.value("requests", json());
+  const bool reasoned = reqs.is_object() && reqs.value("reasoning_first", 0) > 0;
+  if (reasoned && r.value("p99_ttfo_ms", json()).is_number()) p.p99_ttfo_ms.push_back(r["p99_ttfo_ms"].get<double>());
+  const json& pc = r.value("prefix_cache", json());
+  if (pc.is_object()) {
+    const json& rate = pc.value("hit_rate", json()).is_number() ? pc["hit_rate"] : pc.value("server_hit_rate", json());
+    if (rate.is_number()) p.prefix_cache_hit_rate.push_back(rate.get<double>());
+  }
+}
 
 // A point's correctness rate with its interval and count ({"rate", "ci95", "n"}), or null.
 json point_rate(const json& aggregate, const char* section, const char* rate, const char* ci, const char* n) {
@@ -203,6 +232,11 @@ class Sweep {
       if (p.entries.empty()) points_.erase(load);
       return {};
     }
+    for (std::size_t i = before; i < t.entries.size(); ++i) {
+      if (t.entries[i].value("dir", json()).is_string()) {
+        add_trial_extras(p, std::filesystem::path(cfg.output_dir) / t.entries[i]["dir"].get<std::string>());
+      }
+    }
     p.entries = t.entries;
     p.aggregate = t.result;
     p.first = t.first;
@@ -240,6 +274,8 @@ class Sweep {
                         {"request_throughput", p.aggregate.value("request_throughput", json(nullptr))},
                         {"request_goodput", p.aggregate.value("request_goodput", json(nullptr))},
                         {"p99_ttft_ms", p.aggregate.value("p99_ttft_ms", json(nullptr))},
+                        {"p99_ttfo_ms", median_or_null(p.p99_ttfo_ms)},
+                        {"prefix_cache_hit_rate", median_or_null(p.prefix_cache_hit_rate)},
                         {"accuracy", point_rate(p.aggregate, "accuracy", "accuracy", "accuracy_ci95", "graded")},
                         {"consistency",
                          point_rate(p.aggregate, "consistency", "exact_match_rate", "exact_match_ci95", "compared")}});
@@ -275,10 +311,16 @@ class Sweep {
     const bool compared = std::any_of(points_.begin(), points_.end(), [](const auto& kv) {
       return kv.second.aggregate.value("consistency", json()).is_object();
     });
-    line(fmt::format("{:>10} {:>7} {:>10} {:>11} {:>12} {:>12} {:>10} {:>13} {:>8}{}{}{}", "offered", "trials", "req/s",
+    // Issue 19's columns, when some point has them: p99 TTFO (requests that reasoned first) and
+    // the prefix-cache hit rate.
+    const bool ttfo = std::any_of(points_.begin(), points_.end(), [](const auto& kv) { return !kv.second.p99_ttfo_ms.empty(); });
+    const bool cache = std::any_of(points_.begin(), points_.end(),
+                                   [](const auto& kv) { return !kv.second.prefix_cache_hit_rate.empty(); });
+    line(fmt::format("{:>10} {:>7} {:>10} {:>11} {:>12} {:>12} {:>10} {:>13} {:>8}{}{}{}{}{}", "offered", "trials", "req/s",
                      "out tok/s", "p99 TTFT ms", "p99 TPOT ms", "goodput", "SLO", "valid",
                      counted.empty() ? "" : fmt::format(" {:>13}", "search"),
-                     graded ? fmt::format(" {:>9}", "accuracy") : "", compared ? fmt::format(" {:>9}", "identical") : ""));
+                     graded ? fmt::format(" {:>9}", "accuracy") : "", compared ? fmt::format(" {:>9}", "identical") : "",
+                     ttfo ? fmt::format(" {:>12}", "p99 TTFO ms") : "", cache ? fmt::format(" {:>10}", "cache hit") : ""));
     auto num = [](const json& j, const char* k, int d) {
       return j.contains(k) && j[k].is_number() ? fmt::format("{:.{}f}", j[k].get<double>(), d) : std::string("-");
     };
@@ -297,13 +339,20 @@ class Sweep {
         return s.is_object() && s.value(key, json()).is_number() ? fmt::format("{:.1f}%", 100 * s[key].get<double>())
                                                                  : std::string("-");
       };
-      line(fmt::format("{:>10} {:>7} {:>10} {:>11} {:>12} {:>12} {:>10} {:>13} {:>8}{}{}{}", load_text(load),
+      const json ttfo_p99 = median_or_null(p.p99_ttfo_ms);
+      const json hit = median_or_null(p.prefix_cache_hit_rate);
+      line(fmt::format("{:>10} {:>7} {:>10} {:>11} {:>12} {:>12} {:>10} {:>13} {:>8}{}{}{}{}{}", load_text(load),
                        p.entries.size(), num(a, "request_throughput", 2), num(a, "output_throughput", 1),
                        num(a, "p99_ttft_ms", 1), num(a, "p99_tpot_ms", 2), num(a, "request_goodput", 2),
                        verdict + (stopped ? "*" : "") + (overloaded && !stopped ? "!" : ""),
                        a.contains("validity") && a["validity"].value("valid", false) ? "VALID" : "INVALID", search,
                        graded ? fmt::format(" {:>9}", pct("accuracy", "accuracy")) : "",
-                       compared ? fmt::format(" {:>9}", pct("consistency", "exact_match_rate")) : ""));
+                       compared ? fmt::format(" {:>9}", pct("consistency", "exact_match_rate")) : "",
+                       ttfo ? fmt::format(" {:>12}", ttfo_p99.is_number() ? fmt::format("{:.1f}", ttfo_p99.get<double>()) : "-")
+                            : "",
+                       cache ? fmt::format(" {:>10}",
+                                           hit.is_number() ? fmt::format("{:.1f}%", 100 * hit.get<double>()) : "-")
+                             : ""));
     }
     if (std::any_of(points_.begin(), points_.end(), [](const auto& kv) {
           return std::any_of(kv.second.entries.begin(), kv.second.entries.end(),
