@@ -1,0 +1,118 @@
+// One first-token rule across APIs (issue 19), end to end: llmload against llmload-server's
+// reasoning phase through chat, the Responses API and the Anthropic Messages API. Each request
+// reasons for a known number of tokens before its answer, so TTFT is the first reasoning token,
+// TTFO the first answer token, and the reasoning tokens are the server's; the three APIs must
+// agree, since the same engine serves them. Several models: each gets its share and its results.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "llmload_run.hpp"
+#include "subprocess.hpp"
+
+namespace llmload::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kReasoning = 12;
+constexpr double kItlMs = 2.0;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+struct ApiRun {
+  json result;
+  std::vector<json> records;
+};
+
+ApiRun run_api(const ServerHandle& server, const std::string& backend, bool think) {
+  TempDir out;
+  std::vector<std::string> a = {"--base-url", server.base_url, "--backend", backend, "--num-requests", "40",
+                                "--concurrency", "4", "--input-tokens", "16", "--output-tokens", "32"};
+  // The Messages API reasons only when asked: a thinking budget above the server's 12 tokens.
+  if (think && backend == "anthropic") a.insert(a.end(), {"--extra-body", R"({"thinking":{"type":"enabled","budget_tokens":20}})"});
+  auto run = run_llmload(out, a);
+  EXPECT_EQ(run.proc.exit_code, 0) << backend << ": " << run.proc.err;
+  return {run.result, run.records};
+}
+
+TEST(FirstToken, ChatResponsesAndMessagesAgreeOnTtftTtfoAndReasoning) {
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "5ms", "--itl", "2ms", "--reasoning-tokens",
+                              std::to_string(kReasoning)});
+  std::map<std::string, double> reasoning_ms;
+  for (const std::string backend : {"openai-chat", "openai-responses", "anthropic"}) {
+    const ApiRun r = run_api(server, backend, /*think=*/true);
+    ASSERT_EQ(r.records.size(), 40u) << backend;
+    std::vector<double> gaps;
+    for (const auto& rec : r.records) {
+      ASSERT_TRUE(rec["ok"].get<bool>()) << backend << ": " << rec.dump();
+      ASSERT_TRUE(rec["ttft_ms"].is_number() && rec["ttfo_ms"].is_number()) << backend << ": " << rec.dump();
+      EXPECT_EQ(rec["reasoning_tokens"], kReasoning) << backend;
+      // Chat and Responses report reasoning tokens in usage; Messages does not, so its
+      // reasoning-only events are counted (one token each from this server).
+      EXPECT_EQ(rec["reasoning_tokens_source"], backend == "anthropic" ? "events" : "usage") << backend;
+      gaps.push_back(rec["ttfo_ms"].get<double>() - rec["ttft_ms"].get<double>());
+    }
+    // The answer cannot come before the server has paced out the reasoning tokens after the first.
+    const double gap = median(gaps);
+    EXPECT_GE(gap, 0.9 * (kReasoning - 1) * kItlMs) << backend;
+    reasoning_ms[backend] = gap;
+    const json& reasoning = r.result["reasoning"];
+    ASSERT_TRUE(reasoning.is_object()) << backend;
+    EXPECT_EQ(reasoning["reasoning_tokens"], 40 * kReasoning) << backend;
+    EXPECT_EQ(reasoning["reasoning_first"], 40) << backend;
+    EXPECT_TRUE(r.result["latency"]["ttfo"].is_object()) << backend;
+    EXPECT_GT(r.result["p99_ttfo_ms"].get<double>(), r.result["p99_ttft_ms"].get<double>()) << backend;
+  }
+  // One definition: the reasoning phase measured through each API is the same phase.
+  for (const auto& [backend, ms] : reasoning_ms) {
+    EXPECT_NEAR(ms, reasoning_ms["openai-chat"], 0.3 * reasoning_ms["openai-chat"]) << backend;
+  }
+}
+
+TEST(FirstToken, WithoutReasoningTtfoIsTtft) {
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "5ms", "--itl", "1ms"});
+  for (const std::string backend : {"openai-chat", "openai-responses", "anthropic"}) {
+    const ApiRun r = run_api(server, backend, /*think=*/false);
+    for (const auto& rec : r.records) {
+      ASSERT_TRUE(rec["ok"].get<bool>()) << backend << ": " << rec.dump();
+      EXPECT_EQ(rec["ttfo_ms"], rec["ttft_ms"]) << backend;
+      EXPECT_FALSE(rec.contains("reasoning_tokens_source")) << backend;
+    }
+    EXPECT_TRUE(r.result["reasoning"].is_null()) << backend;
+  }
+}
+
+TEST(ManyModels, EachModelGetsItsShareAndItsResults) {
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "2ms", "--itl", "0ms", "--model", "base",
+                              "--model", "lora-a", "--model", "lora-b"});
+  TempDir out;
+  auto run = run_llmload(out, {"--base-url", server.base_url, "--model", "base,lora-a,lora-b", "--model-weights",
+                               "6,3,1", "--num-requests", "600", "--concurrency", "8", "--output-tokens", "4"});
+  ASSERT_EQ(run.proc.exit_code, 0) << run.proc.err;
+  std::map<std::string, int> dealt;
+  for (const auto& rec : run.records) ++dealt[rec["model"].get<std::string>()];
+  const std::map<std::string, double> share = {{"base", 0.6}, {"lora-a", 0.3}, {"lora-b", 0.1}};
+  const json& by_model = run.result["by_model"];
+  ASSERT_TRUE(by_model.is_object()) << run.result.dump().substr(0, 400);
+  for (const auto& [model, p] : share) {
+    const double se = std::sqrt(p * (1 - p) / 600);
+    EXPECT_NEAR(dealt[model] / 600.0, p, 4 * se) << model;
+    ASSERT_TRUE(by_model[model].is_object()) << model;
+    EXPECT_EQ(by_model[model]["requests"], dealt[model]) << by_model[model].dump();
+  }
+  EXPECT_EQ(run.result["conditions"]["scenario"]["model_mix"]["rule"], "weights");
+  EXPECT_NE(run.proc.out.find("Per model"), std::string::npos) << run.proc.out;
+}
+
+}  // namespace
+}  // namespace llmload::testing
