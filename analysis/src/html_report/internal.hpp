@@ -458,6 +458,9 @@ void stages_md(std::string& o, const json& result, const std::string& h);
 /// A sweep point's latency: a run's value (n = 1), or for a trials artifact the median with
 /// min–max of its trials' values (each in the SLO's view), else of result.json's vLLM-style keys.
 Spread point_latency(const RunArtifact& a, const RunSummary& s, const std::string& metric, const char* field);
+/// A sweep point's prefix-cache hit rate (result.json prefix_cache.hit_rate, else server_hit_rate):
+/// the run's, or the median with min–max of its trials'; n = 0 when none has it.
+Spread point_cache_hit(const RunArtifact& a);
 double trial_request_throughput(const json& r);
 double trial_output_throughput(const json& r);
 /// A sweep point's headline number: the run's value, or for a trials artifact its median (the

@@ -170,10 +170,15 @@ void points_md(std::string& o, const ReportInput& in, const std::vector<RunSumma
   const bool any_accuracy = std::any_of(sums.begin(), sums.end(), [](const RunSummary& s) { return s.accuracy.all.accuracy.known(); });
   const bool any_identical =
       std::any_of(sums.begin(), sums.end(), [](const RunSummary& s) { return s.consistency.exact_match.known(); });
+  const bool any_ttfo = std::any_of(in.runs.begin(), in.runs.end(), [](const RunArtifact& a) { return shows_ttfo(a); });
+  const bool any_cache =
+      std::any_of(in.runs.begin(), in.runs.end(), [](const RunArtifact& a) { return point_cache_hit(a).n > 0; });
   o += "\n## Points\n\n| point | offered | throughput (req/s) | goodput (req/s) | output tokens/s | attainment | p99 TTFT (ms) | "
        "p99 TPOT (ms) | p99 E2E (ms) | failed |";
+  o += std::string(any_ttfo ? " p99 TTFO (ms) |" : "") + (any_cache ? " prefix cache hit |" : "");
   o += std::string(any_accuracy ? " accuracy |" : "") + (any_identical ? " identical |" : "");
   o += " SLO | validity | trials | stopped early |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |";
+  o += std::string(any_ttfo ? " ---: |" : "") + (any_cache ? " ---: |" : "");
   o += std::string(any_accuracy ? " ---: |" : "") + (any_identical ? " ---: |" : "");
   o += " --- | --- | ---: | --- |\n";
   const auto cap = capacity_index(in);
@@ -188,6 +193,12 @@ void points_md(std::string& o, const ReportInput& in, const std::vector<RunSumma
                      percent(s.attainment), spread_text(point_latency(a, s, "ttft", "p99_ms")),
                      spread_text(point_latency(a, s, "tpot", "p99_ms")), spread_text(point_latency(a, s, "e2e", "p99_ms")),
                      format_number(s.failed));
+    if (any_ttfo) o += " " + (shows_ttfo(a) ? spread_text(point_latency(a, s, "ttfo", "p99_ms")) : std::string("–")) + " |";
+    if (any_cache) {
+      const Spread c = point_cache_hit(a);
+      o += " " + percent(c.median) +
+           (c.has_range() && c.max > c.min ? fmt::format(" [{}–{}]", percent(c.min), percent(c.max)) : std::string()) + " |";
+    }
     if (any_accuracy) o += " " + rate_md(s.accuracy.all.accuracy) + " |";
     if (any_identical) o += " " + rate_md(s.consistency.exact_match) + " |";
     o += fmt::format(" {} | {} | {} | {} |\n", s.slo_verdict.empty() ? "–" : s.slo_verdict, validity_md(s),

@@ -30,7 +30,7 @@ namespace llmload::analysis::report_html {
 /// Latency of a sweep point in the SLO's view: the response-time view for ttft/e2e when the SLO
 /// is judged there.
 static double sweep_latency(const RunArtifact& a, const RunSummary& s, const std::string& metric, const char* field) {
-  if (s.slo_view == "response" && (metric == "ttft" || metric == "e2e")) {
+  if (s.slo_view == "response" && (metric == "ttft" || metric == "ttfo" || metric == "e2e")) {
     if (auto v = num_at(a.result, {"response_time", metric, field})) return *v;
   }
   if (auto v = num_at(a.result, {"latency", metric, field})) return *v;
@@ -64,6 +64,24 @@ Spread point_latency(const RunArtifact& a, const RunSummary& s, const std::strin
     sp.n = 1;
   }
   return sp;
+}
+
+/// A run's prefix-cache hit rate: from usage, else the server's (NaN without either).
+static double cache_hit_rate(const json& r) {
+  if (auto v = num_at(r, {"prefix_cache", "hit_rate"})) return *v;
+  return nan_at(r, {"prefix_cache", "server_hit_rate"});
+}
+
+Spread point_cache_hit(const RunArtifact& a) {
+  if (!a.is_trials()) {
+    Spread sp;
+    sp.median = cache_hit_rate(a.result);
+    sp.n = std::isfinite(sp.median) ? 1 : 0;
+    return sp;
+  }
+  std::vector<double> v;
+  for (const auto& t : a.trials) v.push_back(cache_hit_rate(t.result));
+  return spread_of_values(std::move(v));
 }
 
 double trial_request_throughput(const json& r) { return nan_at(r, {"request_throughput"}); }
@@ -557,6 +575,15 @@ std::string sweep_table_html(const ReportInput& in, const std::vector<RunSummary
   const bool any_accuracy = std::any_of(sums.begin(), sums.end(), [](const RunSummary& s) { return s.accuracy.all.accuracy.known(); });
   const bool any_identical =
       std::any_of(sums.begin(), sums.end(), [](const RunSummary& s) { return s.consistency.exact_match.known(); });
+  // Issue 19: p99 TTFO when some point reasoned first, the prefix-cache hit rate when some point has it.
+  std::vector<bool> ttfo_at(sums.size());
+  std::vector<Spread> cache_at(sums.size());
+  for (std::size_t i = 0; i < sums.size(); ++i) {
+    ttfo_at[i] = shows_ttfo(in.runs[i]);
+    cache_at[i] = point_cache_hit(in.runs[i]);
+  }
+  const bool any_ttfo = std::find(ttfo_at.begin(), ttfo_at.end(), true) != ttfo_at.end();
+  const bool any_cache = std::any_of(cache_at.begin(), cache_at.end(), [](const Spread& sp) { return sp.n > 0; });
   // With the correctness columns the table is set tighter, so that the verdicts stay in view.
   std::string o = fmt::format("<div class=\"scroll\"><table id=\"sweep-table\"{}><thead><tr><th class=\"l\">point</th>"
                               "<th>offered</th>",
@@ -564,6 +591,8 @@ std::string sweep_table_html(const ReportInput& in, const std::vector<RunSummary
   if (any_trials) o += "<th>trials</th>";
   o += "<th>throughput (req/s)</th><th>goodput (req/s)</th><th>output tokens/s</th><th>attainment</th><th>p99 TTFT (ms)</th>"
        "<th>p99 TPOT (ms)</th><th>p99 E2E (ms)</th><th>failed</th>";
+  if (any_ttfo) o += "<th>p99 TTFO (ms)</th>";
+  if (any_cache) o += "<th>prefix cache hit</th>";
   if (any_accuracy) o += "<th>accuracy</th>";
   if (any_identical) o += "<th>identical</th>";
   o += "<th class=\"l\">SLO</th><th class=\"l\">validity</th>";
@@ -591,6 +620,15 @@ std::string sweep_table_html(const ReportInput& in, const std::vector<RunSummary
         spread_cell(point_value(a, s.output_throughput, "output_throughput", trial_output_throughput)), att_text,
         spread_cell(point_latency(a, s, "ttft", "p99_ms")), spread_cell(point_latency(a, s, "tpot", "p99_ms")),
         spread_cell(point_latency(a, s, "e2e", "p99_ms")), format_number(s.failed));
+    if (any_ttfo) {
+      o += fmt::format("<td data-key=\"p99_ttfo_ms\">{}</td>", ttfo_at[i] ? spread_cell(point_latency(a, s, "ttfo", "p99_ms")) : "–");
+    }
+    if (any_cache) {
+      const Spread& c = cache_at[i];
+      std::string text = percent(c.median);
+      if (c.has_range() && c.max > c.min) text += fmt::format("<br><span class=\"rng\">[{}–{}]</span>", percent(c.min), percent(c.max));
+      o += fmt::format("<td data-key=\"prefix_cache_hit_rate\">{}</td>", text);
+    }
     if (any_accuracy) o += rate_cell(s.accuracy.all.accuracy, "accuracy");
     if (any_identical) o += rate_cell(s.consistency.exact_match, "identical");
     o += fmt::format(

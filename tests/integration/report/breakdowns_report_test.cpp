@@ -189,5 +189,30 @@ TEST(BreakdownsReport, APlainRunShowsNoneOfThem) {
   }
 }
 
+// A sweep of two such runs: its points table gains p99 TTFO and the prefix-cache hit rate.
+TEST(BreakdownsReport, SweepPointsGainTtfoAndCacheColumns) {
+  TempDir tmp;
+  const fs::path dir = tmp.path();
+  std::vector<json> results;
+  for (const char* point : {"rate-1", "rate-2"}) {
+    fs::create_directories(dir / point);
+    json r = write_artifact(dir / point, records(true), false);
+    r["load"] = {{"offered_rate", point == std::string("rate-1") ? 1.0 : 2.0}};
+    write_text(dir / point / "result.json", r.dump(2));
+    results.push_back(r);
+  }
+  analysis::write_report(dir.string());
+  const std::string html = read_file((dir / "report.html").string());
+  const std::string table = element(html, "sweep-table");
+  EXPECT_NE(table.find("<th>p99 TTFO (ms)</th><th>prefix cache hit</th>"), std::string::npos) << table;
+  EXPECT_EQ(count(table, "<td data-key=\"p99_ttfo_ms\">" +
+                             analysis::format_number(results[0]["latency"]["ttfo"]["p99_ms"].get<double>()) + "</td>"),
+            2u)
+      << table;
+  EXPECT_EQ(count(table, "<td data-key=\"prefix_cache_hit_rate\">22.5%</td>"), 2u) << table;
+  const std::string md = read_file((dir / "summary.md").string());
+  EXPECT_NE(md.find("| failed | p99 TTFO (ms) | prefix cache hit |"), std::string::npos) << md;
+}
+
 }  // namespace
 }  // namespace llmload::report_test
