@@ -256,11 +256,11 @@ bool apply_extended_setting(const std::string& name, const std::string& value, c
   } else if (name == "percentile-metrics") {
     cfg.percentile_metrics.clear();
     for (const auto& m : split_list(value)) {
-      static const std::vector<std::string> kKnown = {"ttft", "tpot", "itl", "e2e", "e2el", "ttft_rt", "e2e_rt",
-                                                      "schedule_lag"};
+      static const std::vector<std::string> kKnown = {"ttft", "ttfo", "tpot",   "itl",    "e2e",
+                                                      "e2el", "ttft_rt", "ttfo_rt", "e2e_rt", "schedule_lag"};
       if (std::find(kKnown.begin(), kKnown.end(), m) == kKnown.end()) {
-        throw ConfigError(fmt::format("bad {}: unknown metric '{}'; use ttft, tpot, itl, e2el, ttft_rt, e2e_rt, "
-                                      "schedule_lag",
+        throw ConfigError(fmt::format("bad {}: unknown metric '{}'; use ttft, ttfo, tpot, itl, e2el, ttft_rt, ttfo_rt, "
+                                      "e2e_rt, schedule_lag",
                                       origin, m));
       }
       cfg.percentile_metrics.push_back(m);
