@@ -9,7 +9,6 @@
 // classes; a second server with --api-key checks x-api-key (wrong: AuthenticationError; right: served).
 // Exit status 0 only if every check passed; each failure names what differed.
 "use strict";
-const { spawn } = require("child_process");
 const path = require("path");
 
 const INSTALL_HINT = "run `npm ci --prefix tests/conformance` (scripts/setup.sh does it)";
@@ -23,69 +22,7 @@ try {
   process.exit(2);
 }
 
-const MODEL = "llmload-mock";
-const START_TIMEOUT_MS = 20000;
-let checks = 0;
-const failures = [];
-
-function check(ok, what) {
-  checks += 1;
-  if (!ok) failures.push(what);
-}
-function checkEq(actual, expected, what) {
-  const a = JSON.stringify(actual);
-  const e = JSON.stringify(expected);
-  check(a === e, `${what}: expected ${e}, got ${a}`);
-}
-const words = (text) => text.split(/[ \t\n\v\f\r]+/).filter((w) => w.length > 0).length;
-
-/// Starts llmload-server with `args`; resolves to {child, port}, or rejects with its stderr.
-function startServer(bin, args) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`no "listening" line within ${START_TIMEOUT_MS} ms; stderr: ${err}`));
-    }, START_TIMEOUT_MS);
-    child.stdout.on("data", (d) => {
-      out += d;
-      const m = /llmload-server listening on http:\/\/([^\s:]+|\[[^\]]+\]):(\d+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, port: Number(m[2]), stderr: () => err });
-      }
-    });
-    child.stderr.on("data", (d) => (err += d));
-    child.on("exit", (code, signal) => {
-      clearTimeout(timer);
-      if (signal !== null && signal !== "SIGTERM" && signal !== "SIGKILL") {
-        failures.push(`llmload-server ${args.join(" ")} died with ${signal}; stderr: ${err}`);
-      }
-      reject(Object.assign(new Error(`server exited (code ${code}, signal ${signal}) before listening: ${err}`),
-                           { code, stderr: err }));
-    });
-    child.on("error", (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-  });
-}
-
-/// SIGTERM, then the exit status (the server exits 0 on SIGTERM).
-function stopServer(server) {
-  return new Promise((resolve) => {
-    const { exitCode, signalCode } = server.child;
-    if (exitCode !== null || signalCode !== null) return resolve(exitCode !== null ? exitCode : signalCode);
-    const timer = setTimeout(() => server.child.kill("SIGKILL"), 10000);
-    server.child.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      resolve(code !== null ? code : signal);
-    });
-    server.child.kill("SIGTERM");
-  });
-}
+const { MODEL, check, checkEq, words, startServer, stopServer, failures, checkCount } = require("./harness");
 
 function client(port, apiKey = "unused-no-auth", headers = {}) {
   return new Anthropic({ baseURL: `http://127.0.0.1:${port}`, apiKey, maxRetries: 0, timeout: 15000,
@@ -240,11 +177,11 @@ async function main() {
     failures.push(`api key: unexpected ${e && e.stack}`);
   }
   if (failures.length > 0) {
-    console.error(`FAIL: ${failures.length} of ${checks} checks failed (@anthropic-ai/sdk ${SDK_VERSION}):`);
+    console.error(`FAIL: ${failures.length} of ${checkCount()} checks failed (@anthropic-ai/sdk ${SDK_VERSION}):`);
     for (const f of failures) console.error(`  - ${f}`);
     process.exit(1);
   }
-  console.log(`PASS: ${checks} checks with the @anthropic-ai/sdk npm package ${SDK_VERSION}`);
+  console.log(`PASS: ${checkCount()} checks with the @anthropic-ai/sdk npm package ${SDK_VERSION}`);
 }
 
 // A promise nobody settles (e.g. a server that died unnoticed) would let node exit 0 with the
@@ -252,7 +189,7 @@ async function main() {
 let finished = false;
 process.on("beforeExit", () => {
   if (!finished) {
-    console.error(`FAIL: the checks did not finish (${checks} done, ${failures.length} failed so far)`);
+    console.error(`FAIL: the checks did not finish (${checkCount()} done, ${failures.length} failed so far)`);
     for (const f of failures) console.error(`  - ${f}`);
     process.exit(1);
   }
