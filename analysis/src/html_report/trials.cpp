@@ -47,7 +47,7 @@ static std::string metric_label(const std::string& key) {
 static std::vector<std::string> summary_keys(const json& ts) {
   std::vector<std::string> order = {"request_throughput", "output_throughput", "total_token_throughput", "request_goodput",
                                     "token_goodput", "attainment"};
-  for (const char* m : {"ttft", "tpot", "itl", "e2el"}) {
+  for (const char* m : {"ttft", "ttfo", "tpot", "itl", "e2el"}) {
     for (const char* st : {"mean", "median", "p90", "p95", "p99"}) order.push_back(fmt::format("{}_{}_ms", st, m));
   }
   std::vector<std::string> keys;

@@ -37,7 +37,7 @@ const std::vector<std::string>& trial_metric_keys() {
   static const std::vector<std::string> keys = [] {
     std::vector<std::string> k = {"request_throughput", "output_throughput", "total_token_throughput",
                                   "request_goodput"};
-    for (const char* m : {"ttft", "tpot", "itl", "e2el"}) {
+    for (const char* m : {"ttft", "ttfo", "tpot", "itl", "e2el"}) {
       for (const char* s : {"mean", "median", "p90", "p95", "p99"}) k.push_back(fmt::format("{}_{}_ms", s, m));
     }
     return k;
@@ -89,6 +89,11 @@ json slo_exceedance_fraction(const json& slo) {
 json trial_entry(const json& result, std::int64_t trial, const std::string& dir, std::uint64_t seed) {
   json e = {{"trial", trial}, {"dir", dir}, {"seed", seed}};
   for (const auto& k : trial_metric_keys()) e[k] = number_or_null(result, k);
+  // TTFO is its own number only where a request reasoned before its answer (else it is TTFT's).
+  const json& requests = result.value("requests", json());
+  if (!requests.is_object() || requests.value("reasoning_first", 0) == 0) {
+    for (const char* s : {"mean", "median", "p90", "p95", "p99"}) e[fmt::format("{}_ttfo_ms", s)] = nullptr;
+  }
   e["completed"] = result.value("completed", 0);
   e["failed"] = result.value("failed", 0);
   const json& v = result.contains("validity") ? result["validity"] : json();
@@ -236,7 +241,8 @@ void print_trials_report(const json& r) {
   line(fmt::format("{:<26}{:>11} {:>23} {:>25} {:>7}", "metric", "median", "min - max", "95% CI", "CV"));
   const std::vector<std::pair<std::string, int>> shown = {
       {"request_throughput", 2}, {"output_throughput", 1}, {"request_goodput", 2}, {"median_ttft_ms", 2},
-      {"p99_ttft_ms", 2},        {"median_tpot_ms", 3},    {"p99_tpot_ms", 3},     {"p99_itl_ms", 3},
+      {"p99_ttft_ms", 2},        {"median_ttfo_ms", 2},    {"p99_ttfo_ms", 2},     {"median_tpot_ms", 3},
+      {"p99_tpot_ms", 3},        {"p99_itl_ms", 3},
       {"median_e2el_ms", 2},     {"p99_e2el_ms", 2}};
   for (const auto& [k, d] : shown) {
     if (summary.contains(k)) line(fmt::format("{:<26}{}", k, cell(summary, k, d)));
