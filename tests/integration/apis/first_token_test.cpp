@@ -92,6 +92,25 @@ TEST(FirstToken, WithoutReasoningTtfoIsTtft) {
   }
 }
 
+// Trials summarize TTFO across trials where requests reasoned first, and leave it out otherwise
+// (where it is TTFT's number).
+TEST(FirstToken, TrialsSummarizeTtfoOnlyWhenRequestsReasoned) {
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "5ms", "--itl", "1ms", "--reasoning-tokens", "6"});
+  for (const std::string backend : {"openai-chat", "openai-completions"}) {
+    TempDir out;
+    auto run = run_llmload(out, {"--base-url", server.base_url, "--backend", backend, "--trials", "2",
+                                 "--num-requests", "20", "--concurrency", "2", "--output-tokens", "10"});
+    ASSERT_TRUE(run.result.is_object()) << run.proc.err;
+    const json& summary = run.result["trial_summary"];
+    ASSERT_TRUE(summary.is_object()) << run.result.dump().substr(0, 300);
+    // Completions never reason on this server; chat does, by --reasoning-tokens.
+    EXPECT_EQ(summary.contains("p99_ttfo_ms"), backend == "openai-chat") << backend << ": " << summary.dump();
+    if (backend == "openai-chat") {
+      EXPECT_GT(run.result["median_ttfo_ms"].get<double>(), run.result["median_ttft_ms"].get<double>());
+    }
+  }
+}
+
 TEST(ManyModels, EachModelGetsItsShareAndItsResults) {
   auto server = start_server({"--latency-model", "fixed", "--ttft", "2ms", "--itl", "0ms", "--model", "base",
                               "--model", "lora-a", "--model", "lora-b"});
