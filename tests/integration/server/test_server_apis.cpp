@@ -13,8 +13,8 @@
 
 #include "server_fixture.hpp"
 
-namespace llmload::testing {
-namespace {
+// A named namespace: these helpers cannot clash with other tests' in a unity build.
+namespace llmload::testing::server_apis_test {
 
 using Clock = std::chrono::steady_clock;
 
@@ -321,5 +321,4 @@ TEST(ServerApis, OneConversationOneTextOnEveryEndpointAndTheMetricsCountThemAll)
   expect_clean_exit(server);
 }
 
-}  // namespace
-}  // namespace llmload::testing
+}  // namespace llmload::testing::server_apis_test

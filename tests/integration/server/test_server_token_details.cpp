@@ -12,8 +12,8 @@
 #include "llmload/tokenizer/tokenizer.hpp"
 #include "server_fixture.hpp"
 
-namespace llmload::testing {
-namespace {
+// A named namespace: these helpers cannot clash with other tests' in a unity build.
+namespace llmload::testing::server_token_details_test {
 
 const std::vector<std::string> kFast = {"--latency-model", "fixed", "--ttft", "1ms", "--itl", "1ms"};
 
@@ -263,5 +263,4 @@ TEST(ServerTokenDetails, Llama3TokenIdsAreTheTokenizersAndTokensJoinToTheText) {
   expect_clean_exit(server);
 }
 
-}  // namespace
-}  // namespace llmload::testing
+}  // namespace llmload::testing::server_token_details_test

@@ -8,8 +8,8 @@
 #include "llmload/server/api_error.hpp"
 #include "llmload/server/fault.hpp"
 
-namespace llmload::server {
-namespace {
+// A named namespace: these helpers cannot clash with other tests' in a unity build.
+namespace llmload::server::messages_api_test {
 
 using nlohmann::json;
 using test::job_of;
@@ -222,11 +222,10 @@ TEST(MessagesRouter, ApiKeyByXApiKeyOrBearer) {
   EXPECT_EQ(json::parse(openai.body)["error"]["type"], "AuthenticationError");
 }
 
-}  // namespace
-}  // namespace llmload::server
+}  // namespace llmload::server::messages_api_test
 
-namespace llmload::server {
-namespace {
+// A named namespace: these helpers cannot clash with other tests' in a unity build.
+namespace llmload::server::messages_api_test {
 
 TEST(StreamErrorFault, ParsesAndFormats) {
   const Fault f = parse_fault_spec("stream-error=529@3");
@@ -240,5 +239,4 @@ TEST(StreamErrorFault, ParsesAndFormats) {
   EXPECT_EQ(parse_fault_rule("0.5:stream-error@2").fault.kind, FaultKind::kStreamError);
 }
 
-}  // namespace
-}  // namespace llmload::server
+}  // namespace llmload::server::messages_api_test

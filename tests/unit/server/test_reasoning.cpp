@@ -12,8 +12,8 @@
 #include "llmload/server/cli.hpp"
 #include "llmload/server/generation_request.hpp"
 
-namespace llmload::server {
-namespace {
+// A named namespace: these helpers cannot clash with other tests' in a unity build.
+namespace llmload::server::reasoning_test {
 
 using nlohmann::json;
 using test::parse_events;
@@ -190,5 +190,4 @@ TEST(Reasoning, Flags) {
   EXPECT_EQ(parse_command_line({"--reasoning-field", "thoughts"}).exit_code, 2);
 }
 
-}  // namespace
-}  // namespace llmload::server
+}  // namespace llmload::server::reasoning_test

@@ -7,8 +7,8 @@
 #include "api_test_support.hpp"
 #include "llmload/server/api_error.hpp"
 
-namespace llmload::server {
-namespace {
+// A named namespace: these helpers cannot clash with other tests' in a unity build.
+namespace llmload::server::responses_api_test {
 
 using nlohmann::json;
 using test::job_of;
@@ -318,5 +318,4 @@ TEST(ResponsesRouter, RouteAndIds) {
   EXPECT_EQ(reply_of(router.route("GET", "/v1/responses", "", RequestContext{5, 1})).status, 405);
 }
 
-}  // namespace
-}  // namespace llmload::server
+}  // namespace llmload::server::responses_api_test
