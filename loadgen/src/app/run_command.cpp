@@ -134,17 +134,7 @@ namespace {
 // with the key's own fields first (a --header of the same name replaces one).
 std::pair<std::string, HeaderFields> key_and_headers(const ScenarioConfig& cfg) {
   KeyFields key = key_fields(parse_backend(cfg.backend), cfg.api_key);
-  HeaderFields headers;
-  for (auto& f : key.fields) {
-    const bool replaced = std::any_of(cfg.headers.begin(), cfg.headers.end(), [&](const auto& h) {
-      return h.first.size() == f.first.size() &&
-             std::equal(h.first.begin(), h.first.end(), f.first.begin(),
-                        [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b)); });
-    });
-    if (!replaced) headers.push_back(std::move(f));
-  }
-  headers.insert(headers.end(), cfg.headers.begin(), cfg.headers.end());
-  return {key.bearer, headers};
+  return {key.bearer, merge_fields(std::move(key.fields), cfg.headers)};
 }
 
 // "20 failed, most common: http_status (20, e.g. HTTP 500: ...)" from a run's result.json.

@@ -33,6 +33,12 @@ std::string wrong_route_hint(int status, ApiKind api, std::string_view message) 
   if (message.find("model") != std::string_view::npos || message.find("Model") != std::string_view::npos) {
     return " (the server does not know this model: pass --model with one GET /v1/models lists)";
   }
+  if (api == ApiKind::kResponses || api == ApiKind::kAnthropic) {
+    return fmt::format(" (the server has no {} route: it may not serve this API; try --backend openai-chat "
+                       "(/v1/chat/completions), or --endpoint with its path; --base-url is the server's root, "
+                       "without /v1)",
+                       api == ApiKind::kResponses ? "/v1/responses" : "/v1/messages");
+  }
   const char* other = api == ApiKind::kChat ? "--backend openai-completions (/v1/completions)"
                                             : "--backend openai-chat (/v1/chat/completions)";
   return fmt::format(" (the server has no such route: if it serves the other API, use {}; --base-url is the server's "

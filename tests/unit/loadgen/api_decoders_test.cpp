@@ -189,6 +189,36 @@ TEST(FirstToken, TrackerSetsTtfoAndCountsReasoning) {
   EXPECT_EQ(r.finish_reason, "stop");
 }
 
+// A 404 on the Responses or Messages route says the server may not serve that API, and names
+// the way out; a --header of the key's name replaces llmload's own x-api-key (one per name).
+TEST(NewBackends, WrongRouteHintAndKeyHeaderReplacement) {
+  analysis::RequestRecord rec;
+  rec.requested_output_tokens = 4;
+  TrackerOptions o;
+  o.api = ApiKind::kResponses;
+  o.stream = true;
+  RequestTracker t(rec, TimePoint(0s), o);
+  t.on_sent(TimePoint(1s));
+  t.on_headers(TimePoint(2s), 404, "application/json");
+  t.on_body(TimePoint(2s), R"({"detail":"Not Found"})");
+  t.on_complete(TimePoint(3s), TransportError{});
+  EXPECT_EQ(t.record().error, analysis::ErrorClass::kHttpStatus);
+  EXPECT_NE(t.record().error_message.find("no /v1/responses route"), std::string::npos) << t.record().error_message;
+  EXPECT_NE(t.record().error_message.find("--backend openai-chat"), std::string::npos) << t.record().error_message;
+
+  KeyFields k = key_fields(parse_backend("anthropic"), "sk-1");
+  const HeaderFields merged = merge_fields(k.fields, {{"X-API-Key", "sk-2"}});
+  int keys = 0;
+  for (const auto& [name, value] : merged) {
+    if (same_field_name(name, "x-api-key")) {
+      ++keys;
+      EXPECT_EQ(value, "sk-2");
+    }
+  }
+  EXPECT_EQ(keys, 1);
+  EXPECT_TRUE(k.bearer.empty()) << "no Bearer for the Messages API";
+}
+
 json body_for(const std::string& backend, const WorkItem& item) {
   ScenarioConfig cfg;
   cfg.model = "m";

@@ -13,6 +13,7 @@
 #include "llmload/server/api_error.hpp"
 #include "llmload/server/json.hpp"
 #include "llmload/server/response_encoder.hpp"
+#include "api_test_support.hpp"
 
 // A named namespace: these helpers' names cannot clash with other tests' in a unity build.
 namespace llmload::server::token_details_test {
@@ -79,11 +80,7 @@ std::vector<std::string> payloads(const std::string& sse) {
   return out;
 }
 
-std::shared_ptr<const OutputSequence> played(const GenerationJob& job) {
-  auto out = std::make_shared<OutputSequence>(job, 0);
-  out->play_alone();
-  return out;
-}
+using test::played;
 
 /// The events of a whole stream as written ([DONE] dropped), each token's asked for in order.
 std::vector<std::string> stream_text(const GenerationJob& job) {

@@ -17,6 +17,26 @@ namespace llmload {
 
 using HeaderFields = std::vector<std::pair<std::string, std::string>>;
 
+/// HTTP field names compare without regard to case (RFC 9110).
+inline bool same_field_name(const std::string& a, const std::string& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+/// `user` after `own`, each of `own` unless a field of `user` has its name: one field per name.
+inline HeaderFields merge_fields(HeaderFields own, const HeaderFields& user) {
+  HeaderFields out;
+  out.reserve(own.size() + user.size());
+  for (auto& field : own) {
+    const bool replaced =
+        std::any_of(user.begin(), user.end(), [&](const auto& u) { return same_field_name(u.first, field.first); });
+    if (!replaced) out.push_back(std::move(field));
+  }
+  out.insert(out.end(), user.begin(), user.end());
+  return out;
+}
+
 struct HttpRequest {
   std::string method = "POST";
   std::string target;  // path and query, e.g. "/v1/completions"
@@ -27,21 +47,10 @@ struct HttpRequest {
   /// Bearer `api_key` when a key is set), each unless a user field (--header) of the same name,
   /// in any case, replaces it, then the user's fields. One field of each name goes on the wire.
   void set_headers(const std::string& host, HeaderFields own, const std::string& api_key, const HeaderFields& user) {
-    auto same = [](const std::string& a, const std::string& b) {
-      return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-             });
-    };
     if (!api_key.empty()) own.emplace_back("Authorization", "Bearer " + api_key);
     headers.clear();
-    headers.reserve(1 + own.size() + user.size());
     headers.emplace_back("Host", host);
-    for (auto& field : own) {
-      const bool replaced =
-          std::any_of(user.begin(), user.end(), [&](const auto& u) { return same(u.first, field.first); });
-      if (!replaced) headers.push_back(std::move(field));
-    }
-    headers.insert(headers.end(), user.begin(), user.end());
+    for (auto& field : merge_fields(std::move(own), user)) headers.push_back(std::move(field));
   }
 };
 
