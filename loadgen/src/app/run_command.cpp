@@ -48,6 +48,7 @@
 #include "llmload/loadgen/shard_plan.hpp"
 #include "llmload/loadgen/url.hpp"
 #include "llmload/loadgen/workload.hpp"
+#include "probe_run.hpp"
 #include "progress.hpp"
 #include "settings.hpp"
 #include "trials.hpp"
@@ -554,6 +555,16 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   RequestBuilder builder(local, url.path, url.host_header(), items);
   RunController controller(local, clock, *plan.pacer, transport, builder);
   controller.set_tokenizer(prep.tokenizer.get());
+  // --probe-rate: the probe stream beside the load (shard 0 sends it for a sharded run), and its
+  // unloaded reference before the load.
+  std::optional<ProbeStream> probes;
+  std::vector<analysis::RequestRecord> probe_baseline;
+  if (local.probe.enabled() && local.shard.index == 0) {
+    probes.emplace(local, url.path, url.host_header(), prep.calibration.model);
+    controller.set_probe_stream(&*probes);
+    probe_baseline = run_probe_baseline(ioc, clock, transport, *probes, url, local.probe.baseline);
+    if (stop_signal() != 0) return interrupted_before_load(cfg);
+  }
   std::optional<HttpTraceLog> http_trace;
   if (cfg.trace_http > 0 && !cfg.output_dir.empty()) {
     http_trace.emplace(std::filesystem::path(cfg.output_dir) / "http-trace.jsonl",
@@ -625,14 +636,18 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   const analysis::RunMetrics metrics = controller.metrics(cost.core_share());
   const json tokens = analysis::token_accounting(controller.records());
   const std::vector<analysis::StageMetrics> stages = run_stages(cfg, local, controller, metrics);
+  const json probe = probes ? probe_section(cfg, *probes, metrics.window, probe_baseline) : json(nullptr);
   if (hooks.print_report) {
     print_console_report(cfg, metrics, tokens, stages, shard_label, cost.user_s + cost.system_s, cost.wall_s,
                          controller.interrupted(), controller.sequential());
+    fmt::print("{}", analysis::probe_console(probe));
+    std::fflush(stdout);
   }
   RunOutcome outcome;
   outcome.exit_code = controller.interrupted() ? kExitInterrupted : kExitOk;
   outcome.result = run_result(cfg, controller, metrics, conditions, tokens, stages, cost,
                               transport.connections_opened(), scraper ? &*scraper : nullptr);
+  outcome.result["probe"] = probe;
   add_accuracy(outcome.result, cfg, controller.records(), metrics);
   if (cfg.consistency && !controller.interrupted()) {
     // The load's results are written whatever becomes of the comparison: a reference pass that
@@ -660,6 +675,12 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   }
   if (!write_artifact(cfg, local, plan, controller.records(), metrics, outcome.result, wall_start, hooks)) {
     outcome.exit_code = kExitFailure;
+  }
+  if (probes) {
+    if (const std::string e = write_probes_file(cfg.output_dir, *probes, probe_baseline); !e.empty()) {
+      fmt::print(stderr, "llmload: error: {}\n", e);
+      outcome.exit_code = kExitFailure;
+    }
   }
   std::error_code ec;
   if (!cfg.output_dir.empty() && std::filesystem::exists(std::filesystem::path(cfg.output_dir) / "result.json", ec)) {

@@ -30,6 +30,7 @@
 #include "llmload/common/duration.hpp"
 #include "llmload/common/version.hpp"
 #include "llmload/loadgen/shard.hpp"
+#include "probe_run.hpp"
 #include "run_journal.hpp"
 
 namespace llmload::app {
@@ -131,6 +132,7 @@ json conditions_json(const ScenarioConfig& cfg, const BaseUrl& url, const Reques
       {"inter_token_timeout_s", cfg.inter_token_timeout.count() > 0 ? json(std::chrono::duration<double>(cfg.inter_token_timeout).count()) : json(nullptr)},
       {"tls", url.scheme == "https" ? json({{"verify", !cfg.insecure}, {"ca_cert", cfg.ca_cert.empty() ? json("system") : json(cfg.ca_cert)}}) : json(nullptr)},
       {"slo", cfg.slo ? json(cfg.slo->to_string()) : json(nullptr)},
+      {"probe", probe_conditions(cfg)},
   };
   json server_models = json::parse(models.raw, nullptr, false);
   const HostInfo hostinfo = host_info();

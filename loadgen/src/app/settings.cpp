@@ -17,6 +17,7 @@
 #include "llmload/loadgen/config_error.hpp"
 #include "llmload/loadgen/model_mix.hpp"
 #include "llmload/loadgen/schedule.hpp"
+#include "probe_settings.hpp"
 
 namespace llmload::app {
 namespace {
@@ -101,6 +102,7 @@ std::optional<Nanos> parse_opt_dur(const std::string& v, const std::string& orig
 bool apply_extended_setting(const std::string& name, const std::string& value, const std::string& origin,
                             ScenarioConfig& cfg) {
   auto& w = cfg.workload;
+  if (apply_probe_setting(name, value, origin, cfg)) return true;
   if (name == "backend") {
     cfg.backend = value;
     cfg.backend_explicit = true;
@@ -418,6 +420,14 @@ const std::vector<SettingInfo>& settings() {
       {"stages", "scenario 'stages': e.g. rate:5@30s,rate:10@30s,concurrency:16@60s"},
       {"max-concurrency", "vLLM name of --max-inflight: cap on requests in flight (a capped request keeps its "
                           "intended time, so the wait shows in the from-schedule latencies)"},
+      // The probe stream (docs/metrics.md "Probe stream")
+      {"probe-rate", "probe stream: single small requests at this many per second (Poisson, seeded; e.g. 0.5) beside "
+                     "the load in its measurement window, reported apart (result.json probe): the latency an "
+                     "unrelated user sees under this load"},
+      {"probe-input-tokens", "with --probe-rate: each probe's prompt length (default 32)"},
+      {"probe-output-tokens", "with --probe-rate: each probe's output length (default 16)"},
+      {"probe-baseline", "with --probe-rate: probes sent one at a time before the load, the unloaded reference "
+                         "(default 3; 0 = none)"},
       // Results
       {"goodput", "vLLM form of --slo: 'ttft:MS tpot:MS e2el:MS' (milliseconds)"},
       {"percentile-metrics", "metrics shown in the console table, e.g. ttft,tpot,itl,e2el (default: all)"},

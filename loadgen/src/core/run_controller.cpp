@@ -42,7 +42,12 @@ class RunController::Slot final : public ResponseObserver {
       owner_.http_trace_->write(*trace);
       trace.reset();
     }
-    owner_.complete(index_, t);  // may destroy *this later (deferred), never during this call
+    // May destroy *this later (deferred), never during this call.
+    if (probe) {
+      owner_.complete_probe(index_);
+    } else {
+      owner_.complete(index_, t);
+    }
   }
   RequestTracker& tracker() { return tracker_; }
   std::optional<TimePoint> deadline() const override { return tracker_.deadline(); }
@@ -56,6 +61,7 @@ class RunController::Slot final : public ResponseObserver {
   /// 0-based among the run's measured requests in release order; -1 for warmup.
   std::int64_t ordinal = -1;
   std::unique_ptr<HttpExchangeTrace> trace;  // --trace-http: this exchange is traced
+  bool probe = false;  // a probe of the probe stream, not a request of the load
 
  private:
   std::string prompt_;
@@ -84,11 +90,16 @@ void RunController::begin() {
 
 bool RunController::poll(std::size_t max_starts) {
   graveyard_.clear();
+  if (probes_) start_due_probes(clock_.now());
   for (std::size_t started = 0;; ++started) {
     if (started >= max_starts) return true;
     const TimePoint now = clock_.now();
     auto rel = pacer_.next(now);
-    if (!rel) break;
+    if (!rel) {
+      // The window may have opened with this poll's releases (a warmup of N requests).
+      if (probes_) start_due_probes(now);
+      break;
+    }
     analysis::RequestRecord rec;
     rec.index = rel->index;
     rec.warmup = rel->warmup;
@@ -134,7 +145,15 @@ bool RunController::poll(std::size_t max_starts) {
   return false;
 }
 
-bool RunController::finished() const { return pacer_.exhausted() && trackers_.empty(); }
+bool RunController::finished() const { return pacer_.exhausted() && trackers_.empty() && probe_slots_.empty(); }
+
+std::optional<TimePoint> RunController::wake_time() const {
+  std::optional<TimePoint> w = pacer_.wake_time();
+  if (probes_) {
+    if (auto due = probes_->due(); due && (!w || *due < *w)) w = due;
+  }
+  return w;
+}
 
 void RunController::interrupt() {
   interrupted_ = true;
@@ -206,6 +225,55 @@ void RunController::complete(std::uint64_t index, TimePoint t) {
   graveyard_.push_back(std::move(it->second));
   trackers_.erase(it);
   pacer_.on_complete(index, t);
+  if (on_progress) on_progress();
+}
+
+void RunController::start_due_probes(TimePoint now) {
+  // Probes measure the load's measurement window: from its start (the run's start with --warmup
+  // auto, whose detected warmup later drops those before it) until the load stops.
+  if (!probes_->begun()) {
+    if (cfg_.warmup.automatic) {
+      probes_->begin(start_);
+    } else if (auto ws = pacer_.window_start()) {
+      probes_->begin(*ws);
+    }
+  }
+  const auto we = pacer_.window_end();
+  const bool load_over = interrupted_ || stopped_early_ || (pacer_.exhausted() && trackers_.empty()) || (we && now >= *we);
+  if (load_over) probes_->stop();
+  // A few at most per poll (a probe stream is a few per second): the load's releases go first.
+  constexpr int kMaxProbeStarts = 4;
+  for (int n = 0; n < kMaxProbeStarts; ++n) {
+    const auto due = probes_->due();
+    if (!due || *due > now) return;
+    ProbeRelease p = probes_->release(start_);
+    const std::uint64_t index = p.record.index;
+    TrackerOptions topts;
+    topts.api = cfg_.endpoint;
+    topts.stream = cfg_.stream;
+    topts.first_token_timeout = cfg_.first_token_timeout;
+    topts.inter_token_timeout = cfg_.inter_token_timeout;
+    auto slot = std::make_unique<Slot>(*this, index, RequestTracker(std::move(p.record), start_, topts));
+    slot->probe = true;
+    Slot& ref = *slot;
+    probe_slots_.emplace(index, std::move(slot));
+    transport_.start(p.http, ref);
+  }
+}
+
+void RunController::complete_probe(std::uint64_t index) {
+  auto it = probe_slots_.find(index);
+  if (it == probe_slots_.end()) return;
+  const RequestTracker& tracker = it->second->tracker();
+  analysis::RequestRecord rec = tracker.record();
+  if (stopped_early_ && rec.error == analysis::ErrorClass::kCanceled) {
+    rec.error = analysis::ErrorClass::kStoppedEarly;
+    rec.error_message = fmt::format("canceled by the early stop ({})", *stopped_early_);
+  }
+  rec.error_message = secrets_.for_output(std::move(rec.error_message));
+  probes_->complete(rec, tracker.chunks());
+  graveyard_.push_back(std::move(it->second));
+  probe_slots_.erase(it);
   if (on_progress) on_progress();
 }
 

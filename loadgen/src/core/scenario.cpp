@@ -340,6 +340,7 @@ void ScenarioConfig::validate() {
     throw ConfigError("scenario 'offline' releases everything at once: give --warmup as a number of requests, not a time");
   }
   validate_phases(*this, kMaxRequests);
+  validate_probe(*this);
 }
 
 

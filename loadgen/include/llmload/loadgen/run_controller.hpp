@@ -15,6 +15,7 @@
 #include "llmload/loadgen/http_trace.hpp"
 #include "llmload/loadgen/model_mix.hpp"
 #include "llmload/loadgen/pacer.hpp"
+#include "llmload/loadgen/probe_stream.hpp"
 #include "llmload/loadgen/record_store.hpp"
 #include "llmload/loadgen/request_builder.hpp"
 #include "llmload/loadgen/request_tracker.hpp"
@@ -38,7 +39,8 @@ class RunController {
   /// Releases and starts the requests due now, at most `max_starts` of them; returns true when
   /// it stopped at that bound (more may be due: poll again after pending I/O).
   bool poll(std::size_t max_starts = static_cast<std::size_t>(-1));
-  std::optional<TimePoint> wake_time() const { return pacer_.wake_time(); }
+  /// The next scheduled release or probe (nullopt: only a completion can release more).
+  std::optional<TimePoint> wake_time() const;
   /// True once the pacer is exhausted and nothing is in flight.
   bool finished() const;
   std::size_t in_flight() const { return trackers_.size(); }
@@ -78,6 +80,10 @@ class RunController {
   /// --tokenizer: the generated text is kept while a request runs and counted with it: n_out of
   /// a response without usage, and a client count beside the server's where there is usage.
   void set_tokenizer(const tokenizer::Tokenizer* t) { tokenizer_ = t; }
+  /// --probe-rate: probes go out beside the load during its measurement window, each on its own
+  /// connection slot (never one of the load's), and complete into `probes`, never into the run's
+  /// records, metrics or on_record (docs/metrics.md "Probe stream"). Set before begin().
+  void set_probe_stream(ProbeStream* probes) { probes_ = probes; }
 
   TimePoint start_time() const { return start_; }
   /// Every request's record, in completion order. With --warmup auto, once finished() the
@@ -100,6 +106,9 @@ class RunController {
  private:
   class Slot;
   void complete(std::uint64_t index, TimePoint t);
+  // The probe stream: starts the probes due by `now` while the load runs, and takes one back.
+  void start_due_probes(TimePoint now);
+  void complete_probe(std::uint64_t index);
   // --tokenizer: counts the generated text (and, without usage, returns the output events each
   // weighed by its own text's tokens; empty when the tracker's events stand as they are).
   std::vector<analysis::ChunkArrival> count_with_tokenizer(analysis::RequestRecord& rec,
@@ -138,6 +147,8 @@ class RunController {
   // on first read after the run; single-threaded.
   RecordStore store_;
   HttpTraceLog* http_trace_ = nullptr;
+  ProbeStream* probes_ = nullptr;
+  std::map<std::uint64_t, std::unique_ptr<Slot>> probe_slots_;  // probes in flight
   const tokenizer::Tokenizer* tokenizer_ = nullptr;
   mutable std::map<std::string, analysis::GraderSpec> graders_;  // parsed once per grader name
   mutable std::vector<analysis::RequestRecord> records_;

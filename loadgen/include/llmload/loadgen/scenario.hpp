@@ -11,6 +11,7 @@
 #include "llmload/analysis/slo.hpp"
 #include "llmload/loadgen/redact.hpp"
 #include "llmload/loadgen/clock.hpp"
+#include "llmload/loadgen/probe_config.hpp"
 #include "llmload/loadgen/shard.hpp"
 #include "llmload/loadgen/stream_decoder.hpp"
 #include "llmload/loadgen/workload.hpp"
@@ -155,6 +156,9 @@ struct ScenarioConfig {
 
   /// --trace-http N: the first N exchanges to http-trace.jsonl in the output directory (0: none).
   std::int64_t trace_http = 0;
+
+  /// --probe-rate: single small requests beside the load, measured apart (probe_config.hpp).
+  ProbeConfig probe;
 
   /// Correctness (issue 18, docs/metrics.md "Accuracy", "Consistency").
   /// --save-outputs: each request's generated text goes into requests.jsonl (with its reference).
