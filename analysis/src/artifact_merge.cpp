@@ -332,6 +332,18 @@ RequestRecord record_from_json(const json& j) {
     }
     r.server_tokens_from = from;
   }
+  r.structured = j.value("structured", std::string());
+  if (const json& v = j.value("structured_verdict", json()); v.is_string()) r.structured_verdict = v.get<std::string>();
+  r.structured_error = j.value("structured_error", std::string());
+  if (const json& calls = j.value("tool_calls", json()); calls.is_array()) {
+    for (const auto& c : calls) {
+      if (!c.is_object() || !c.value("name", json()).is_string() || !c.value("arguments", json()).is_string()) {
+        throw MergeError("\"tool_calls\": each call needs a string \"name\" and \"arguments\"");
+      }
+      r.tool_call_names.push_back(c["name"].get<std::string>());
+      r.tool_call_arguments.push_back(c["arguments"].get<std::string>());
+    }
+  }
   r.http_status = static_cast<int>(integer("http_status"));
   const json& ec = need("error_class");
   if (!ec.is_string()) throw MergeError("\"error_class\" is not a string");

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "json_schema.hpp"
+#include "llmload/analysis/json_schema.hpp"
 
 namespace llmload::analysis {
 namespace grading_impl {

@@ -1,4 +1,4 @@
-#include "json_schema.hpp"
+#include "llmload/analysis/json_schema.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -134,6 +134,7 @@ json metrics_json(const RunMetrics& m) {
   j["reasoning"] = to_json(m.reasoning);
   j["by_model"] = by_model_json(m.by_model);
   j["prefix_cache"] = prefix_cache_json(m.prefix_cache);
+  j["structured_output"] = structured_output_json(m.structured_output);
   j["schedule_lag"] = stats_json(m.latency.at(Metric::kScheduleLag));
   j["schedule_lag"]["late_over_1ms"] = m.late_over_1ms;
   j["schedule_lag"]["late_fraction"] = m.late_fraction;
@@ -277,6 +278,19 @@ json record_json(const RequestRecord& r) {
     }
     j["server_tokens"] = {{"from", r.server_tokens_from}, {"tokens", std::move(tokens)}};
   }
+  if (!r.structured.empty()) {
+    j["structured"] = r.structured;
+    j["structured_verdict"] = r.structured_verdict.empty() ? json(nullptr) : json(r.structured_verdict);
+    if (!r.structured_error.empty()) j["structured_error"] = r.structured_error;
+  }
+  if (!r.tool_call_names.empty()) {
+    json calls = json::array();
+    for (std::size_t i = 0; i < r.tool_call_names.size(); ++i) {
+      calls.push_back({{"name", r.tool_call_names[i]},
+                       {"arguments", i < r.tool_call_arguments.size() ? r.tool_call_arguments[i] : std::string()}});
+    }
+    j["tool_calls"] = std::move(calls);
+  }
   j["http_status"] = r.http_status;
   j["error_class"] = to_string(r.error);
   j["error"] = r.error_message.empty() ? json(nullptr) : json(r.error_message);
@@ -383,6 +397,7 @@ std::string console_report(const RunMetrics& m, const std::string& title, const 
   o += reasoning_console(m.reasoning);
   o += by_model_console(m.by_model, ttfo);
   o += prefix_cache_console(m.prefix_cache);
+  o += structured_output_console(m.structured_output);
   line(fmt::format("{}", rule));
   return o;
 }

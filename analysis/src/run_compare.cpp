@@ -275,7 +275,15 @@ RunComparison compare_runs(const CompareArtifact& a, const CompareArtifact& b, c
 
   // Latency percentiles: per-trial values (Welch), or the histograms' order-statistic CIs.
   std::vector<std::string> not_compared;
-  for (const char* m : {"ttft", "tpot", "itl", "e2e"}) {
+  // TTFO is its own number only where requests reasoned before answering (else it is TTFT's):
+  // compared when both runs did.
+  const auto reasoned = [](const CompareArtifact& r) {
+    const json& req = r.result.value("requests", json());
+    return (req.is_object() && req.value("reasoning_first", 0) > 0) || !trial_values(r.result, "p99_ttfo_ms").empty();
+  };
+  const bool ttfo = reasoned(a) && reasoned(b);
+  for (const char* m : {"ttft", "ttfo", "tpot", "itl", "e2e"}) {
+    if (std::string(m) == "ttfo" && !ttfo) continue;
     for (double p : {50.0, 90.0, 99.0}) {
       const std::string key = fmt::format("{}_p{}_ms", m, static_cast<int>(p));
       // Trials artifacts name them as vLLM does (p99_ttft_ms, median_e2el_ms); older ones as `key`.

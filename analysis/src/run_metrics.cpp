@@ -382,6 +382,7 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
   m.reasoning = summarize_reasoning(records);
   m.by_model = model_breakdown(records, window, slo, view);
   m.prefix_cache = summarize_prefix_cache(records);
+  m.structured_output = summarize_structured_output(records);
   judge_validity(m, validity, records);
   return m;
 }

@@ -167,4 +167,49 @@ void prefix_cache_md(std::string& o, const json& result) {
   o += "\n" + text + "\n";
 }
 
+namespace {
+// "12 of 400 invalid (3.00%): 7 invalid_json, 5 schema_violation; 380 tool calls in 380 responses"
+std::string structured_output_text(const json& so) {
+  std::string text = fmt::format("{} of {} judged invalid ({})", format_number(nan_at(so, {"invalid"})),
+                                 format_number(nan_at(so, {"valid"}) + nan_at(so, {"invalid"})),
+                                 percent(nan_at(so, {"invalid_rate"})));
+  std::string reasons;
+  if (const json* v = object_at(so, "by_verdict")) {
+    for (const auto& [verdict, n] : v->items()) {
+      if (verdict == "valid" || verdict == "text_answer") continue;
+      reasons += fmt::format("{}{} {}", reasons.empty() ? "" : ", ", n.dump(), verdict);
+    }
+  }
+  if (!reasons.empty()) text += ": " + reasons;
+  const double calls = nan_at(so, {"tool_calls"});
+  if (calls > 0) {
+    text += fmt::format("; {} tool calls in {} responses", format_number(calls),
+                        format_number(nan_at(so, {"tool_call_requests"})));
+  }
+  const double text_answers = nan_at(so, {"text_answers"});
+  if (text_answers > 0) text += fmt::format("; {} answered in text (tool_choice auto)", format_number(text_answers));
+  return text;
+}
+}  // namespace
+
+std::string structured_output_html(const json& result, const std::string& prefix) {
+  const json* so = object_at(result, "structured_output");
+  if (so == nullptr) return {};
+  std::string o = fmt::format("<p class=\"sub\" id=\"{}structured-output\">Tool calls and structured output: {}.</p>\n",
+                              prefix, html_escape(structured_output_text(*so)));
+  if (const json* ex = so->contains("examples") && (*so)["examples"].is_array() ? &(*so)["examples"] : nullptr;
+      ex != nullptr && !ex->empty()) {
+    o += "<ul class=\"sub\">";
+    for (const auto& e : *ex) o += "<li>" + html_escape(e.is_string() ? e.get<std::string>() : e.dump()) + "</li>";
+    o += "</ul>\n";
+  }
+  return o;
+}
+
+void structured_output_md(std::string& o, const json& result) {
+  const json* so = object_at(result, "structured_output");
+  if (so == nullptr) return;
+  o += "\n- **Tool calls and structured output**: " + md_cell(structured_output_text(*so)) + "\n";
+}
+
 }  // namespace llmload::analysis::report_html

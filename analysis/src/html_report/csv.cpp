@@ -39,10 +39,10 @@ std::vector<std::string> summary_csv_columns() {
                         "first_divergence_p50", "error_rate", "energy_per_output_token_j"}) {
     cols.emplace_back(c);
   }
-  // Issue 19: TTFO (empty unless the run reasoned first), reasoning, the prefix cache.
+  // Issue 19: TTFO (empty unless the run reasoned first), reasoning, the prefix cache, structured-output validity.
   for (const char* c : {"ttfo_p50_ms", "ttfo_p90_ms", "ttfo_p99_ms", "reasoning_tokens", "reasoning_share",
                         "reasoning_duration_p50_ms", "answer_tpot_p50_ms", "prefix_cache_hit_rate",
-                        "prefix_cache_server_hit_rate"}) {
+                        "prefix_cache_server_hit_rate", "structured_invalid_rate", "structured_judged"}) {
     cols.emplace_back(c);
   }
   return cols;
@@ -94,7 +94,8 @@ std::string render_csv(const ReportInput& in) {
     for (double v : {s.p("ttfo", &LatRow::p50), s.p("ttfo", &LatRow::p90), s.p("ttfo", &LatRow::p99),
                      nan_at(r, {"reasoning", "reasoning_tokens"}), nan_at(r, {"reasoning", "share_of_output_tokens"}),
                      nan_at(r, {"reasoning", "duration", "p50_ms"}), nan_at(r, {"reasoning", "answer_tpot", "p50_ms"}),
-                     nan_at(r, {"prefix_cache", "hit_rate"}), nan_at(r, {"prefix_cache", "server_hit_rate"})}) {
+                     nan_at(r, {"prefix_cache", "hit_rate"}), nan_at(r, {"prefix_cache", "server_hit_rate"}),
+                     nan_at(r, {"structured_output", "invalid_rate"}), nan_at(r, {"structured_output", "judged"})}) {
       f.push_back(csv_number(v));
     }
     for (std::size_t i = 0; i < f.size(); ++i) o += (i ? "," : "") + csv_field(f[i]);

@@ -37,7 +37,11 @@ static std::string run_body(const RunArtifact& a, const RunSummary& s, const Htm
     o += kv_html(a, s, prefix);
     o += trials_html(a, s, options, prefix, h);
     o += latency_table_html(s, prefix + "latency-table");
+    o += prefix_cache_html(a.result, prefix);
+    o += structured_output_html(a.result, prefix);
     o += errors_html(a.result);
+    o += reasoning_html(a.result, prefix, h);
+    o += by_model_html(a.result, shows_ttfo(a), prefix, h);
     o += correctness_html(a, s, prefix, h);
     const std::string tr = charts_html(trial_charts(a.result), prefix);
     if (!tr.empty()) {
@@ -69,6 +73,7 @@ static std::string run_body(const RunArtifact& a, const RunSummary& s, const Htm
     o += kv_html(a, s, prefix);
     o += latency_table_html(s, prefix + "latency-table");
     o += prefix_cache_html(a.result, prefix);
+    o += structured_output_html(a.result, prefix);
     o += slo_table_html(a.result);
     o += errors_html(a.result);
     o += reasoning_html(a.result, prefix, h);

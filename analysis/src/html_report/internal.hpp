@@ -369,6 +369,10 @@ void by_model_md(std::string& o, const json& result, bool ttfo, const std::strin
 /// The prefix-cache line (id <prefix>prefix-cache) from result.json `prefix_cache`; "" when null.
 std::string prefix_cache_html(const json& result, const std::string& prefix);
 void prefix_cache_md(std::string& o, const json& result);
+/// The tool-call / structured-output validity line (id <prefix>structured-output) from result.json
+/// `structured_output`, with the first invalid examples; "" when null.
+std::string structured_output_html(const json& result, const std::string& prefix);
+void structured_output_md(std::string& o, const json& result);
 
 // ---- read.cpp
 

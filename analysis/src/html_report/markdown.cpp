@@ -143,6 +143,7 @@ void run_md(std::string& o, const RunArtifact& a, const RunSummary& s, const std
   key_metrics_md(o, a, s, h);
   latency_md(o, s, h);
   prefix_cache_md(o, a.result);
+  structured_output_md(o, a.result);
   if (s.trials) trials_md(o, a, s, h);
   slo_md(o, a.result, h);
   reasoning_md(o, a.result, h);

@@ -41,6 +41,10 @@ void RunMonitor::observe(const analysis::RequestRecord& r) {
     ttft_.record(std::max<std::int64_t>(us, 1));
     tick_ttft_sum_ms_ += static_cast<double>(us) / 1e3;
     ++tick_ttft_n_;
+    // A reasoning model's answer starts later than its first token: TTFO beside TTFT.
+    if (auto o = r.ttfo(); o && r.reasoning_first()) {
+      ttfo_.record(std::max<std::int64_t>(std::chrono::duration_cast<std::chrono::microseconds>(*o).count(), 1));
+    }
   }
 }
 
@@ -114,6 +118,10 @@ std::string RunMonitor::line() const {
                          ? fmt::format("TTFT p50 {} p99 {} ms", ms_text(ttft_.value_at_percentile(50)),
                                        ms_text(ttft_.value_at_percentile(99)))
                          : std::string("TTFT --");
+  if (ttfo_.total_count() > 0) {
+    ttft += fmt::format(" | TTFO p50 {} p99 {} ms", ms_text(ttfo_.value_at_percentile(50)),
+                        ms_text(ttfo_.value_at_percentile(99)));
+  }
   return fmt::format("{}{}done {} | {:.1f} req/s | in flight {} | errors {} | {} | {} elapsed, ETA {}",
                      options_.label, options_.label.empty() ? "" : " | ", done, rate, controller_.in_flight(),
                      errors_, ttft, clock_text(elapsed), clock_text(eta));

@@ -66,6 +66,7 @@ class RunMonitor {
   std::int64_t done_ = 0;
   std::int64_t errors_ = 0;
   analysis::HdrHistogram ttft_;
+  analysis::HdrHistogram ttfo_;  // requests that reasoned first
   // (elapsed s, done) samples for the current rate over the last few seconds.
   std::vector<std::pair<double, std::int64_t>> rate_samples_;
   // Saturation series, one value per tick.

@@ -317,6 +317,30 @@ void check_correctness_settings(const ScenarioConfig& cfg) {
   }
 }
 
+// --tools/--json-schema: the files load, the choice names a tool, and the API can carry them.
+void check_structured_settings(const ScenarioConfig& cfg) {
+  const StructuredConfig& sc = cfg.structured;
+  if (!sc.any()) {
+    if (cfg.structured.tool_choice != "required" || cfg.structured.tool_ratio != 1.0) {
+      throw ConfigError("--tool-choice and --tool-ratio go with --tools: give --tools builtin or a JSON file of tools");
+    }
+    if (cfg.structured.structured_ratio != 1.0) {
+      throw ConfigError("--structured-output-ratio goes with --json-schema: give --json-schema builtin or a schema file");
+    }
+  } else {
+    const StructuredMix mix(sc, data_seed(cfg.seed));
+    const ApiKind api = parse_backend(cfg.backend).api;
+    if (!sc.tools.empty() && (api == ApiKind::kCompletions || api == ApiKind::kSglang)) {
+      throw ConfigError("--tools needs a chat-style API: add --backend openai-chat, openai-responses or anthropic "
+                        "(completions and /generate have no tools)");
+    }
+  }
+  if (cfg.conversation_state == "server" && parse_backend(cfg.backend).api != ApiKind::kResponses) {
+    throw ConfigError("--conversation-state server is the Responses API's previous_response_id: add --backend "
+                      "openai-responses, or leave it at history");
+  }
+}
+
 void check_before_contact(const ScenarioConfig& cfg) {
   if (cfg.shard.start_at) check_start_at(*cfg.shard.start_at, std::chrono::system_clock::now());
   ScenarioConfig probe = cfg;
@@ -333,6 +357,7 @@ void check_before_contact(const ScenarioConfig& cfg) {
     throw ConfigError("--model-weights deals requests over several models: give them as --model a,b,c");
   }
   check_correctness_settings(cfg);
+  check_structured_settings(cfg);
 }
 
 net::TransportOptions transport_options(const ScenarioConfig& cfg) {

@@ -86,6 +86,9 @@ json conditions_json(const ScenarioConfig& cfg, const BaseUrl& url, const Reques
          }
          return {{"rule", mix.rule()}, {"models", shares}, {"per", "request (a session keeps its first model)"}};
        }()},
+      // Tool calls and structured output: the tools and schema, the choice and the shares asked.
+      {"structured", cfg.structured.any() ? StructuredMix(cfg.structured, data_seed(cfg.seed)).describe() : json(nullptr)},
+      {"conversation_state", cfg.turns > 1 ? json(cfg.conversation_state) : json(nullptr)},
       {"endpoint", [&] {
          switch (cfg.endpoint) {
            case ApiKind::kChat: return "chat";

@@ -99,9 +99,40 @@ std::optional<Nanos> parse_opt_dur(const std::string& v, const std::string& orig
   return d;
 }
 
+// Tool calls, structured output and how sessions carry the conversation (issue 19).
+bool apply_structured_setting(const std::string& name, const std::string& value, const std::string& origin,
+                              ScenarioConfig& cfg) {
+  auto ratio = [&] {
+    const double r = parse_double(value, origin);
+    if (r > 1) throw ConfigError(fmt::format("bad {} '{}': a share of the requests, in [0, 1]", origin, value));
+    return r;
+  };
+  if (name == "tools") {
+    cfg.structured.tools = value;
+  } else if (name == "tool-choice") {
+    cfg.structured.tool_choice = value;  // checked against the tools when they are loaded
+  } else if (name == "tool-ratio") {
+    cfg.structured.tool_ratio = ratio();
+  } else if (name == "json-schema") {
+    cfg.structured.json_schema = value;
+  } else if (name == "structured-output-ratio") {
+    cfg.structured.structured_ratio = ratio();
+  } else if (name == "conversation-state") {
+    if (value != "history" && value != "server") {
+      throw ConfigError(fmt::format("bad {} '{}': use history (resend the conversation, default) or server (Responses "
+                                    "API: previous_response_id)", origin, value));
+    }
+    cfg.conversation_state = value;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 bool apply_extended_setting(const std::string& name, const std::string& value, const std::string& origin,
                             ScenarioConfig& cfg) {
   auto& w = cfg.workload;
+  if (apply_structured_setting(name, value, origin, cfg)) return true;
   if (apply_probe_setting(name, value, origin, cfg)) return true;
   if (name == "backend") {
     cfg.backend = value;
@@ -302,6 +333,16 @@ const std::vector<SettingInfo>& settings() {
                    "e.g. /v1/chat/completions"},
       {"model", "model name (default: the first model of GET /v1/models); several, comma-separated (a,b,c: models "
                 "or LoRA adapters), deal the requests over them by --model-weights, with results per model"},
+      {"tools", "tool-call workload: builtin (four function tools) or a JSON file of tools (OpenAI, Responses or "
+                "Anthropic form); each tool call is checked against its tool's schema (docs/workloads.md)"},
+      {"tool-choice", "with --tools: required (default: every such request must call a tool) | auto | none | a tool's "
+                      "name"},
+      {"tool-ratio", "with --tools: the share of requests that carry the tools, seeded (default 1)"},
+      {"json-schema", "structured output: builtin (a product record) or a JSON Schema file; each answer is parsed and "
+                      "checked against it, the invalid rate reported (docs/workloads.md)"},
+      {"structured-output-ratio", "with --json-schema: the share of requests that ask for it, seeded (default 1)"},
+      {"conversation-state", "multi-turn sessions: history (resend the conversation each turn, default) | server "
+                             "(--backend openai-responses: previous_response_id and the new input only)"},
       {"model-weights", "with --model a,b,c: each request's model drawn (seeded) by these weights, one per model "
                         "(e.g. 5,3,2), or zipf[:S] (the k-th model weighs 1/k^S; S default 1); default: alike"},
       {"api-key", "API key sent as 'Authorization: Bearer' (--backend anthropic: 'x-api-key'; default: "

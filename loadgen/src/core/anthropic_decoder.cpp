@@ -18,7 +18,7 @@ using nlohmann::json;
 using namespace detail;
 
 // usage: {"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
-// "output_tokens"}. The prompt is all three input counts (input_tokens excludes the cached part);
+// "output_tokens", "output_tokens_details": {"thinking_tokens"}}. The prompt is all three input counts (input_tokens excludes the cached part);
 // the cache reads are its cached tokens. `valid` false: a count was out of range.
 void read_counts(const json& usage, Usage& u, bool& have_input, bool& valid) {
   const auto input = count_field(usage, "input_tokens", valid);
@@ -30,6 +30,18 @@ void read_counts(const json& usage, Usage& u, bool& have_input, bool& valid) {
     have_input = true;
   }
   if (auto out = count_field(usage, "output_tokens", valid)) u.completion_tokens = *out;
+  // The thinking tokens among output_tokens (output_tokens_details.thinking_tokens; newer API
+  // versions): the reasoning count, which thinking_delta events cannot give (a delta carries
+  // many tokens).
+  if (auto d = usage.find("output_tokens_details"); d != usage.end() && d->is_object()) {
+    if (auto t = count_field(*d, "thinking_tokens", valid)) u.reasoning_tokens = t;
+  }
+}
+
+// The content block an event belongs to: its "index", 0 when absent.
+std::int64_t block_index(const json& j) {
+  auto i = j.find("index");
+  return i != j.end() && i->is_number_integer() ? i->get<std::int64_t>() : 0;
 }
 
 // Anthropic's stop reasons as OpenAI's finish reasons (the one vocabulary of result.json).
@@ -68,6 +80,7 @@ StreamUpdate OpenAiStreamDecoder::decode_anthropic(StreamUpdate u, const nlohman
     if (output && capture_text_) {
       if (dt == "text_delta") u.text = *piece;
       if (dt == "thinking_delta") u.reasoning_text = *piece;
+      if (dt == "input_json_delta") u.tool_calls.push_back(ToolCallPiece{block_index(j), {}, {}, *piece});
     }
     u.answer = output && dt != "thinking_delta";
     count_output(u, output);
@@ -108,6 +121,13 @@ StreamUpdate OpenAiStreamDecoder::decode_anthropic(StreamUpdate u, const nlohman
     u.message = error_body_text(j).empty() ? std::string("error event") : error_body_text(j);
     return u;
   }
+  if (type == "content_block_start" && capture_text_) {
+    // A tool_use block opens with its id and name (its input arrives as input_json_delta pieces).
+    auto b = j.find("content_block");
+    if (b != j.end() && b->is_object() && string_member(*b, "type") == "tool_use") {
+      u.tool_calls.push_back(ToolCallPiece{block_index(j), string_member(*b, "id"), string_member(*b, "name"), {}});
+    }
+  }
   return u;  // structural: content_block_start/stop, ping, unknown future events
 }
 
@@ -139,6 +159,7 @@ WholeResponse whole_anthropic_body(WholeResponse r, const nlohmann::json& j) {
       r.has_output = true;
     } else if (type == "tool_use" && block.contains("input")) {
       r.has_output = r.has_answer = true;
+      r.tool_calls.push_back(ToolCall{string_member(block, "id"), string_member(block, "name"), block["input"].dump()});
     }
   }
   return r;

@@ -146,6 +146,11 @@ void record_store_fields(Io& io, Record& r) {
   io.put_or_get(r.server_tokens_from);
   io.put_or_get(r.server_tokens);
   io.put_or_get(r.item);
+  io.put_or_get(r.structured);
+  io.put_or_get(r.structured_verdict);
+  io.put_or_get(r.structured_error);
+  io.put_or_get(r.tool_call_names);
+  io.put_or_get(r.tool_call_arguments);
   io.put_or_get(r.http_status);
   io.put_or_get(r.error);
   io.put_or_get(r.error_message);

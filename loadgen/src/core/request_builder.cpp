@@ -11,6 +11,8 @@
 #include "llmload/common/version.hpp"
 #include "llmload/loadgen/config_error.hpp"
 #include "llmload/loadgen/prompt.hpp"
+#include "llmload/loadgen/structured_request.hpp"
+#include "conversation.hpp"
 
 namespace llmload {
 
@@ -91,24 +93,6 @@ WorkItem RequestBuilder::item(std::uint64_t index) const {
   return w;
 }
 
-namespace {
-// The conversation as a message list: the session's earlier turns, then the row's own messages
-// or the prompt as one user message.
-json message_list(const std::vector<Turn>& history, const WorkItem& item) {
-  json messages = json::array();
-  for (const auto& t : history) {
-    messages.push_back({{"role", "user"}, {"content", t.user}});
-    messages.push_back({{"role", "assistant"}, {"content", t.assistant}});
-  }
-  if (item.messages.empty()) {
-    messages.push_back({{"role", "user"}, {"content", item.prompt}});
-  } else {
-    // A dataset row's own conversation (custom JSONL "messages"), as it is.
-    for (const auto& m : item.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
-  }
-  return messages;
-}
-}  // namespace
 
 KeyFields key_fields(const BackendInfo& backend, const std::string& api_key) {
   KeyFields k;
@@ -127,10 +111,15 @@ json RequestBuilder::responses_body(const WorkItem& item, const std::vector<Turn
                                     const std::string& model) const {
   json body;
   body["model"] = model;
+  // --conversation-state server: the server holds the conversation; only the new input travels.
+  const bool held = cfg_.conversation_state == "server" && !history.empty() && !history.back().response_id.empty();
   if (history.empty() && item.messages.empty()) {
     body["input"] = item.prompt;
+  } else if (held) {
+    body["previous_response_id"] = history.back().response_id;
+    body["input"] = conversation::responses_input(history, item, history.size());
   } else {
-    body["input"] = message_list(history, item);
+    body["input"] = conversation::responses_input(history, item);
   }
   body["max_output_tokens"] = item.output_tokens;
   body["temperature"] = 0.0;
@@ -145,18 +134,10 @@ json RequestBuilder::anthropic_body(const WorkItem& item, const std::vector<Turn
   json body;
   body["model"] = model;
   body["max_tokens"] = item.output_tokens;
-  json messages = message_list(history, item);
   std::string system;
-  json kept = json::array();
-  for (auto& m : messages) {
-    if (m["role"] == "system") {
-      system += (system.empty() ? "" : "\n") + m["content"].get<std::string>();
-    } else {
-      kept.push_back(std::move(m));
-    }
-  }
+  json messages = conversation::anthropic_messages(history, item, system);
   if (!system.empty()) body["system"] = system;
-  body["messages"] = std::move(kept);
+  body["messages"] = std::move(messages);
   body["temperature"] = 0.0;
   body["stream"] = cfg_.stream;
   return body;
@@ -180,7 +161,7 @@ json RequestBuilder::make_body(const WorkItem& item, const std::vector<Turn>& hi
   } else {
     body["model"] = model;
     if (backend_.api == ApiKind::kChat) {
-      body["messages"] = message_list(history, item);
+      body["messages"] = conversation::chat_messages(history, item);
       body["max_completion_tokens"] = item.output_tokens;
     } else {
       body["prompt"] = flatten(history, item.prompt);
@@ -210,8 +191,8 @@ json RequestBuilder::make_body(const WorkItem& item, const std::vector<Turn>& hi
       body["stream_options"] = std::move(so);
     }
   }
+  if (item.structured) add_structured_fields(body, backend_.api, *item.structured);
   if (!extra_body_.empty()) body.update(extra_body_);
-
   return body;
 }
 
@@ -293,7 +274,7 @@ HttpRequest RequestBuilder::build(const WorkItem& item, const std::vector<Turn>&
   req.set_headers(host_header_, std::move(own), key.bearer, cfg_.headers);
   const bool own_messages = backend_.api != ApiKind::kCompletions && backend_.api != ApiKind::kSglang &&
                             !item.messages.empty();
-  if (history.empty() && !body_template_.empty() && !own_messages) {
+  if (history.empty() && !body_template_.empty() && !own_messages && !item.structured) {
     req.body.reserve(item.prompt.size() + 512);
     for (const auto& piece : body_template_) {
       switch (piece.kind) {

@@ -149,6 +149,10 @@ bool RequestTracker::on_body(TimePoint t, std::string_view bytes) {
 void RequestTracker::on_event(TimePoint t, SseEvent&& ev) {
   if (done_seen_ || record_.error != ErrorClass::kNone) return;
   StreamUpdate u = decoder_.decode(ev);
+  if (options_.capture_text) {
+    if (!u.tool_calls.empty()) add_tool_call_pieces(std::move(u.tool_calls));
+    if (!u.response_id.empty()) response_id_ = std::move(u.response_id);
+  }
   if (u.usage) usage_ = u.usage;
   if (u.finish_reason) record_.finish_reason = u.finish_reason;
   if (u.server_timing) {
@@ -190,6 +194,25 @@ void RequestTracker::on_event(TimePoint t, SseEvent&& ev) {
       break;
     case StreamUpdate::Kind::kNoOutput:
       break;
+  }
+}
+
+// A streamed call's pieces share an index: the first piece of an index starts a call (its id and
+// name), later ones add argument text; at most kMaxToolCalls calls are kept.
+void RequestTracker::add_tool_call_pieces(std::vector<ToolCallPiece>&& pieces) {
+  constexpr std::size_t kMaxToolCalls = 128;
+  for (auto& p : pieces) {
+    std::size_t k = 0;
+    while (k < tool_call_index_.size() && tool_call_index_[k] != p.index) ++k;
+    if (k == tool_call_index_.size()) {
+      if (k >= kMaxToolCalls) continue;  // structural events are not bounded by max_output_events
+      tool_call_index_.push_back(p.index);
+      tool_calls_.emplace_back();
+    }
+    ToolCall& call = tool_calls_[k];
+    if (call.id.empty()) call.id = std::move(p.id);
+    if (call.name.empty()) call.name = std::move(p.name);
+    call.arguments += p.arguments;
   }
 }
 
@@ -259,6 +282,8 @@ void RequestTracker::on_complete(TimePoint t, const TransportError& error) {
         reasoning_text_ = std::move(w.reasoning_text);
         if (w.has_output) text_ends_.push_back({output_text_.size(), reasoning_text_.size()});
         server_tokens_ = std::move(w.server_tokens);
+        tool_calls_ = std::move(w.tool_calls);
+        response_id_ = std::move(w.response_id);
       }
       if (w.has_output) {
         record_.t_first = offset(t);

@@ -37,11 +37,19 @@ std::optional<Usage> read_responses_usage(const json& response) {
   return u;
 }
 
-// A response's status as a finish reason: completed -> stop; incomplete -> length when it ran
-// out of max_output_tokens, else the reason given.
+// A response's status as a finish reason: completed -> stop (tool_calls when its output has a
+// function call); incomplete -> length when it ran out of max_output_tokens, else the reason given.
 std::optional<std::string> finish_of(const json& response) {
   const std::string status = string_member(response, "status");
-  if (status == "completed") return std::string("stop");
+  if (status == "completed") {
+    // A response that ended in a function call: chat's "tool_calls", one vocabulary in result.json.
+    if (auto out = response.find("output"); out != response.end() && out->is_array()) {
+      for (const auto& item : *out) {
+        if (item.is_object() && string_member(item, "type") == "function_call") return std::string("tool_calls");
+      }
+    }
+    return std::string("stop");
+  }
   if (status == "incomplete") {
     auto d = response.find("incomplete_details");
     const std::string reason = d != response.end() && d->is_object() ? string_member(*d, "reason") : std::string();
@@ -49,6 +57,33 @@ std::optional<std::string> finish_of(const json& response) {
   }
   if (status.empty()) return std::nullopt;
   return status;
+}
+
+// The output item an event belongs to (response.output_item.added,
+// response.function_call_arguments.delta): its "output_index", 0 when absent.
+std::int64_t output_index(const json& j) {
+  auto i = j.find("output_index");
+  return i != j.end() && i->is_number_integer() ? i->get<std::int64_t>() : 0;
+}
+
+// What structural events tell a multi-turn or structured-output request: the response's id
+// (response.created, and again in response.completed) and a function call's call_id and name
+// (response.output_item.added).
+void capture_structure(StreamUpdate& u, const std::string& type, const json& j) {
+  auto r = j.find("response");
+  if (r != j.end() && r->is_object()) {
+    if (const std::string* id = string_field(*r, "id")) u.response_id = *id;
+  }
+  if (type != "response.output_item.added") return;
+  auto item = j.find("item");
+  if (item == j.end() || !item->is_object() || string_member(*item, "type") != "function_call") return;
+  ToolCallPiece p;
+  p.index = output_index(j);
+  p.id = string_member(*item, "call_id");
+  if (p.id.empty()) p.id = string_member(*item, "id");
+  p.name = string_member(*item, "name");
+  p.arguments = string_member(*item, "arguments");
+  u.tool_calls.push_back(std::move(p));
 }
 
 std::string failure_message(const json& j) {
@@ -80,11 +115,13 @@ StreamUpdate OpenAiStreamDecoder::decode_responses(StreamUpdate u, const nlohman
     if (output && capture_text_) {
       if (answer_text) u.text = *delta;
       if (reasoning) u.reasoning_text = *delta;
+      if (tool_args) u.tool_calls.push_back(ToolCallPiece{output_index(j), {}, {}, *delta});
     }
     u.answer = output && !reasoning;
     count_output(u, output);
     return u;
   }
+  if (capture_text_) capture_structure(u, type, j);
   if (type == "response.completed" || type == "response.incomplete") {
     const json& response = j.contains("response") && j["response"].is_object() ? j["response"] : j;
     u.usage = read_responses_usage(response);
@@ -111,6 +148,7 @@ WholeResponse whole_responses_body(WholeResponse r, const nlohmann::json& j) {
     return r;
   }
   r.ok = true;
+  r.response_id = string_member(j, "id");
   r.usage = responses_impl::read_responses_usage(j);
   r.finish_reason = responses_impl::finish_of(j);
   for (const auto& item : *output) {
@@ -141,6 +179,9 @@ WholeResponse whole_responses_body(WholeResponse r, const nlohmann::json& j) {
       }
     } else if (type == "function_call") {
       if (nonempty_string(item, "arguments")) r.has_output = r.has_answer = true;
+      std::string id = string_member(item, "call_id");
+      if (id.empty()) id = string_member(item, "id");
+      r.tool_calls.push_back(ToolCall{std::move(id), string_member(item, "name"), string_member(item, "arguments")});
     }
   }
   return r;

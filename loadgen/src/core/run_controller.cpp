@@ -7,6 +7,7 @@
 
 #include "llmload/common/duration.hpp"
 #include "llmload/loadgen/redact.hpp"
+#include "llmload/loadgen/structured_check.hpp"
 #include "llmload/tokenizer/tokenizer.hpp"
 
 namespace llmload {
@@ -57,6 +58,8 @@ class RunController::Slot final : public ResponseObserver {
     prompt_tokens_ = tokens;
   }
   std::string& prompt() { return prompt_; }
+  /// The tools or response schema the request carried (nullptr: text only).
+  std::shared_ptr<const StructuredSpec> structured;
   std::int64_t prompt_tokens() const { return prompt_tokens_; }
   /// 0-based among the run's measured requests in release order; -1 for warmup.
   std::int64_t ordinal = -1;
@@ -76,6 +79,7 @@ RunController::RunController(const ScenarioConfig& cfg, const Clock& clock, Pace
     : cfg_(cfg), clock_(clock), pacer_(pacer), transport_(transport), builder_(builder), secrets_(cfg.secrets()),
       store_(cfg.warmup.automatic) {
   if (!cfg.models.empty()) models_.emplace(cfg.models, cfg.model_weights, cfg.seed);
+  if (cfg.structured.any()) structured_.emplace(cfg.structured, data_seed(cfg.seed));
 }
 
 RunController::~RunController() = default;
@@ -109,32 +113,51 @@ bool RunController::poll(std::size_t max_starts) {
     rec.turn = rel->turn;
     rec.stage = rel->stage;
     rec.item = rel->index + cfg_.item_offset;
-    // A session stays on one model (its adapter holds the conversation); a request is dealt alone.
-    if (models_) rec.model = models_->pick(rel->session >= 0 ? (std::uint64_t{1} << 63) | static_cast<std::uint64_t>(rel->session) : rel->index);
+    // A session stays on one model (its adapter holds the conversation) and one set of tools; a
+    // request is dealt alone.
+    const std::uint64_t deal_key =
+        rel->session >= 0 ? (std::uint64_t{1} << 63) | static_cast<std::uint64_t>(rel->session) : rec.item;
+    if (models_) rec.model = models_->pick(rel->session >= 0 ? deal_key : rel->index);
     WorkItem item = builder_.item(rec.item);
+    if (!item.structured && structured_) item.structured = structured_->pick(deal_key);
+    if (item.structured) rec.structured = structured_kind(*item.structured);
     rec.requested_input_tokens = item.input_tokens;
     rec.requested_output_tokens = item.output_tokens;
     note_grading(rec, item);
     const std::vector<Turn>* history = &no_history_;
+    std::int64_t new_input_tokens = item.input_tokens;
     if (rel->session >= 0) {
       auto& conv = sessions_[rel->session];
       // The conversation so far travels with the new turn; its tokens count as requested input
       // (earlier prompts as requested, earlier answers as received).
-      for (const auto& t : conv.turns) rec.requested_input_tokens += t.user_tokens + t.assistant_tokens;
+      rec.requested_input_tokens = 0;
       conv.history.clear();
-      for (const auto& t : conv.turns) conv.history.push_back(Turn{t.user, t.assistant});
+      for (const auto& t : conv.turns) {
+        rec.requested_input_tokens += t.user_tokens + t.assistant_tokens;
+        conv.history.push_back(t.turn);
+      }
       history = &conv.history;
+      // After tool calls the new input is their results, not the item's prompt (an agent loop).
+      if (continues_tool_calls(*history)) {
+        new_input_tokens = 0;
+        for (const auto& c : history->back().tool_calls) {
+          new_input_tokens += static_cast<std::int64_t>(tool_result_text(c).size() / 4 + 1);
+        }
+        item.prompt.clear();
+      }
+      rec.requested_input_tokens += new_input_tokens;
     }
     TrackerOptions topts;
     topts.api = cfg_.endpoint;
     topts.stream = cfg_.stream;
     topts.capture_text = rel->session >= 0 || tokenizer_ != nullptr || !rec.grader.empty() || cfg_.save_outputs ||
-                         cfg_.consistency;
+                         cfg_.consistency || item.structured != nullptr;
     topts.first_token_timeout = cfg_.first_token_timeout;
     topts.inter_token_timeout = cfg_.inter_token_timeout;
     HttpRequest http = builder_.build(item, *history, rec.model);
     auto slot = std::make_unique<Slot>(*this, rel->index, RequestTracker(std::move(rec), start_, topts));
-    if (rel->session >= 0) slot->set_prompt(std::move(item.prompt), item.input_tokens);
+    if (rel->session >= 0) slot->set_prompt(std::move(item.prompt), new_input_tokens);
+    slot->structured = std::move(item.structured);
     if (!rel->warmup) slot->ordinal = measured_released_++;
     if (http_trace_ && http_trace_->take()) slot->trace = std::make_unique<HttpExchangeTrace>(rel->index, http, start_);
     Slot& ref = *slot;
@@ -201,6 +224,7 @@ void RunController::complete(std::uint64_t index, TimePoint t) {
   const std::vector<analysis::ChunkArrival> counted =
       tokenizer_ && rec.ok() ? count_with_tokenizer(rec, tracker) : std::vector<analysis::ChunkArrival>{};
   grade_and_keep_output(rec, tracker, it->second->ordinal);
+  if (it->second->structured && rec.ok()) judge_structured_output(rec, tracker, *it->second->structured);
   const std::vector<analysis::ChunkArrival>& chunks = counted.empty() ? tracker.chunks() : counted;
   acc_.add(rec, chunks);
   if (sequential_ && sequential_->on_complete(it->second->ordinal, rec)) {
@@ -210,7 +234,8 @@ void RunController::complete(std::uint64_t index, TimePoint t) {
   }
   if (rec.session >= 0) {
     auto& conv = sessions_[rec.session];
-    conv.turns.push_back(SessionTurn{std::move(it->second->prompt()), tracker.output_text(),
+    conv.turns.push_back(SessionTurn{Turn{std::move(it->second->prompt()), tracker.output_text(), tracker.tool_calls(),
+                                          tracker.response_id()},
                                      it->second->prompt_tokens(), rec.output_tokens});
     if (rec.turn + 1 >= cfg_.turns) sessions_.erase(rec.session);
   }
@@ -297,6 +322,29 @@ std::vector<analysis::ChunkArrival> RunController::count_with_tokenizer(analysis
   // Without usage every event weighed one token: each is weighed by its own text instead, so ITL
   // is token-weighted as TPOT is (docs/metrics.md).
   return tracker.chunks_counted([this](std::string_view s) { return tokenizer_->count(s); });
+}
+
+void RunController::judge_structured_output(analysis::RequestRecord& rec, const RequestTracker& tracker,
+                                            const StructuredSpec& spec) const {
+  const StructuredJudgement j = judge_structured(spec, tracker.tool_calls(), tracker.output_text());
+  rec.structured_verdict = j.verdict;
+  rec.structured_error = secrets_.for_output(j.error);
+  // A complete tool call or JSON answer ends where its JSON ends, whatever max_tokens allowed:
+  // not "ended early" (min_tokens cannot pad JSON).
+  if (j.verdict == "valid") rec.ended_early = false;
+  // The calls as received; their arguments kept whole only with --save-outputs (they can be long).
+  constexpr std::size_t kMaxArguments = 256;
+  for (const auto& c : tracker.tool_calls()) {
+    rec.tool_call_names.push_back(c.name);
+    std::string args = c.arguments;
+    if (!cfg_.save_outputs && args.size() > kMaxArguments) {
+      std::size_t cut = kMaxArguments;
+      while (cut > 0 && (static_cast<unsigned char>(args[cut]) & 0xC0) == 0x80) --cut;  // UTF-8 boundary
+      args.resize(cut);
+      args += "…";
+    }
+    rec.tool_call_arguments.push_back(secrets_.for_output(std::move(args)));
+  }
 }
 
 void RunController::note_grading(analysis::RequestRecord& rec, const WorkItem& item) const {

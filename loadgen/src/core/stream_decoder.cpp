@@ -96,6 +96,30 @@ void append_choice_tokens(const json& choice, ApiKind api, ServerTokens& out) {
 }
 
 
+// The tool-call pieces of a chat choice's delta (or whole message): each element of
+// "tool_calls" with its index (else its position), id, function name and argument text.
+void append_choice_tool_calls(const json& choice, std::vector<ToolCallPiece>& out) {
+  if (!choice.is_object()) return;
+  auto d = choice.find("delta");
+  if (d == choice.end() || !d->is_object()) d = choice.find("message");
+  if (d == choice.end() || !d->is_object()) return;
+  auto calls = d->find("tool_calls");
+  if (calls == d->end() || !calls->is_array()) return;
+  std::int64_t position = 0;
+  for (const auto& c : *calls) {
+    if (!c.is_object()) continue;
+    ToolCallPiece p;
+    p.index = position++;
+    if (auto i = c.find("index"); i != c.end() && i->is_number_integer()) p.index = i->get<std::int64_t>();
+    if (const auto* id = string_field(c, "id")) p.id = *id;
+    if (auto f = c.find("function"); f != c.end() && f->is_object()) {
+      if (const auto* n = string_field(*f, "name")) p.name = *n;
+      if (const auto* a = string_field(*f, "arguments")) p.arguments = *a;
+    }
+    out.push_back(std::move(p));
+  }
+}
+
 // True when a chat choice's delta carries a tool call with a name or argument text.
 bool has_tool_call_output(const json& delta) {
   auto calls = delta.find("tool_calls");
@@ -215,6 +239,7 @@ StreamUpdate OpenAiStreamDecoder::decode(const SseEvent& event) {
       append_choice_text(c, api_, u.text);
       append_choice_reasoning(c, api_, u.reasoning_text);
       append_choice_tokens(c, api_, u.server_tokens);
+      append_choice_tool_calls(c, u.tool_calls);
     }
   }
   count_output(u, output);
@@ -323,6 +348,9 @@ WholeResponse decode_whole_response(std::string_view body, ApiKind api) {
     append_choice_text(choices->front(), api, r.text);
     append_choice_reasoning(choices->front(), api, r.reasoning_text);
     append_choice_tokens(choices->front(), api, r.server_tokens);
+    std::vector<ToolCallPiece> pieces;
+    append_choice_tool_calls(choices->front(), pieces);
+    for (auto& p : pieces) r.tool_calls.push_back(ToolCall{std::move(p.id), std::move(p.name), std::move(p.arguments)});
   }
   return r;
 }

@@ -109,6 +109,18 @@ struct RequestRecord {
   std::vector<std::string> server_tokens;
   std::uint64_t item = 0;  // the workload item the request was made from (consistency matches on it)
 
+  // Tool calls and structured output (issue 19, docs/metrics.md "Tool calls and structured
+  // output"): what the request asked for beyond text ("tools", "json_schema" or
+  // "tools+json_schema"; "" plain text), and the verdict on what came back (StructuredVerdict's
+  // names; "" when not judged: a plain or failed request) with the first reason it is invalid.
+  std::string structured;
+  std::string structured_verdict;
+  std::string structured_error;
+  // The tool calls returned, in order: names and their arguments as received (arguments cut at
+  // 256 bytes unless --save-outputs).
+  std::vector<std::string> tool_call_names;
+  std::vector<std::string> tool_call_arguments;
+
   int http_status = 0;  // 0 when no response was received
   ErrorClass error = ErrorClass::kNone;
   std::string error_message;

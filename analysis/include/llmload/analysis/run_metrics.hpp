@@ -17,6 +17,7 @@
 #include "llmload/analysis/hdr_histogram.hpp"
 #include "llmload/analysis/prefix_cache.hpp"
 #include "llmload/analysis/reasoning_metrics.hpp"
+#include "llmload/analysis/structured_output.hpp"
 #include "llmload/analysis/request_record.hpp"
 #include "llmload/analysis/slo.hpp"
 #include "llmload/analysis/steady_state.hpp"
@@ -233,6 +234,7 @@ struct RunMetrics {
   std::optional<ReasoningSummary> reasoning;
   std::map<std::string, ModelResult> by_model;
   std::optional<PrefixCacheSummary> prefix_cache;
+  std::optional<StructuredOutputSummary> structured_output;  // tool calls and structured output
   /// TTFO differs from TTFT for some request: the console and the report show it beside TTFT.
   bool shows_ttfo() const { return reasoning_first_requests > 0; }
 };

@@ -41,11 +41,26 @@ KeyFields key_fields(const BackendInfo& backend, const std::string& api_key);
 /// are accepted too. Throws ConfigError listing the choices.
 BackendInfo parse_backend(std::string_view name);
 
-/// One earlier turn of a multi-turn session: the user prompt and the assistant's answer.
+/// One earlier turn of a multi-turn session: the user prompt and the assistant's answer. An
+/// agent turn (issue 19) also carries the assistant's tool calls: each gets a result message
+/// after it (tool_result_text), and the next turn then sends no new user prompt (its new input is
+/// those results), as an agent loop does.
 struct Turn {
-  std::string user;
+  std::string user;  // "" when this turn continued after tool results
   std::string assistant;
+  std::vector<ToolCall> tool_calls = {};
+  std::string response_id = {};  // Responses API: the response's id (--conversation-state server)
 };
+
+/// The result an agent session sends back for a tool call: a small JSON object naming the tool,
+/// deterministic for the call.
+std::string tool_result_text(const ToolCall& call);
+/// The id a tool call is answered with: its own, else one made from its position.
+std::string tool_call_id(const ToolCall& call, std::size_t turn, std::size_t position);
+/// True when the last turn ended in tool calls: the next request's new input is their results.
+inline bool continues_tool_calls(const std::vector<Turn>& history) {
+  return !history.empty() && !history.back().tool_calls.empty();
+}
 
 /// Contract: build() is deterministic for (config, item, history). The config is read when the
 /// builder is made (the body template): it must not change while the builder is in use.

@@ -62,6 +62,11 @@ class RequestTracker final : public ResponseObserver {
   const ServerTokens& server_tokens() const { return server_tokens_; }
   /// The generated reasoning text (only with capture_text): counted, never resent.
   const std::string& reasoning_text() const { return reasoning_text_; }
+  /// The tool calls returned, in the order they began (only with capture_text): a streamed call's
+  /// pieces joined by their index.
+  const std::vector<ToolCall>& tool_calls() const { return tool_calls_; }
+  /// Responses API: the response's id (only with capture_text; "" when none came).
+  const std::string& response_id() const { return response_id_; }
   /// The output events with each one's tokens counted from its own text by `count` (only with
   /// capture_text; an event with text counts at least 1): the weights of a token-weighted ITL
   /// when the server sent no per-event usage. Without captured text, chunks() as they are.
@@ -73,6 +78,7 @@ class RequestTracker final : public ResponseObserver {
   void on_event(TimePoint t, SseEvent&& ev);
   void fail(analysis::ErrorClass cls, std::string message);
   void add_server_tokens(ServerTokens&& t);
+  void add_tool_call_pieces(std::vector<ToolCallPiece>&& pieces);
 
   analysis::RequestRecord record_;
   TimePoint run_start_;
@@ -97,6 +103,9 @@ class RequestTracker final : public ResponseObserver {
   bool whole_reasoning_ = false;             // a non-streamed response carried reasoning text
   ServerTokens server_tokens_;
   bool server_tokens_broken_ = false;
+  std::vector<ToolCall> tool_calls_;
+  std::vector<std::int64_t> tool_call_index_;  // each call's index in the stream (its pieces')
+  std::string response_id_;
   // Where each output event's text ends in output_text_ and reasoning_text_ (with capture_text).
   struct TextEnd {
     std::size_t text;

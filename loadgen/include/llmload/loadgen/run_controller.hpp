@@ -19,6 +19,7 @@
 #include "llmload/loadgen/record_store.hpp"
 #include "llmload/loadgen/request_builder.hpp"
 #include "llmload/loadgen/request_tracker.hpp"
+#include "llmload/loadgen/structured_request.hpp"
 #include "llmload/loadgen/transport.hpp"
 
 namespace llmload::tokenizer {
@@ -118,6 +119,9 @@ class RunController {
   // --save-outputs).
   void note_grading(analysis::RequestRecord& rec, const WorkItem& item) const;
   void grade_and_keep_output(analysis::RequestRecord& rec, const RequestTracker& tracker, std::int64_t ordinal) const;
+  /// Tool calls and structured output: the verdict and the calls returned, into the record.
+  void judge_structured_output(analysis::RequestRecord& rec, const RequestTracker& tracker,
+                               const StructuredSpec& spec) const;
   // The window as the pacer and the run's bounds give it, before any auto warmup.
   analysis::Window planned_window() const;
   // --warmup auto, once finished(): detects the steady state, relabels the records before it and
@@ -131,6 +135,7 @@ class RunController {
   Transport& transport_;
   const RequestBuilder& builder_;
   std::optional<ModelMix> models_;  // --model a,b,c: each request's model
+  std::optional<StructuredMix> structured_;  // --tools/--json-schema: which requests carry them
   const Secrets secrets_;  // a server may echo them back in an error
   TimePoint start_{};
   bool interrupted_ = false;
@@ -163,9 +168,8 @@ class RunController {
 
   // Multi-turn sessions in progress: their completed turns (dropped after the last turn).
   struct SessionTurn {
-    std::string user;
-    std::string assistant;
-    std::int64_t user_tokens = 0;
+    Turn turn;
+    std::int64_t user_tokens = 0;  // the new input's tokens (a prompt, or tool results)
     std::int64_t assistant_tokens = 0;
   };
   struct Conversation {

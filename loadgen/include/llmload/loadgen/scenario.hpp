@@ -14,6 +14,7 @@
 #include "llmload/loadgen/probe_config.hpp"
 #include "llmload/loadgen/shard.hpp"
 #include "llmload/loadgen/stream_decoder.hpp"
+#include "llmload/loadgen/structured_request.hpp"
 #include "llmload/loadgen/workload.hpp"
 
 namespace llmload {
@@ -130,6 +131,14 @@ struct ScenarioConfig {
   /// Sessions start as requests would (rate or concurrency); 1 turn = no sessions.
   std::int64_t turns = 1;
   Nanos think_time{0};
+
+  /// --conversation-state: how a session's later turns carry the conversation: "history" (the
+  /// whole conversation resent, default) or "server" (Responses API: previous_response_id and the
+  /// new input only).
+  std::string conversation_state = "history";
+  /// Tool calls and structured output (--tools, --tool-choice, --tool-ratio, --json-schema,
+  /// --structured-output-ratio; docs/workloads.md).
+  StructuredConfig structured;
 
   /// Backend: openai-completions, openai-chat or sglang (native /generate).
   std::string backend = "openai-completions";

@@ -45,6 +45,25 @@ struct ServerTokens {
 };
 const char* to_string(ServerTokens::From from);  // "token_ids", "logprobs", "none"
 
+/// A tool call the model returned (issue 19): its id (chat and Responses call_id, Anthropic
+/// tool_use id; "" when the server gave none), the tool's name and its arguments as JSON text
+/// (Anthropic's non-streamed `input` object is dumped).
+struct ToolCall {
+  std::string id;
+  std::string name;
+  std::string arguments;
+};
+
+/// A piece of a streamed tool call: the call it belongs to (chat `index`, Responses
+/// `output_index`, Anthropic content block `index`), and what this event adds: its id and name
+/// (the call's first event) and argument text.
+struct ToolCallPiece {
+  std::int64_t index = 0;
+  std::string id;
+  std::string name;
+  std::string arguments;
+};
+
 /// What one SSE event means for the request.
 struct StreamUpdate {
   enum class Kind {
@@ -65,6 +84,8 @@ struct StreamUpdate {
   std::string text;                   // generated text of this event (only when capturing text)
   std::string reasoning_text;         // its reasoning text (chat's reasoning_content / reasoning)
   ServerTokens server_tokens;         // the server's tokens of this event (only when capturing text)
+  std::vector<ToolCallPiece> tool_calls;  // tool-call pieces of this event (only when capturing text)
+  std::string response_id;            // Responses API: the response's id (response.created; when capturing text)
   std::string message;                // for kError/kMalformed: what was wrong
 };
 
@@ -104,6 +125,8 @@ struct WholeResponse {
   std::string text;     // the generated text (first choice)
   std::string reasoning_text;  // its reasoning text (chat's reasoning_content / reasoning)
   ServerTokens server_tokens;  // the server's tokens of the text, when it returned them
+  std::vector<ToolCall> tool_calls;  // the tool calls returned (first choice), in order
+  std::string response_id;     // Responses API: the response's id
   std::string message;  // when !ok: what was wrong
 };
 WholeResponse decode_whole_response(std::string_view body, ApiKind api);

@@ -33,6 +33,8 @@ struct TokenModel {
   std::string words_text(std::int64_t words, std::uint64_t seed) const;
 };
 
+struct StructuredSpec;  // structured_request.hpp
+
 /// One message of a chat conversation given by a dataset row (custom JSONL "messages").
 struct ChatMessage {
   std::string role;  // "system", "user", "assistant", ...
@@ -54,6 +56,9 @@ struct WorkItem {
   std::string reference;
   std::string grader;
   std::string subset;  // the row's subset, e.g. an MMLU subject ("" none)
+  /// Tool calls and structured output (issue 19): the tools and response schema the request
+  /// carries (a dataset row's own, or --tools/--json-schema by their ratios); nullptr: text only.
+  std::shared_ptr<const StructuredSpec> structured;
 };
 
 /// Where request contents come from and how their lengths are drawn.

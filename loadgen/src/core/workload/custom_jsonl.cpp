@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "llmload/loadgen/config_error.hpp"
+#include "llmload/loadgen/structured_request.hpp"
 #include "llmload/loadgen/workload/graded.hpp"
 #include "llmload/loadgen/workload/sources.hpp"
 #include "text_util.hpp"
@@ -22,7 +23,8 @@ using json = nlohmann::json;
 constexpr std::string_view kLineForm =
     "each line must be one JSON object like {\"prompt\": \"text\", \"output_tokens\": 128, \"timestamp\": 0.5} "
     "(output_tokens and timestamp optional; \"messages\": [{\"role\": \"user\", \"content\": \"text\"}] in place "
-    "of \"prompt\"; graded rows add \"reference\", \"grader\" and \"subset\")";
+    "of \"prompt\"; graded rows add \"reference\", \"grader\" and \"subset\"; tool-call and structured-output "
+    "rows add \"tools\", \"tool_choice\" and \"response_format\")";
 
 struct CustomLine {
   std::string prompt;
@@ -33,6 +35,7 @@ struct CustomLine {
   std::int64_t output_tokens = 0;
   std::optional<double> timestamp;  // seconds
   std::int64_t line = 0;
+  std::shared_ptr<const StructuredSpec> structured;  // the row's tools / response format
 };
 
 class CustomWorkload final : public Workload {
@@ -132,6 +135,26 @@ void read_custom_grading(const json& j, const std::string& where, CustomLine& c,
   }
 }
 
+// "tools" (with an optional "tool_choice", default required) and "response_format" (an OpenAI
+// response_format or a bare JSON Schema): the row's own tool-call or structured-output request.
+void read_custom_structured(const json& j, const std::string& where, CustomLine& c) {
+  const auto tools = j.find("tools");
+  const auto format = j.find("response_format");
+  if (tools == j.end() && format == j.end()) {
+    if (j.contains("tool_choice")) throw ConfigError(fmt::format("{}: \"tool_choice\" without \"tools\"", where));
+    return;
+  }
+  auto spec = std::make_shared<StructuredSpec>();
+  if (tools != j.end()) {
+    spec->tools = parse_tools(*tools, where + ": \"tools\"");
+    if (const auto choice = j.find("tool_choice"); choice != j.end()) {
+      spec->tool_choice = parse_tool_choice(*choice, spec->tools, where + ": \"tool_choice\"");
+    }
+  }
+  if (format != j.end()) parse_response_format(*format, *spec, where + ": \"response_format\"");
+  if (spec->has_tools() || spec->has_format()) c.structured = std::move(spec);
+}
+
 // One line's object → CustomLine; `where` is "file:line" for the errors.
 CustomLine parse_custom_line(std::string_view text, const std::string& where, std::int64_t default_output,
                              std::set<std::string>& checked_graders) {
@@ -142,6 +165,7 @@ CustomLine parse_custom_line(std::string_view text, const std::string& where, st
   CustomLine c;
   read_custom_prompt(j, where, c);
   read_custom_grading(j, where, c, checked_graders);
+  read_custom_structured(j, where, c);
   c.output_tokens = default_output;
   if (const auto out = j.find("output_tokens"); out != j.end()) {
     if (!out->is_number_integer() || out->get<std::int64_t>() < 1 || out->get<std::int64_t>() > kMaxLength) {
@@ -228,6 +252,7 @@ WorkItem custom_item(const CustomLine& c, const TokenModel& tokens) {
   w.reference = c.reference;
   w.grader = c.grader;
   w.subset = c.subset;
+  w.structured = c.structured;
   return w;
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// The subset of JSON Schema the "json" grader checks (internal header; docs/metrics.md,
+// The subset of JSON Schema the "json" grader and the structured-output check use (docs/metrics.md,
 // "Accuracy"): type (a name or an array of names; "integer" is a number with no fractional part),
 // properties, required, additionalProperties (bool or schema), items (a schema, or an array of
 // schemas checked position by position), enum, const, minimum, maximum, exclusiveMinimum,
