@@ -48,9 +48,9 @@ double CostModel::gmax(double a, double b) const {
 
 double CostModel::seconds(const StepCost& cost) const {
   if (cost.tokens <= 0) return 0;
-  const double memory = (weight_bytes_ + cost.kv_bytes) / bandwidth_;
+  const double memory = (weight_bytes_ + cost.lora_bytes + cost.kv_bytes) / bandwidth_;
   const double compute = cost.linear_flops / flops_;
-  return fixed_seconds_ + gmax(memory, compute) + cost.attention_flops / flops_;
+  return fixed_seconds_ + gmax(memory, compute) + cost.attention_flops / flops_ + cost.lora_load_seconds;
 }
 
 double CostModel::linear_seconds(std::int64_t tokens) const {

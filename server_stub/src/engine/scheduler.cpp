@@ -132,7 +132,10 @@ struct Scheduler::Request {
 };
 
 Scheduler::Scheduler(SchedulerConfig config, CostModel cost_model)
-    : config_(config), cost_model_(std::move(cost_model)), pool_(std::make_unique<BlockPool>(config.num_blocks)) {
+    : config_(config),
+      cost_model_(std::move(cost_model)),
+      pool_(std::make_unique<BlockPool>(config.num_blocks)),
+      lora_cache_(config.lora) {
   if (config_.block_size < 1 || config_.num_blocks < 1 || config_.max_num_seqs < 1 ||
       config_.max_num_batched_tokens < 1) {
     throw std::invalid_argument("scheduler: block_size, num_blocks, max_num_seqs and max_num_batched_tokens must be >= 1");
@@ -144,6 +147,10 @@ Scheduler::~Scheduler() = default;
 void Scheduler::add(const EngineRequest& request, std::shared_ptr<OutputDecider> output) {
   if (request.prompt_tokens < 1 || request.max_tokens < 1) {
     throw std::invalid_argument("scheduler: a request needs prompt_tokens >= 1 and max_tokens >= 1");
+  }
+  if (request.lora < 0 || (request.lora > 0 && !config_.lora.enabled())) {
+    throw std::invalid_argument("scheduler: request " + std::to_string(request.id) + " names LoRA adapter " +
+                                std::to_string(request.lora) + " but the engine serves no adapters");
   }
   const std::int64_t need_blocks =
       (request.prompt_tokens + request.max_tokens + config_.block_size - 1) / config_.block_size;
@@ -181,6 +188,17 @@ SchedulerStats Scheduler::stats() const {
   s.used_blocks = pool_->used();
   s.num_blocks = config_.num_blocks;
   s.preemptions_total = preemptions_total_;
+  if (config_.lora.enabled()) {
+    auto collect = [](auto begin, auto end, std::vector<std::int32_t>& out) {
+      for (auto it = begin; it != end; ++it) {
+        if ((*it)->spec.lora != 0) out.push_back((*it)->spec.lora);
+      }
+      std::sort(out.begin(), out.end());
+      out.erase(std::unique(out.begin(), out.end()), out.end());
+    };
+    collect(running_.begin(), running_.end(), s.running_loras);
+    collect(waiting_.begin(), waiting_.end(), s.waiting_loras);
+  }
   return s;
 }
 
@@ -221,27 +239,30 @@ void Scheduler::note_scheduled(Request& r, Step& step) {
   step.events.push_back(StepEvent{StepEvent::Kind::kScheduled, r.spec.id, 0, false, r.cached_tokens});
 }
 
-Step Scheduler::step() {
-  Step step;
-  std::int64_t budget = config_.max_num_batched_tokens;
-  std::vector<Request*> planned;  // in planning order; entries with planned == 0 were preempted
-
-  auto plan = [&](Request& r, std::int64_t n, bool decode) {
+/// The step being planned: what is left of the token budget and who gets tokens, in order
+/// (entries whose planned count is back to 0 were preempted after they were planned).
+struct Scheduler::Plan {
+  std::int64_t budget = 0;
+  std::vector<Request*> planned;
+  void add(Request& r, std::int64_t n, bool decode) {
     r.planned = n;
     r.planned_decode = decode;
     budget -= n;
     planned.push_back(&r);
-  };
+  }
+};
+
+void Scheduler::plan_running(Plan& plan, Step& step) {
   // Preempts the most recently admitted running request; gives back its planned budget.
   auto preempt_last = [&]() -> Request* {
     Request* victim = running_.back();
-    budget += victim->planned;
+    plan.budget += victim->planned;
     preempt(*victim, step);
     return victim;
   };
 
   // 1. One decode token for every running request that has its whole context computed.
-  for (std::size_t i = 0; i < running_.size() && budget > 0; ++i) {
+  for (std::size_t i = 0; i < running_.size() && plan.budget > 0; ++i) {
     Request* r = running_[i];
     if (r->target() - r->computed != 1) continue;
     bool preempted_self = false;
@@ -252,15 +273,15 @@ Step Scheduler::step() {
       }
     }
     if (preempted_self) break;  // r was the last running request
-    plan(*r, 1, /*decode=*/true);
+    plan.add(*r, 1, /*decode=*/true);
   }
 
   // 2. The rest of the budget: running requests still prefilling (chunked prefill).
-  for (std::size_t i = 0; i < running_.size() && budget > 0; ++i) {
+  for (std::size_t i = 0; i < running_.size() && plan.budget > 0; ++i) {
     Request* r = running_[i];
     const std::int64_t remaining = r->target() - r->computed;
     if (remaining <= 1) continue;
-    std::int64_t n = std::min(remaining, budget);
+    std::int64_t n = std::min(remaining, plan.budget);
     bool preempted_self = false;
     while (!allocate_to(*r, r->computed + n)) {
       // Take what the free blocks hold; preempt only when not even one token fits.
@@ -276,13 +297,35 @@ Step Scheduler::step() {
       }
     }
     if (preempted_self) break;
-    plan(*r, n, /*decode=*/false);
+    plan.add(*r, n, /*decode=*/false);
   }
+}
 
-  // 3. Admit waiting requests in FCFS order, unless this step had to preempt.
-  while (step.preemptions == 0 && !waiting_.empty() && budget > 0 &&
-         static_cast<std::int64_t>(running_.size()) < config_.max_num_seqs) {
-    Request* r = waiting_.front();
+bool Scheduler::lora_admissible(const Request& r, const std::vector<std::int32_t>& batch_loras) const {
+  if (r.spec.lora == 0) return true;
+  if (std::find(batch_loras.begin(), batch_loras.end(), r.spec.lora) != batch_loras.end()) return true;
+  return static_cast<std::int64_t>(batch_loras.size()) < config_.lora.max_loras;
+}
+
+void Scheduler::admit_waiting(Plan& plan, Step& step) {
+  // 3. Admit waiting requests in FCFS order, unless this step had to preempt. A request whose
+  // adapter cannot join the batch (max_loras) is skipped and keeps its place.
+  if (step.preemptions != 0) return;
+  std::vector<std::int32_t> batch_loras;
+  if (config_.lora.enabled()) {
+    for (const Request* r : running_) {
+      if (r->spec.lora != 0 && std::find(batch_loras.begin(), batch_loras.end(), r->spec.lora) == batch_loras.end()) {
+        batch_loras.push_back(r->spec.lora);
+      }
+    }
+  }
+  std::size_t i = 0;
+  while (i < waiting_.size() && plan.budget > 0 && static_cast<std::int64_t>(running_.size()) < config_.max_num_seqs) {
+    Request* r = waiting_[i];
+    if (!lora_admissible(*r, batch_loras)) {
+      ++i;
+      continue;
+    }
     std::int64_t hits = 0;
     std::int64_t evictable_hits = 0;
     if (config_.enable_prefix_caching && r->blocks.empty() && !r->spec.block_hashes.empty()) {
@@ -290,10 +333,10 @@ Step Scheduler::step() {
     }
     // At least one token is computed, as in vLLM: the last one's logits are needed.
     const std::int64_t computed = std::min(hits * config_.block_size, r->target() - 1);
-    const std::int64_t n = std::min(r->target() - computed, budget);
+    const std::int64_t n = std::min(r->target() - computed, plan.budget);
     const std::int64_t need_blocks = (computed + n + config_.block_size - 1) / config_.block_size - hits;
     if (need_blocks > pool_->available() - evictable_hits) break;  // the head waits; FCFS
-    waiting_.pop_front();
+    waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(i));
     if (config_.enable_prefix_caching) {
       step.prefix_queried_tokens += r->spec.prompt_tokens;
       step.prefix_hit_tokens += computed;
@@ -307,14 +350,40 @@ Step Scheduler::step() {
     if (!r->scheduled_once) r->cached_tokens = computed;
     allocate_to(*r, computed + n);  // checked above
     running_.push_back(r);
+    if (r->spec.lora != 0 && std::find(batch_loras.begin(), batch_loras.end(), r->spec.lora) == batch_loras.end()) {
+      batch_loras.push_back(r->spec.lora);
+    }
     note_scheduled(*r, step);
-    plan(*r, n, /*decode=*/false);
+    plan.add(*r, n, /*decode=*/false);
   }
+}
+
+void Scheduler::load_loras(const std::vector<Request*>& planned, Step& step) {
+  if (!config_.lora.enabled()) return;
+  std::vector<std::int32_t> active;
+  std::int64_t lora_tokens = 0;
+  for (const Request* r : planned) {
+    if (r->planned == 0 || r->spec.lora == 0) continue;
+    lora_tokens += r->planned;
+    if (std::find(active.begin(), active.end(), r->spec.lora) == active.end()) active.push_back(r->spec.lora);
+  }
+  if (active.empty()) return;
+  step.lora_loads = lora_cache_.activate(active);
+  charge_lora(config_.lora, step.cost, step.lora_loads, active.size(), lora_tokens);
+}
+
+Step Scheduler::step() {
+  Step step;
+  Plan plan;
+  plan.budget = config_.max_num_batched_tokens;
+  plan_running(plan, step);
+  admit_waiting(plan, step);
+  load_loras(plan.planned, step);
 
   // Apply the plan: KV computed, blocks registered in the prefix cache, tokens emitted.
   std::vector<Request*> finished;
-  step.batch = std::count_if(planned.begin(), planned.end(), [](const Request* r) { return r->planned > 0; });
-  for (Request* r : planned) {
+  step.batch = std::count_if(plan.planned.begin(), plan.planned.end(), [](const Request* r) { return r->planned > 0; });
+  for (Request* r : plan.planned) {
     if (r->planned == 0) continue;  // preempted after it was planned
     const std::int64_t n = r->planned;
     r->planned = 0;

@@ -65,7 +65,7 @@ SimResult simulate(const SchedulerConfig& config, const CostModel& cost, const s
     const SchedulerStats stats = scheduler.stats();
     result.steps.push_back(
         SimStep{start, step.cost.predicted_seconds, step.cost, step.running, step.waiting, step.preemptions,
-                stats.kv_cache_usage()});
+                stats.kv_cache_usage(), step.lora_loads});
     result.preemptions_total += step.preemptions;
     result.prefix_hit_tokens += step.prefix_hit_tokens;
     result.prefix_queried_tokens += step.prefix_queried_tokens;

@@ -1,10 +1,13 @@
 #pragma once
 // The roofline step-time model of the engine simulator (docs/server.md, "Engine model"):
 //
-//   t_step = t_fixed + gmax( (W + KV) / (eta_bw x BW),  2 N T / (eta_f x F) ) + A / (eta_f x F)
+//   t_step = t_fixed + gmax( (W + L + KV) / (eta_bw x BW),  2 N T / (eta_f x F) ) + A / (eta_f x F)
+//            + t_lora_loads
 //
-// W weight bytes, KV the KV-cache bytes attention reads in the step, N parameters, T tokens in
-// the step, A the causal-attention flops, BW and F the devices' memory bandwidth and peak math
+// W weight bytes, L the LoRA adapter bytes the step reads, KV the KV-cache bytes attention reads
+// in the step, N parameters, T tokens in the step (the linear flops also hold the adapters'
+// 2 x adapter parameters per adapter token), A the causal-attention flops, t_lora_loads the time
+// the step spent loading adapters (engine/lora_cache.hpp), BW and F the devices' memory bandwidth and peak math
 // rate. gmax(a, b) = (a^p + b^p)^(1/p), a generalized maximum; p = roofline_sharpness (0: plain
 // max, the textbook roofline). A smooth knee matches measured GPUs far better than max() near the
 // point where compute and memory balance (calibration in docs/server.md).

@@ -16,6 +16,13 @@
 //   a block whose request finished stays cached (evictable, LRU) until its memory is needed; a
 //   new request starts after its longest cached prefix (at least one token is always computed).
 //
+// - LoRA (config.lora, engine/lora_cache.hpp): a waiting request of adapter A is admitted only
+//   when A already has requests running or fewer than max_loras distinct adapters run; else it
+//   is skipped (it keeps its place) and the requests behind it may go, as vLLM V1 does. Base
+//   model requests are never held back. A step whose batch uses an adapter that is not in a GPU
+//   slot pays its load (StepCost::lora_load_seconds): the whole batch waits for it, as vLLM's
+//   worker loads adapters before it runs the model.
+//
 // - A request generates max_tokens tokens unless its OutputDecider (the output model,
 //   output_sequence.hpp) ends it earlier (EOS); the decider is told the batch each token came from.
 //
@@ -31,6 +38,7 @@
 #include <vector>
 
 #include "llmload/server/engine/cost_model.hpp"
+#include "llmload/server/engine/lora_cache.hpp"
 #include "llmload/server/engine/step_cost.hpp"
 
 namespace llmload::server {
@@ -41,6 +49,7 @@ struct SchedulerConfig {
   std::int64_t block_size = 16;
   std::int64_t num_blocks = 1024;
   bool enable_prefix_caching = true;
+  EngineLoraConfig lora{};  ///< max_loras 0: no adapters
 };
 
 struct EngineRequest {
@@ -49,6 +58,8 @@ struct EngineRequest {
   std::int64_t max_tokens = 1;     ///< >= 1; the request generates exactly this many
   /// Chained hashes of the prompt's full blocks (prompt_block_hashes()); empty: nothing cacheable.
   std::vector<std::uint64_t> block_hashes;
+  /// The LoRA adapter (1-based id, engine/lora_cache.hpp) the request runs with; 0: the base model.
+  std::int32_t lora = 0;
 };
 
 /// Decides, token by token, what a request generates and where it ends: the scheduler calls it
@@ -90,6 +101,7 @@ struct Step {
   std::int64_t prefix_hit_tokens = 0;      ///< ... and found cached
   std::int64_t prompt_tokens_computed = 0; ///< first-time prompt tokens finished (vllm:prompt_tokens_total)
   std::int64_t batch = 0;  ///< sequences that computed tokens in the step (the running batch)
+  std::vector<LoraLoad> lora_loads;  ///< adapters loaded into GPU slots before the step ran
 };
 
 struct SchedulerStats {
@@ -98,6 +110,9 @@ struct SchedulerStats {
   std::int64_t used_blocks = 0;  ///< held by requests (cached blocks nobody holds count as free)
   std::int64_t num_blocks = 0;
   std::int64_t preemptions_total = 0;
+  /// With LoRA on: the adapters (ids, ascending) that have running requests, and waiting ones.
+  std::vector<std::int32_t> running_loras;
+  std::vector<std::int32_t> waiting_loras;
   double kv_cache_usage() const {
     return num_blocks > 0 ? static_cast<double>(used_blocks) / static_cast<double>(num_blocks) : 0.0;
   }
@@ -130,7 +145,11 @@ class Scheduler {
   bool allocate_to(Request& r, std::int64_t tokens_after);
   void free_blocks(Request& r);
   void preempt(Request& victim, Step& step);
-  void run(Request& r, std::int64_t n, bool decode, Step& step);
+  struct Plan;
+  void plan_running(Plan& plan, Step& step);
+  void admit_waiting(Plan& plan, Step& step);
+  bool lora_admissible(const Request& r, const std::vector<std::int32_t>& batch_loras) const;
+  void load_loras(const std::vector<Request*>& planned, Step& step);
   void note_scheduled(Request& r, Step& step);
 
   SchedulerConfig config_;
@@ -140,6 +159,7 @@ class Scheduler {
   std::deque<Request*> waiting_;
   std::vector<Request*> running_;  ///< in admission order: the back is preempted first
   std::int64_t preemptions_total_ = 0;
+  LoraCache lora_cache_;
 };
 
 }  // namespace llmload::server

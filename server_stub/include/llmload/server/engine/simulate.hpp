@@ -39,6 +39,7 @@ struct SimStep {
   std::int64_t waiting = 0;
   std::int64_t preemptions = 0;
   double kv_cache_usage = 0;
+  std::vector<LoraLoad> lora_loads;  ///< adapters loaded before the step ran
 };
 
 struct SimResult {

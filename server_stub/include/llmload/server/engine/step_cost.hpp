@@ -16,6 +16,8 @@ struct StepCost {
   double kv_bytes = 0;              ///< KV-cache bytes read by attention in the step
   double linear_flops = 0;          ///< 2 x parameters x tokens
   double attention_flops = 0;       ///< causal attention scores and mixing (QK^T, AV)
+  double lora_bytes = 0;            ///< LoRA adapter weights read in the step (each active adapter once)
+  double lora_load_seconds = 0;     ///< loading adapters into GPU slots before the step (lora_cache.hpp)
   double predicted_seconds = 0;     ///< the roofline model's duration (0 when not computed)
 };
 
