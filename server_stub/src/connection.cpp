@@ -52,6 +52,7 @@
 
 #include "llmload/common/duration.hpp"
 #include "llmload/server/engine/scheduler.hpp"
+#include "llmload/server/invalid_output.hpp"
 #include "llmload/server/output_sequence.hpp"
 #include "llmload/server/response_encoder.hpp"
 
@@ -162,6 +163,9 @@ class Connection {
   /// Hands the request to the engine (or starts its fixed timeline). False: the engine's waiting
   /// queue is full (429).
   bool start_generation(Generation& gen, std::uint64_t sequence);
+  /// Counts the request's fault in the metrics and applies the one that changes the request
+  /// itself (invalid-output breaks its structured output; without one it is unaffected).
+  void count_and_apply_fault(const Fault& fault, GenerationJob& job);
   /// Waits until token k may be written. False: the engine failed the request.
   net::awaitable<bool> wait_token(Generation& gen, std::int64_t k);
   void note_token_written(Generation& gen, Clock::time_point at);
@@ -389,7 +393,7 @@ net::awaitable<bool> Connection::answer(RequestParser& parser) {
   if (const auto it = req.find(http::field::authorization); it != req.end()) authorization = beast_view(it->value());
   std::optional<std::string_view> x_api_key;
   if (const auto it = req.find("x-api-key"); it != req.end()) x_api_key = beast_view(it->value());
-  const RouteResult routed =
+  RouteResult routed =
       shared_.router.route(beast_view(req.method_string()), target, req.body(),
                            RequestContext{sequence, arrival_unix_ns / 1000000000, authorization, x_api_key});
   if (const auto* reply = std::get_if<HttpReply>(&routed)) {
@@ -397,7 +401,7 @@ net::awaitable<bool> Connection::answer(RequestParser& parser) {
     const bool keep = co_await write_reply(*reply, req.version(), keep_alive);
     co_return keep;
   }
-  const auto& job = std::get<GenerationJob>(routed);
+  auto& job = std::get<GenerationJob>(routed);
   std::optional<std::string_view> fault_header;
   if (const auto it = req.find(kFaultHeader); it != req.end()) fault_header = beast_view(it->value());
   const FaultInjector::Choice choice = shared_.faults.choose(sequence, fault_header);
@@ -408,6 +412,7 @@ net::awaitable<bool> Connection::answer(RequestParser& parser) {
     const bool keep = co_await write_reply(reply, req.version(), keep_alive);
     co_return keep;
   }
+  count_and_apply_fault(choice.fault, job);
   spdlog::debug("{} {} -> {} stream={} prompt_tokens={} max_tokens={}{}", beast_view(req.method_string()), target, job.id,
                 job.request.stream, job.request.prompt_tokens, job.request.max_tokens,
                 choice.fault.kind == FaultKind::kNone ? "" : " fault=" + format_fault_spec(choice.fault));
@@ -444,6 +449,15 @@ net::awaitable<bool> Connection::answer(RequestParser& parser) {
   }
   finish_generation(gen);
   co_return keep;
+}
+
+void Connection::count_and_apply_fault(const Fault& fault, GenerationJob& job) {
+  if (fault.kind == FaultKind::kNone) return;
+  if (fault.kind == FaultKind::kInvalidOutput) {
+    if (!job.request.structured) return;  // nothing to break: unaffected, not counted
+    job.request.structured = make_invalid_output(*job.request.structured, fault.invalid_output);
+  }
+  shared_.metrics.count_fault(fault_kind_name(fault.kind));
 }
 
 bool Connection::start_generation(Generation& gen, std::uint64_t sequence) {
@@ -535,6 +549,7 @@ RequestOutcome Connection::outcome(const Generation& gen, Clock::time_point last
   o.timing.last_token_s = seconds_between(gen.t0, last);
   o.wrong_answer = gen.output->wrong_answer();
   o.diverged_at = gen.output->diverged_at();
+  if (gen.job.request.structured) o.invalid_output = gen.job.request.structured->invalid;
   return o;
 }
 

@@ -16,7 +16,7 @@ namespace {
 constexpr std::string_view kGrammar =
     "expected KIND[=VALUE][@TOKEN], one of: error[=STATUS] (400..599, default 500), "
     "reset[@TOKEN], stall=DURATION[@TOKEN], malformed[@TOKEN], slow-first-byte=DURATION, "
-    "stream-error[=STATUS][@TOKEN], none; "
+    "stream-error[=STATUS][@TOKEN], invalid-output[=json|schema], none; "
     "TOKEN counts from 0 (default 0), DURATION has a unit (e.g. 500ms, 2s)";
 
 // Fault draws use their own streams, so that they are independent of the jitter and ids drawn
@@ -27,7 +27,8 @@ struct KindInfo {
   std::string_view name;
   FaultKind kind;
 };
-constexpr std::array<KindInfo, 7> kKinds = {{{"none", FaultKind::kNone},
+constexpr std::array<KindInfo, 8> kKinds = {{{"none", FaultKind::kNone},
+                                             {"invalid-output", FaultKind::kInvalidOutput},
                                              {"stream-error", FaultKind::kStreamError},
                                              {"error", FaultKind::kError},
                                              {"reset", FaultKind::kReset},
@@ -157,6 +158,17 @@ Fault parse_fault_spec(std::string_view spec_in) {
       }
       break;
     }
+    case FaultKind::kInvalidOutput:
+      if (value_text) {
+        if (iequals(*value_text, "json")) {
+          fault.invalid_output = InvalidOutputMode::kJson;
+        } else if (iequals(*value_text, "schema")) {
+          fault.invalid_output = InvalidOutputMode::kSchema;
+        } else {
+          fail(spec, "invalid-output takes =json or =schema, not '" + std::string(*value_text) + "'");
+        }
+      }
+      break;
     case FaultKind::kNone:
     case FaultKind::kReset:
     case FaultKind::kMalformed:
@@ -209,6 +221,9 @@ std::string format_fault_spec(const Fault& fault) {
     case FaultKind::kStreamError: out += "=" + std::to_string(fault.status); break;
     case FaultKind::kStall: out += "=" + format_duration_exact(fault.duration); break;
     case FaultKind::kSlowFirstByte: out += "=" + format_duration_exact(fault.duration); break;
+    case FaultKind::kInvalidOutput:
+      out += fault.invalid_output == InvalidOutputMode::kSchema ? "=schema" : "=json";
+      break;
     case FaultKind::kNone:
     case FaultKind::kReset:
     case FaultKind::kMalformed: break;

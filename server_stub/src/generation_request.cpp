@@ -13,6 +13,7 @@
 #include "llmload/server/reasoning.hpp"
 #include "llmload/server/request_fields.hpp"
 #include "llmload/server/token_details.hpp"
+#include "llmload/server/tool_request_fields.hpp"
 
 namespace llmload::server {
 namespace {
@@ -69,6 +70,31 @@ class PromptSeed {
   std::uint64_t hash_ = 0xcbf29ce484222325ULL;
 };
 
+/// The `function.arguments` of an assistant message's `tool_calls` (an earlier turn's calls sent
+/// back), checked: an array of {"function": {"name": string, "arguments": string}}.
+std::vector<std::string_view> tool_call_arguments(const json& message, std::size_t index = 0) {
+  std::vector<std::string_view> out;
+  const auto calls = message.find("tool_calls");
+  if (calls == message.end() || calls->is_null()) return out;
+  if (!calls->is_array()) {
+    throw_bad_request(fmt::format("messages[{}].tool_calls must be an array, got {}", index, type_name(*calls)), "messages");
+  }
+  for (std::size_t j = 0; j < calls->size(); ++j) {
+    const json& call = (*calls)[j];
+    const json* function = call.is_object() ? field(call, "function") : nullptr;
+    const json* name = function != nullptr && function->is_object() ? field(*function, "name") : nullptr;
+    const json* arguments = name != nullptr ? field(*function, "arguments") : nullptr;
+    if (name == nullptr || !name->is_string() || arguments == nullptr || !arguments->is_string()) {
+      throw_bad_request(fmt::format("messages[{}].tool_calls[{}] must be {{\"function\": {{\"name\": string, "
+                                    "\"arguments\": string}}}}",
+                                    index, j),
+                        "messages");
+    }
+    out.push_back(arguments->get_ref<const std::string&>());
+  }
+  return out;
+}
+
 /// Chat: every message's role and text parts (message_texts() has validated the shape).
 std::uint64_t chat_output_seed(const json& messages, std::optional<std::int64_t> request_seed) {
   PromptSeed seed;
@@ -82,6 +108,7 @@ std::uint64_t chat_output_seed(const json& messages, std::optional<std::int64_t>
     } else {
       for (const json& part : *content) seed.add(part.at("text").get_ref<const std::string&>());
     }
+    for (std::string_view arguments : tool_call_arguments(m)) seed.add(arguments);
   }
   return seed.value(request_seed);
 }
@@ -293,6 +320,7 @@ std::vector<std::string_view> message_texts(const json& messages) {
     if (role == m.end() || !role->is_string()) {
       throw_bad_request(fmt::format("messages[{}].role must be a string", i), "messages");
     }
+    for (std::string_view arguments : tool_call_arguments(m, i)) texts.push_back(arguments);
     auto content = m.find("content");
     if (content == m.end() || content->is_null()) continue;
     if (content->is_string()) {
@@ -357,6 +385,7 @@ GenerationRequest parse_completion_request(const json& body, const ServerConfig&
   const json& first = prompt->is_array() ? prompt->front() : *prompt;
   set_text_prompt_output(req, first.is_string() ? &first.get_ref<const std::string&>() : nullptr, request_seed,
                          config);
+  req.structured = chat_structured_output(body, req.output_seed, /*chat=*/false);
   return req;
 }
 
@@ -390,6 +419,7 @@ GenerationRequest parse_chat_request(const json& body, const ServerConfig& confi
   req.output_seed = chat_output_seed(*messages, request_seed);
   if (config.output.answers) set_question(req, last_user_text(*messages), config);
   req.reasoning_tokens = chat_reasoning_tokens(body, config.reasoning.tokens);
+  req.structured = chat_structured_output(body, req.output_seed, /*chat=*/true);
   return req;
 }
 

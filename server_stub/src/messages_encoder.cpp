@@ -5,7 +5,9 @@
 //          thinking token is a content_block_delta {"type":"thinking_delta"}; the block ends with a
 //          signature_delta and content_block_stop (with token R, or after the last when A = 0)
 //   A > 0: token R opens the text block (index 0, or 1 after thinking); text_delta per token;
-//          content_block_stop after the last
+//          content_block_stop after the last. A tool call (GenerationRequest::structured) is a
+//          tool_use block instead: content_block_start {"type":"tool_use","id":"toolu_…","name",
+//          "input":{}}, one input_json_delta {"partial_json"} per token; stop_reason "tool_use"
 //   last:  message_delta {"delta":{"stop_reason":"end_turn"|"max_tokens","stop_sequence":null},
 //          "usage":{..},"llmload":{..}}, message_stop
 // Usage as Anthropic counts it: input_tokens are the prompt tokens not read from the prefix cache,
@@ -19,11 +21,13 @@
 #include "llmload/server/json.hpp"
 #include "llmload/server/response_encoder.hpp"
 #include "llmload/server/rng.hpp"
+#include "llmload/server/structured_output.hpp"
 
 namespace llmload::server {
 namespace {
 
 constexpr std::uint64_t kSignatureSalt = 0x7369676e61747572ULL;  // "signatur"
+constexpr std::uint64_t kToolUseIdSalt = 0x746f6f6c752d6964ULL;  // "toolu-id"
 
 class MessagesEncoder final : public ApiEncoder {
  public:
@@ -34,7 +38,14 @@ class MessagesEncoder final : public ApiEncoder {
         thinking_on_(job.request.reasoning_tokens > 0),
         output_(std::move(output)),
         reasoning_(output_->reasoning_tokens()),
-        signature_(signature(job.request.output_seed)) {}
+        signature_(signature(job.request.output_seed)) {
+    const auto& structured = job.request.structured;
+    if (structured && structured->kind == StructuredKind::kToolCall) {
+      tool_use_ = true;
+      tool_name_ = structured->tool_name;
+      tool_use_id_ = "toolu_" + tool_call_id_suffix(job.seed ^ kToolUseIdSalt, job.id, 0);
+    }
+  }
 
   void append_start_events(std::string& out, Framing framing) const override {
     ojson start;
@@ -65,17 +76,29 @@ class MessagesEncoder final : public ApiEncoder {
     const int index = reasoning_ > 0 ? 1 : 0;
     if (k == reasoning_) {
       if (reasoning_ > 0) append_thinking_end(out, framing);
-      append_sse_named_event(out, "content_block_start",
-                             fmt::format(R"({{"type":"content_block_start","index":{},"content_block":{{"type":"text","text":""}}}})",
-                                         index),
-                             framing);
+      append_sse_named_event(out, "content_block_start", block_start(index), framing);
     }
-    append_delta(out, framing, index, "text_delta", "text", k);
+    if (tool_use_) {
+      append_delta(out, framing, index, "input_json_delta", "partial_json", k);
+    } else {
+      append_delta(out, framing, index, "text_delta", "text", k);
+    }
     if (last) {
       append_sse_named_event(out, "content_block_stop",
                              fmt::format(R"({{"type":"content_block_stop","index":{}}})", index), framing);
       append_message_end(out, framing, n, outcome);
     }
+  }
+
+  std::string block_start(int index) const {
+    std::string payload = fmt::format(R"({{"type":"content_block_start","index":{},"content_block":)", index);
+    if (!tool_use_) return payload + R"({"type":"text","text":""}})";
+    ojson block;
+    block["type"] = "tool_use";
+    block["id"] = tool_use_id_;
+    block["name"] = tool_name_;
+    block["input"] = ojson::object();
+    return payload + dump(block) + "}";
   }
 
   void append_error_event(std::string& out, const ApiError& error, Framing framing,
@@ -126,7 +149,17 @@ class MessagesEncoder final : public ApiEncoder {
     append_sse_named_event(out, "message_stop", R"({"type":"message_stop"})", framing);
   }
 
-  std::string_view stop_reason() const { return output_->stopped() ? "end_turn" : "max_tokens"; }
+  std::string_view stop_reason() const {
+    if (!output_->stopped()) return "max_tokens";
+    return tool_use_ ? "tool_use" : "end_turn";
+  }
+
+  /// A tool_use block's input: the arguments parsed; {} when max_tokens (or the invalid-output
+  /// fault) left them unparseable, since `input` must be an object.
+  static ojson tool_input(const std::string& arguments) {
+    ojson input = ojson::parse(arguments, nullptr, /*allow_exceptions=*/false);
+    return input.is_object() ? input : ojson::object();
+  }
 
   ojson usage(std::int64_t n, const RequestOutcome* outcome) const {
     const std::int64_t cached = outcome != nullptr ? outcome->cached_tokens : 0;
@@ -156,7 +189,16 @@ class MessagesEncoder final : public ApiEncoder {
     if (done && n > reasoning_) {
       std::string text;
       output_->append_text(text, reasoning_, n);
-      content.push_back({{"type", "text"}, {"text", std::move(text)}});
+      if (tool_use_) {
+        ojson block;
+        block["type"] = "tool_use";
+        block["id"] = tool_use_id_;
+        block["name"] = tool_name_;
+        block["input"] = tool_input(text);
+        content.push_back(std::move(block));
+      } else {
+        content.push_back({{"type", "text"}, {"text", std::move(text)}});
+      }
     }
     m["content"] = std::move(content);
     m["stop_reason"] = done ? ojson(stop_reason()) : ojson(nullptr);
@@ -180,6 +222,9 @@ class MessagesEncoder final : public ApiEncoder {
   std::shared_ptr<const OutputSequence> output_;
   std::int64_t reasoning_;
   std::string signature_;
+  bool tool_use_ = false;  ///< the answer block is a tool_use (its tokens the input's JSON)
+  std::string tool_name_;
+  std::string tool_use_id_;  ///< "toolu_…"
 };
 
 }  // namespace

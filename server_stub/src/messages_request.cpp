@@ -8,6 +8,7 @@
 #include "llmload/server/json.hpp"
 #include "llmload/server/reasoning.hpp"
 #include "llmload/server/request_fields.hpp"
+#include "llmload/server/tool_request_fields.hpp"
 
 namespace llmload::server {
 namespace {
@@ -18,8 +19,44 @@ using nlohmann::json;
   throw_bad_request(std::move(message), param != nullptr ? std::optional<std::string>(param) : std::nullopt);
 }
 
+/// An agent turn's block as prompt text parts: a tool_use block (an earlier call sent back: its
+/// input as JSON text) or a tool_result block (its content: a string or text blocks).
+void add_tool_block(const json& block, const std::string& t, const std::string& where, const char* param,
+                    json& parts) {
+  auto required_string = [&](const char* name) {
+    const json* v = field(block, name);
+    if (v == nullptr || !v->is_string()) invalid(fmt::format("{}.{}: Field required (a string)", where, name), param);
+  };
+  if (t == "tool_use") {
+    required_string("id");
+    required_string("name");
+    const json* input = field(block, "input");
+    if (input == nullptr || !input->is_object()) invalid(fmt::format("{}.input: Input should be a valid dictionary", where), param);
+    parts.push_back({{"type", "text"}, {"text", input->dump()}});
+    return;
+  }
+  required_string("tool_use_id");
+  const json* content = field(block, "content");
+  if (content == nullptr) return;
+  if (content->is_string()) {
+    parts.push_back({{"type", "text"}, {"text", *content}});
+    return;
+  }
+  if (!content->is_array()) invalid(fmt::format("{}.content: Input should be a valid string or list", where), param);
+  for (std::size_t j = 0; j < content->size(); ++j) {
+    const json& inner = (*content)[j];
+    const json* type = inner.is_object() ? field(inner, "type") : nullptr;
+    const json* text = inner.is_object() ? field(inner, "text") : nullptr;
+    if (type == nullptr || *type != "text" || text == nullptr || !text->is_string()) {
+      invalid(fmt::format("{}.content.{}: only text blocks are supported by the mock (llmload-server)", where, j), param);
+    }
+    parts.push_back({{"type", "text"}, {"text", *text}});
+  }
+}
+
 /// The text of a `system` value or of a message's content as chat content: a string as it is, or
-/// an array of {"type":"text","text"} parts (thinking blocks dropped).
+/// an array of {"type":"text","text"} parts (thinking blocks dropped; tool_use and tool_result
+/// blocks as their text).
 json chat_content(const json& content, const std::string& where, const char* param) {
   if (content.is_string()) return content;
   if (!content.is_array()) {
@@ -36,8 +73,13 @@ json chat_content(const json& content, const std::string& where, const char* par
     }
     const auto& t = type->get_ref<const std::string&>();
     if (t == "thinking" || t == "redacted_thinking") continue;  // earlier thinking sent back: not prompt text
+    if (t == "tool_use" || t == "tool_result") {
+      add_tool_block(block, t, fmt::format("{}.{}", where, j), param, parts);
+      continue;
+    }
     if (t != "text") {
-      invalid(fmt::format("{}.{}: content block type '{}' is not supported by the mock (llmload-server; text only)",
+      invalid(fmt::format("{}.{}: content block type '{}' is not supported by the mock (llmload-server; text, "
+                          "thinking, tool_use and tool_result only)",
                           where, j, t),
               param);
     }
@@ -58,10 +100,6 @@ void check_ignored(const json& body) {
   }
   if (const json* metadata = field(body, "metadata"); metadata != nullptr && !metadata->is_object()) {
     invalid("metadata: Input should be a valid dictionary", "metadata");
-  }
-  if (const json* tools = field(body, "tools")) {
-    if (!tools->is_array()) invalid("tools: Input should be a valid list", "tools");
-    if (!tools->empty()) invalid("tools: tool use is not supported by the mock (llmload-server) yet", "tools");
   }
 }
 
@@ -116,6 +154,7 @@ GenerationRequest parse_messages_request(const json& body, const ServerConfig& c
   }
   set_conversation_prompt(req, chat, std::nullopt, config);
   check_lengths(req, config.max_model_len, "messages", "max_tokens");
+  req.structured = messages_structured_output(body, req.output_seed);
   return req;
 }
 

@@ -87,6 +87,9 @@ void add_positive(std::atomic<std::uint64_t>& counter, std::int64_t n) {
 }
 
 constexpr std::array<std::string_view, 3> kFinishedReasons = {"stop", "length", "abort"};
+// The fault kinds (fault.hpp's spec names) llmload:faults_injected_total counts.
+constexpr std::array<std::string_view, 7> kFaultKindNames = {
+    "error", "reset", "stall", "malformed", "slow-first-byte", "stream-error", "invalid-output"};
 
 std::size_t finished_reason_index(std::string_view reason) {
   for (std::size_t i = 0; i < kFinishedReasons.size(); ++i) {
@@ -214,6 +217,9 @@ struct ServerMetrics::State {
   std::atomic<std::uint64_t> wrong_answers{0};
   std::atomic<std::uint64_t> divergences{0};
 
+  std::atomic<bool> faults_counted{false};
+  std::array<std::atomic<std::uint64_t>, kFaultKindNames.size()> faults{};
+
   std::atomic<bool> gpu_power_set{false};
   std::atomic<double> gpu_power_watts{0.0};
   std::atomic<double> gpu_energy_joules{0.0};
@@ -285,6 +291,15 @@ void ServerMetrics::count_output(bool answered, bool wrong_answer, bool diverged
   if (answered && wrong_answer) s.wrong_answers.fetch_add(1, kRelaxed);
   if (diverged) s.divergences.fetch_add(1, kRelaxed);
   s.output_metrics.store(true, std::memory_order_release);
+}
+
+void ServerMetrics::count_fault(std::string_view kind) {
+  State& s = *state_;
+  for (std::size_t i = 0; i < kFaultKindNames.size(); ++i) {
+    if (kFaultKindNames[i] != kind) continue;
+    s.faults[i].fetch_add(1, kRelaxed);
+    s.faults_counted.store(true, std::memory_order_release);
+  }
 }
 
 void ServerMetrics::observe_time_to_first_token(double seconds) {
@@ -396,6 +411,16 @@ std::string ServerMetrics::render() const {
               static_cast<double>(s.wrong_answers.load(kRelaxed)));
     w.counter("llmload:divergences_total", "Requests whose output diverged (the divergence model).",
               static_cast<double>(s.divergences.load(kRelaxed)));
+  }
+
+  // Fault injection, once a fault was injected.
+  if (s.faults_counted.load(std::memory_order_acquire)) {
+    w.header("llmload:faults_injected_total", "counter",
+             "Faults injected into generation requests (--fault, X-Llmload-Fault), by kind.");
+    for (std::size_t i = 0; i < kFaultKindNames.size(); ++i) {
+      w.sample("llmload:faults_injected_total", "kind=\"" + std::string(kFaultKindNames[i]) + "\"",
+               static_cast<double>(s.faults[i].load(kRelaxed)));
+    }
   }
 
   // The mock's own GPU readings, once the engine has any.

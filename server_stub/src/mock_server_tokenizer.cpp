@@ -50,6 +50,31 @@ void MockServerTokenizer::encode_answer(std::string_view text, std::vector<std::
   }
 }
 
+void ServerTokenizer::encode_text(std::string_view text, std::vector<std::uint32_t>& ids,
+                                  std::vector<std::string>& texts) const {
+  auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; };
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t word = pos;
+    while (word < text.size() && is_space(text[word])) ++word;
+    std::size_t end = word;
+    while (end < text.size() && !is_space(text[end])) ++end;
+    if (end == word && !texts.empty()) {  // trailing whitespace: part of the last token
+      texts.back() += text.substr(pos);
+      break;
+    }
+    ids.push_back(end > word ? token_id(text.substr(word, end - word)) : 0);
+    texts.emplace_back(text.substr(pos, end - pos));
+    pos = end;
+  }
+}
+
+void MockServerTokenizer::encode_text(std::string_view text, std::vector<std::uint32_t>& ids,
+                                      std::vector<std::string>& texts) const {
+  vocabulary_->remember_words(text);
+  ServerTokenizer::encode_text(text, ids, texts);
+}
+
 std::string MockServerTokenizer::out_of_vocabulary_message(std::string_view id) const {
   return fmt::format("Token id {} is out of vocabulary: the mock's token ids are in [0, {}]", id, kVocabSize - 1);
 }

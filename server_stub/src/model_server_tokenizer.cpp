@@ -173,6 +173,34 @@ void ModelServerTokenizer::encode_answer(std::string_view text, std::vector<std:
   }
 }
 
+void ModelServerTokenizer::encode_text(std::string_view text, std::vector<std::uint32_t>& ids,
+                                       std::vector<std::string>& texts) const {
+  const auto encoded = tokenizer_->encode(text, false);
+  std::vector<std::string> pieces;
+  std::string before;
+  for (std::size_t k = 1; k <= encoded.size(); ++k) {
+    std::string now = tokenizer_->decode(std::span<const TokenId>(encoded.data(), k), false);
+    if (now.size() < before.size() || now.compare(0, before.size(), before) != 0) break;
+    pieces.push_back(now.substr(before.size()));
+    before = std::move(now);
+  }
+  if (pieces.size() == encoded.size() && before == text) {
+    append_ids(encoded, ids);
+    for (auto& p : pieces) texts.push_back(std::move(p));
+    return;
+  }
+  // A tokenizer that does not give the text back piece by piece (normalization, a dropped
+  // space): the mock's word pieces, each the id of its first real token, so the text is exact.
+  std::vector<std::uint32_t> word_ids;
+  std::vector<std::string> word_texts;
+  ServerTokenizer::encode_text(text, word_ids, word_texts);
+  for (auto& piece : word_texts) {
+    const auto piece_ids = tokenizer_->encode(piece, false);
+    ids.push_back(piece_ids.empty() ? generator_ids_.front() : static_cast<std::uint32_t>(piece_ids.front()));
+    texts.push_back(std::move(piece));
+  }
+}
+
 std::string ModelServerTokenizer::out_of_vocabulary_message(std::string_view id) const {
   return fmt::format("Token id {} is out of vocabulary: the tokenizer's ({}) ids are in [0, {}]", id,
                      tokenizer_->source().filename().string(), vocab_size_ - 1);

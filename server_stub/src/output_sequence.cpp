@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "llmload/server/rng.hpp"
+#include "llmload/server/structured_output.hpp"
 
 namespace llmload::server {
 namespace {
@@ -65,11 +66,27 @@ OutputSequence::OutputSequence(const GenerationJob& job, std::uint64_t arrival)
       divergence_seed_(stream_draw(job.seed ^ kDivergenceSalt, static_cast<std::int64_t>(arrival))),
       reasoning_seed_(stream_draw(job.request.output_seed ^ kReasoningSalt, 0)),
       reasoning_(std::clamp<std::int64_t>(job.request.reasoning_tokens, 0, job.request.max_tokens)),
-      generator_size_(tokenizer_->generator_size()) {}
+      generator_size_(tokenizer_->generator_size()) {
+  if (job.request.structured) {
+    // A tool call's arguments or a JSON answer: its tokens are the answer, and there is no
+    // arithmetic answer (nor a wrong one) in it.
+    question_.reset();
+    structured_ = true;
+    tokenizer_->encode_text(job.request.structured->text, answer_ids_, answer_texts_);
+  }
+}
 
 void OutputSequence::decide_answer(std::int64_t batch, std::int64_t preemptions) {
   length_.store(max_tokens_, std::memory_order_relaxed);
-  if (question_) {
+  if (structured_) {
+    // EOS right after the JSON (ignore_eos and min_tokens do not pad structured output), unless
+    // max_tokens leaves no room for it, as for an answer.
+    const std::int64_t eos_after = reasoning_ + static_cast<std::int64_t>(answer_ids_.size());
+    if (eos_after < max_tokens_) {
+      length_.store(eos_after, std::memory_order_relaxed);
+      stopped_.store(true, std::memory_order_relaxed);
+    }
+  } else if (question_) {
     double p = batch_probability(model_.wrong_answer_rate, model_.wrong_answer_batch_slope, batch);
     if (preemptions > 0 && model_.wrong_answer_preempted) p = *model_.wrong_answer_preempted;
     Rng draws(wrong_seed_);

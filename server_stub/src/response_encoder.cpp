@@ -6,9 +6,12 @@
 #include "llmload/server/json.hpp"
 
 #include "llmload/server/server_tokenizer.hpp"
+#include "llmload/server/structured_output.hpp"
 
 namespace llmload::server {
 namespace {
+
+constexpr std::uint64_t kChatCallIdSalt = 0x63616c6c2d696431ULL;  // "call-id1"
 
 /// The ids of generated tokens [0, n) as a JSON array.
 void append_output_ids(std::string& out, std::int64_t n, const OutputSequence& output) {
@@ -54,6 +57,7 @@ ojson llmload_object(const RequestOutcome& o) {
   j["cached_tokens"] = o.cached_tokens;
   if (o.wrong_answer) j["wrong_answer"] = *o.wrong_answer;
   if (o.diverged_at) j["diverged_at"] = *o.diverged_at;
+  if (o.invalid_output) j["invalid_output"] = *o.invalid_output;
   return j;
 }
 
@@ -116,12 +120,42 @@ ResponseEncoder::ResponseEncoder(const GenerationJob& job, std::shared_ptr<const
     chunk_prefix_ = fmt::format(R"("meta_info":{{"id":{},"finish_reason":)", dump(ojson(id_)));
     return;
   }
+  if (endpoint_ == Endpoint::kChat && job.request.structured && job.request.structured->kind == StructuredKind::kToolCall) {
+    tool_call_ = true;
+    tool_name_ = job.request.structured->tool_name;
+    call_id_ = "call_" + tool_call_id_suffix(job.seed, id_, kChatCallIdSalt);
+  }
   chunk_prefix_ = fmt::format(R"({{"id":{},"object":"{}","created":{},"model":{},"choices":[)", dump(ojson(id_)),
                               endpoint_ == Endpoint::kChat ? "chat.completion.chunk" : "text_completion",
                               created_unix_, dump(ojson(model_)));
 }
 
-std::string_view ResponseEncoder::finish_reason() const { return output_->stopped() ? "stop" : "length"; }
+std::string_view ResponseEncoder::finish_reason() const {
+  if (!output_->stopped()) return "length";
+  return tool_call_ ? "tool_calls" : "stop";
+}
+
+std::string ResponseEncoder::chat_delta(std::int64_t k) const {
+  std::string delta;
+  if (k == kToolCallHead) {
+    delta = R"({"tool_calls":[{"index":0,"id":)";
+    append_json_string(delta, call_id_);
+    delta += R"(,"type":"function","function":{"name":)";
+    append_json_string(delta, tool_name_);
+    delta += R"(,"arguments":""}}]})";
+    return delta;
+  }
+  if (tool_call_ && k >= reasoning_) {
+    delta = R"({"tool_calls":[{"index":0,"function":{"arguments":)";
+    append_json_string(delta, output_->token_text(k));
+    delta += "}}]}";
+    return delta;
+  }
+  delta = k < reasoning_ ? reasoning_delta_open() : std::string(R"({"content":)");
+  append_json_string(delta, output_->token_text(k));
+  delta += '}';
+  return delta;
+}
 
 void ResponseEncoder::append_choice_end(std::string& payload, std::int64_t k, bool last, bool open_stop_reason) const {
   if (!details_) {  // the common case: constant text
@@ -184,7 +218,7 @@ void ResponseEncoder::append_chat_chunk(std::string& out, std::string_view delta
     payload += ',';
     append_usage(payload, completion_tokens, 0, false);  // vLLM's per-chunk usage has no details
   }
-  if (token < 0 && details_ && details_->token_ids()) {
+  if (token == kRoleChunk && details_ && details_->token_ids()) {
     payload += R"(,"prompt_token_ids":)";
     details_->append_prompt_ids(payload);
   }
@@ -250,11 +284,12 @@ void ResponseEncoder::append_token_events(std::int64_t k, std::string& out, Fram
   const bool last = k + 1 >= output_->length();
   if (endpoint_ == Endpoint::kChat) {
     // vLLM sends the role with the first engine output, so it travels with token 0.
-    if (k == 0) append_chat_chunk(out, R"({"role":"assistant","content":""})", -1, 0, false, nullptr, framing);
-    std::string delta = k < reasoning_ ? reasoning_delta_open() : std::string(R"({"content":)");
-    append_json_string(delta, output_->token_text(k));
-    delta += '}';
-    append_chat_chunk(out, delta, k, k + 1, last, outcome, framing);
+    if (k == 0) append_chat_chunk(out, R"({"role":"assistant","content":""})", kRoleChunk, 0, false, nullptr, framing);
+    // A tool call opens (id, name: structural) just before its first argument token.
+    if (tool_call_ && k == reasoning_) {
+      append_chat_chunk(out, chat_delta(kToolCallHead), kToolCallHead, k, false, nullptr, framing);
+    }
+    append_chat_chunk(out, chat_delta(k), k, k + 1, last, outcome, framing);
   } else {
     std::string payload = chunk_prefix_;
     payload += R"({"index":0,"text":)";
@@ -333,14 +368,24 @@ std::string ResponseEncoder::body_impl(const RequestOutcome* outcome) const {
   if (chat) {
     ojson message;
     message["role"] = "assistant";
-    if (reasoning_ > 0) {
-      // vLLM's reasoning parser: the answer as content (null when there is none), the reasoning apart.
+    if (reasoning_ > 0 || tool_call_) {
+      // vLLM's reasoning parser: the answer as content (null when there is none or when it is a
+      // tool call), the reasoning apart.
       std::string answer;
       output_->append_text(answer, reasoning_, n);
-      message["content"] = n > reasoning_ ? ojson(std::move(answer)) : ojson(nullptr);
-      std::string reasoning;
-      output_->append_text(reasoning, 0, reasoning_);
-      message[reasoning_key_] = std::move(reasoning);
+      message["content"] = n > reasoning_ && !tool_call_ ? ojson(answer) : ojson(nullptr);
+      if (reasoning_ > 0) {
+        std::string reasoning;
+        output_->append_text(reasoning, 0, reasoning_);
+        message[reasoning_key_] = std::move(reasoning);
+      }
+      if (tool_call_ && n > reasoning_) {
+        ojson call;
+        call["id"] = call_id_;
+        call["type"] = "function";
+        call["function"] = {{"name", tool_name_}, {"arguments", std::move(answer)}};
+        message["tool_calls"] = ojson::array({std::move(call)});
+      }
     } else {
       message["content"] = full_text(n, *output_);
     }

@@ -8,7 +8,14 @@
 //   A > 0: M = 2 (R = 0) or R + 7: M output_item.added (message, output 0 or 1),
 //          M + 1 content_part.added (output_text), M + 2 + (k - R) response.output_text.delta,
 //          then output_text.done, content_part.done, output_item.done
-//   last:  response.completed (the whole response, usage, and the "llmload" ground truth)
+//          A tool call (GenerationRequest::structured) is a function_call item instead, without
+//          content parts: M output_item.added (arguments ""), M + 1 + (k - R)
+//          response.function_call_arguments.delta, then function_call_arguments.done and
+//          output_item.done
+//   last:  response.completed (the whole response, usage, and the "llmload" ground truth), or
+//          response.incomplete when max_output_tokens cut the output (status "incomplete",
+//          incomplete_details {"reason":"max_output_tokens"}; the item cut short has status
+//          "incomplete"), as OpenAI sends them
 // Each event is "event: <type>\ndata: <json>\n\n". Per-token events are written by hand (no JSON
 // library on the per-token path); the bigger structural ones with ojson.
 #include <iterator>
@@ -18,12 +25,16 @@
 #include "llmload/server/json.hpp"
 #include "llmload/server/response_encoder.hpp"
 #include "llmload/server/router.hpp"
+#include "llmload/server/structured_output.hpp"
+#include "llmload/server/tool_request_fields.hpp"
 
 namespace llmload::server {
 namespace {
 
 constexpr std::uint64_t kMessageIdSalt = 0x6d73672d69642d31ULL;    // "msg-id-1"
 constexpr std::uint64_t kReasoningIdSalt = 0x72732d69642d2d31ULL;  // "rs-id--1"
+constexpr std::uint64_t kFunctionCallIdSalt = 0x66632d69642d2d31ULL;  // "fc-id--1"
+constexpr std::uint64_t kCallIdSalt = 0x63616c6c2d696432ULL;          // "call-id2"
 
 class ResponsesEncoder final : public ApiEncoder {
  public:
@@ -36,7 +47,16 @@ class ResponsesEncoder final : public ApiEncoder {
         prompt_tokens_(job.request.prompt_tokens),
         fields_(job.request.responses ? job.request.responses : std::make_shared<const ResponsesFields>()),
         output_(std::move(output)),
-        reasoning_(output_->reasoning_tokens()) {}
+        reasoning_(output_->reasoning_tokens()),
+        echo_(fields_->tool_echo ? fields_->tool_echo : std::make_shared<const ResponsesToolEcho>()) {
+    const auto& structured = job.request.structured;
+    if (structured && structured->kind == StructuredKind::kToolCall) {
+      function_call_ = true;
+      tool_name_ = structured->tool_name;
+      message_id_ = "fc_" + tool_call_id_suffix(job.seed ^ kFunctionCallIdSalt, job.id, 0);
+      call_id_ = "call_" + tool_call_id_suffix(job.seed ^ kCallIdSalt, job.id, 0);
+    }
+  }
 
   void append_start_events(std::string& out, Framing framing) const override {
     const ojson in_progress = response_object("in_progress", false, nullptr);
@@ -89,11 +109,12 @@ class ResponsesEncoder final : public ApiEncoder {
   }
 
   void append_malformed_event(std::string& out, std::string_view payload, Framing framing) const override {
-    append_sse_named_event(out, "response.output_text.delta", payload, framing);
+    append_sse_named_event(out, function_call_ ? "response.function_call_arguments.delta" : "response.output_text.delta",
+                           payload, framing);
   }
 
   std::string body(const RequestOutcome* outcome) const override {
-    return dump(response_object("completed", true, outcome));
+    return dump(response_object(final_status(), true, outcome));
   }
 
  private:
@@ -103,12 +124,19 @@ class ResponsesEncoder final : public ApiEncoder {
     return make_response_id(Endpoint::kGenerate, seed, h);
   }
 
+  /// max_output_tokens cut the output (it did not end at EOS): OpenAI's "incomplete".
+  bool incomplete() const { return !output_->stopped(); }
+  std::string_view final_status() const { return incomplete() ? "incomplete" : "completed"; }
+  /// The events before an answer item's first delta, and after its last one.
+  std::int64_t head_events() const { return function_call_ ? 1 : 2; }
+  std::int64_t tail_events() const { return function_call_ ? 2 : 3; }
+
   /// The sequence number of the first event token k would have written.
   std::int64_t first_seq_of_token(std::int64_t k) const {
     if (k <= 0) return 2;
     if (k < reasoning_) return 4 + k;
     if (k == reasoning_) return 4 + reasoning_;
-    return message_start_seq() + 2 + (k - reasoning_);
+    return message_start_seq() + head_events() + (k - reasoning_);
   }
 
   /// The message's output index: after the reasoning item when there is one.
@@ -117,7 +145,7 @@ class ResponsesEncoder final : public ApiEncoder {
   std::int64_t message_start_seq() const { return reasoning_ > 0 ? reasoning_ + 7 : 2; }
   /// The sequence number after the last content event (before response.completed's).
   std::int64_t end_seq(std::int64_t n) const {
-    if (n > reasoning_) return message_start_seq() + 2 + (n - reasoning_) + 3;
+    if (n > reasoning_) return message_start_seq() + head_events() + (n - reasoning_) + tail_events();
     return reasoning_ + 7;
   }
 
@@ -145,6 +173,12 @@ class ResponsesEncoder final : public ApiEncoder {
     return part;
   }
 
+  /// A finished item's status: "incomplete" for the one max_output_tokens cut (the last).
+  std::string_view done_status(bool reasoning) const {
+    const bool last_item = reasoning ? output_->length() <= reasoning_ : true;
+    return incomplete() && last_item ? "incomplete" : "completed";
+  }
+
   /// A reasoning or message item; `content` null: in progress (content []).
   ojson item_json(bool reasoning, const ojson* content) const {
     ojson item;
@@ -153,26 +187,55 @@ class ResponsesEncoder final : public ApiEncoder {
       item["type"] = "reasoning";
       item["summary"] = ojson::array();
       item["content"] = content != nullptr ? ojson::array({*content}) : ojson::array();
-      item["status"] = content != nullptr ? "completed" : "in_progress";
+      item["status"] = content != nullptr ? done_status(true) : "in_progress";
     } else {
       item["id"] = message_id_;
       item["type"] = "message";
-      item["status"] = content != nullptr ? "completed" : "in_progress";
+      item["status"] = content != nullptr ? done_status(false) : "in_progress";
       item["content"] = content != nullptr ? ojson::array({*content}) : ojson::array();
       item["role"] = "assistant";
     }
     return item;
   }
 
-  void append_item_start(std::string& out, Framing framing, bool reasoning) const {
-    const std::int64_t seq = reasoning ? 2 : message_start_seq();
-    const std::int64_t index = reasoning ? 0 : message_index();
+  /// The function_call item; `arguments` null: in progress (arguments "").
+  ojson function_call_json(const std::string* arguments) const {
+    ojson item;
+    item["type"] = "function_call";
+    item["id"] = message_id_;
+    item["call_id"] = call_id_;
+    item["name"] = tool_name_;
+    item["arguments"] = arguments != nullptr ? *arguments : std::string();
+    item["status"] = arguments != nullptr ? done_status(false) : "in_progress";
+    return item;
+  }
+
+  void append_item_added(std::string& out, Framing framing, std::int64_t index, ojson item, std::int64_t seq) const {
     ojson added;
     added["type"] = "response.output_item.added";
     added["output_index"] = index;
-    added["item"] = item_json(reasoning, nullptr);
+    added["item"] = std::move(item);
     added["sequence_number"] = seq;
     append_sse_named_event(out, "response.output_item.added", dump(added), framing);
+  }
+
+  void append_item_done(std::string& out, Framing framing, std::int64_t index, ojson item, std::int64_t seq) const {
+    ojson item_done;
+    item_done["type"] = "response.output_item.done";
+    item_done["output_index"] = index;
+    item_done["item"] = std::move(item);
+    item_done["sequence_number"] = seq;
+    append_sse_named_event(out, "response.output_item.done", dump(item_done), framing);
+  }
+
+  void append_item_start(std::string& out, Framing framing, bool reasoning) const {
+    const std::int64_t seq = reasoning ? 2 : message_start_seq();
+    const std::int64_t index = reasoning ? 0 : message_index();
+    if (!reasoning && function_call_) {
+      append_item_added(out, framing, index, function_call_json(nullptr), seq);
+      return;
+    }
+    append_item_added(out, framing, index, item_json(reasoning, nullptr), seq);
     ojson part;
     part["type"] = "response.content_part.added";
     part["item_id"] = reasoning ? reasoning_id_ : message_id_;
@@ -184,6 +247,16 @@ class ResponsesEncoder final : public ApiEncoder {
   }
 
   void append_delta(std::string& out, Framing framing, bool reasoning, std::int64_t k) const {
+    if (!reasoning && function_call_) {
+      std::string payload = R"({"type":"response.function_call_arguments.delta","item_id":")";
+      payload += message_id_;
+      fmt::format_to(std::back_inserter(payload), R"(","output_index":{},"delta":)", message_index());
+      append_json_string(payload, output_->token_text(k));
+      fmt::format_to(std::back_inserter(payload), R"(,"sequence_number":{}}})",
+                     message_start_seq() + 1 + (k - reasoning_));
+      append_sse_named_event(out, "response.function_call_arguments.delta", payload, framing);
+      return;
+    }
     std::string payload = reasoning ? R"({"type":"response.reasoning_text.delta","item_id":")"
                                     : R"({"type":"response.output_text.delta","item_id":")";
     payload += reasoning ? reasoning_id_ : message_id_;
@@ -197,7 +270,24 @@ class ResponsesEncoder final : public ApiEncoder {
                            framing);
   }
 
+  void append_function_call_end(std::string& out, Framing framing, std::int64_t n) const {
+    const std::int64_t seq = message_start_seq() + 1 + (n - reasoning_);
+    const std::string arguments = text(false, n);
+    ojson done;
+    done["type"] = "response.function_call_arguments.done";
+    done["item_id"] = message_id_;
+    done["output_index"] = message_index();
+    done["arguments"] = arguments;
+    done["sequence_number"] = seq;
+    append_sse_named_event(out, "response.function_call_arguments.done", dump(done), framing);
+    append_item_done(out, framing, message_index(), function_call_json(&arguments), seq + 1);
+  }
+
   void append_item_end(std::string& out, Framing framing, bool reasoning, std::int64_t n) const {
+    if (!reasoning && function_call_) {
+      append_function_call_end(out, framing, n);
+      return;
+    }
     const std::int64_t seq = reasoning ? 4 + reasoning_ : message_start_seq() + 2 + (n - reasoning_);
     const std::int64_t index = reasoning ? 0 : message_index();
     const std::string& item_id = reasoning ? reasoning_id_ : message_id_;
@@ -221,20 +311,16 @@ class ResponsesEncoder final : public ApiEncoder {
     part_done["part"] = part;
     part_done["sequence_number"] = seq + 1;
     append_sse_named_event(out, "response.content_part.done", dump(part_done), framing);
-    ojson item_done;
-    item_done["type"] = "response.output_item.done";
-    item_done["output_index"] = index;
-    item_done["item"] = item_json(reasoning, &part);
-    item_done["sequence_number"] = seq + 2;
-    append_sse_named_event(out, "response.output_item.done", dump(item_done), framing);
+    append_item_done(out, framing, index, item_json(reasoning, &part), seq + 2);
   }
 
   void append_completed(std::string& out, Framing framing, std::int64_t n, const RequestOutcome* outcome) const {
+    const std::string type = incomplete() ? "response.incomplete" : "response.completed";
     ojson completed;
-    completed["type"] = "response.completed";
-    completed["response"] = response_object("completed", true, outcome);
+    completed["type"] = type;
+    completed["response"] = response_object(final_status(), true, outcome);
     completed["sequence_number"] = end_seq(n);
-    append_sse_named_event(out, "response.completed", dump(completed), framing);
+    append_sse_named_event(out, type, dump(completed), framing);
   }
 
   /// The response object, in OpenAI's key order. `done`: with the output items and the usage.
@@ -247,7 +333,7 @@ class ResponsesEncoder final : public ApiEncoder {
     r["status"] = status;
     r["background"] = false;
     r["error"] = nullptr;
-    r["incomplete_details"] = nullptr;
+    r["incomplete_details"] = status == "incomplete" ? ojson{{"reason", "max_output_tokens"}} : ojson(nullptr);
     r["instructions"] = f.instructions ? ojson(*f.instructions) : ojson(nullptr);
     r["max_output_tokens"] = f.max_output_tokens ? ojson(*f.max_output_tokens) : ojson(nullptr);
     r["max_tool_calls"] = nullptr;
@@ -258,12 +344,15 @@ class ResponsesEncoder final : public ApiEncoder {
       const ojson part = part_json(true, text(true, n));
       output.push_back(item_json(true, &part));
     }
-    if (done && n > reasoning_) {
+    if (done && n > reasoning_ && function_call_) {
+      const std::string arguments = text(false, n);
+      output.push_back(function_call_json(&arguments));
+    } else if (done && n > reasoning_) {
       const ojson part = part_json(false, text(false, n));
       output.push_back(item_json(false, &part));
     }
     r["output"] = std::move(output);
-    r["parallel_tool_calls"] = true;
+    r["parallel_tool_calls"] = echo_->parallel_tool_calls;
     r["previous_response_id"] = f.previous_response_id ? ojson(*f.previous_response_id) : ojson(nullptr);
     r["prompt_cache_key"] = nullptr;
     r["reasoning"] = {{"effort", f.effort ? ojson(*f.effort) : ojson(nullptr)},
@@ -272,9 +361,9 @@ class ResponsesEncoder final : public ApiEncoder {
     r["service_tier"] = "auto";
     r["store"] = f.store;
     r["temperature"] = f.temperature.value_or(1.0);
-    r["text"] = {{"format", {{"type", "text"}}}, {"verbosity", "medium"}};
-    r["tool_choice"] = "auto";
-    r["tools"] = ojson::array();
+    r["text"] = {{"format", echo_->format}, {"verbosity", "medium"}};
+    r["tool_choice"] = echo_->tool_choice;
+    r["tools"] = echo_->tools;
     r["top_logprobs"] = 0;
     r["top_p"] = f.top_p.value_or(1.0);
     r["truncation"] = "disabled";
@@ -305,6 +394,10 @@ class ResponsesEncoder final : public ApiEncoder {
   std::shared_ptr<const ResponsesFields> fields_;
   std::shared_ptr<const OutputSequence> output_;
   std::int64_t reasoning_;
+  std::shared_ptr<const ResponsesToolEcho> echo_;
+  bool function_call_ = false;  ///< the answer item is a function_call (message_id_ is its "fc_" id)
+  std::string tool_name_;
+  std::string call_id_;         ///< "call_…"
 };
 
 }  // namespace

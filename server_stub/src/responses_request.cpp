@@ -6,6 +6,7 @@
 #include "llmload/server/json.hpp"
 #include "llmload/server/reasoning.hpp"
 #include "llmload/server/request_fields.hpp"
+#include "llmload/server/tool_request_fields.hpp"
 
 namespace llmload::server {
 namespace {
@@ -49,6 +50,30 @@ void add_content_turns(const json& content, const std::string& role, std::size_t
   }
 }
 
+/// An agent turn sent back: a function_call item (an earlier output: its arguments are the
+/// assistant's text) or a function_call_output (the tool's result: a "tool" turn).
+void add_function_turn(const json& item, const std::string& kind, std::size_t i, std::vector<ConversationTurn>& turns) {
+  auto string_field = [&](const char* name) -> const std::string& {
+    const json* v = field(item, name);
+    if (v == nullptr || !v->is_string()) {
+      throw_bad_request(fmt::format("input[{}].{} is required (a string) in a `{}` item", i, name, kind), "input");
+    }
+    return v->get_ref<const std::string&>();
+  };
+  (void)string_field("call_id");
+  if (kind == "function_call") {
+    (void)string_field("name");
+    turns.push_back({"assistant", string_field("arguments")});
+    return;
+  }
+  const json* output = field(item, "output");
+  if (output != nullptr && output->is_array()) {  // content parts: input_text (images and files refused)
+    add_content_turns(*output, "tool", i, turns);
+    return;
+  }
+  turns.push_back({"tool", string_field("output")});
+}
+
 std::vector<ConversationTurn> input_turns(const json& input) {
   std::vector<ConversationTurn> turns;
   if (input.is_string()) {
@@ -63,8 +88,15 @@ std::vector<ConversationTurn> input_turns(const json& input) {
     if (type != nullptr && !type->is_string()) throw_bad_request(fmt::format("input[{}].type must be a string", i), "input");
     const std::string kind = type != nullptr ? type->get<std::string>() : "message";
     if (kind == "reasoning") continue;  // a previous output's reasoning, sent back: not part of the prompt (vLLM)
+    if (kind == "function_call" || kind == "function_call_output") {
+      add_function_turn(item, kind, i, turns);
+      continue;
+    }
     if (kind != "message") {
-      unsupported(fmt::format("input[{}]: item type `{}` (messages only; tool calls come later)", i, kind), "input");
+      unsupported(fmt::format("input[{}]: item type `{}` (messages, reasoning, function_call and "
+                              "function_call_output items only)",
+                              i, kind),
+                  "input");
     }
     const json* role = field(item, "role");
     if (role == nullptr || !role->is_string()) {
@@ -85,27 +117,11 @@ std::vector<ConversationTurn> input_turns(const json& input) {
 
 /// The fields the mock cannot honour: refused rather than answered wrongly.
 void refuse_unsupported(const json& body) {
-  if (const json* tools = field(body, "tools")) {
-    if (!tools->is_array()) wrong_type("tools", "an array", *tools);
-    if (!tools->empty()) unsupported("`tools`", "tools");
-  }
-  if (const json* text = field(body, "text")) {
-    if (!text->is_object()) wrong_type("text", "an object", *text);
-    if (const json* format = field(*text, "format")) {
-      const json* type = format->is_object() ? field(*format, "type") : nullptr;
-      if (type == nullptr || !type->is_string()) throw_bad_request("text.format.type must be a string", "text");
-      if (type->get_ref<const std::string&>() != "text") {
-        unsupported(fmt::format("text.format.type `{}` (structured output)", type->get_ref<const std::string&>()),
-                    "text");
-      }
-    }
-  }
   if (get_bool(body, "background").value_or(false)) unsupported("`background: true`", "background");
   if (const json* metadata = field(body, "metadata"); metadata != nullptr && !metadata->is_object()) {
     wrong_type("metadata", "an object", *metadata);
   }
   (void)get_int(body, "top_logprobs");
-  (void)get_bool(body, "parallel_tool_calls");
   (void)get_string(body, "user");
 }
 
@@ -158,6 +174,9 @@ GenerationRequest parse_responses_request(const json& body, const ServerConfig& 
   set_conversation_prompt(req, messages, std::nullopt, config);
   req.max_tokens = fields->max_output_tokens.value_or(default_max_tokens(req.prompt_tokens, config));
   check_lengths(req, config.max_model_len, "input", "max_output_tokens");
+  auto echo = std::make_shared<ResponsesToolEcho>();
+  req.structured = responses_structured_output(body, req.output_seed, *echo);
+  fields->tool_echo = std::move(echo);
   req.responses = std::move(fields);
   return req;
 }

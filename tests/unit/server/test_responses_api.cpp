@@ -118,13 +118,15 @@ TEST(ResponsesRequest, Errors) {
       {no_model, 400, "model"},
       {with("input", 3), 400, "input"},
       {with("input", json::array({{{"role", "tool"}, {"content", "x"}}})), 400, "input"},
-      {with("input", json::array({{{"type", "function_call_output"}, {"call_id", "c"}, {"output", "o"}}})), 400, "input"},
+      {with("input", json::array({{{"type", "computer_call"}, {"call_id", "c"}}})), 400, "input"},
+      {with("input", json::array({{{"type", "function_call_output"}, {"output", "o"}}})), 400, "input"},  // no call_id
       {with("input", json::array({{{"role", "user"}, {"content", {{{"type", "input_image"}, {"image_url", "u"}}}}}})), 400,
        "input"},
       {with("max_output_tokens", 0), 400, "max_output_tokens"},
       {with("max_output_tokens", "5"), 400, "max_output_tokens"},
       {with("max_output_tokens", 5000), 400, "max_output_tokens"},
-      {with("tools", json::array({{{"type", "function"}, {"name", "f"}}})), 400, "tools"},
+      {with("tools", json::array({{{"type", "web_search"}}})), 400, "tools"},  // function tools only
+      {with("tools", json::array({{{"type", "function"}}})), 400, "tools"},    // no name
       {with("text", {{"format", {{"type", "json_schema"}}}}), 400, "text"},
       {with("background", true), 400, "background"},
       {with("reasoning", {{"effort", "max"}}), 400, "reasoning.effort"},
@@ -215,7 +217,7 @@ TEST(ResponsesEncoder, StreamWithoutReasoning) {
       "response.created",           "response.in_progress",       "response.output_item.added",
       "response.content_part.added", "response.output_text.delta", "response.output_text.delta",
       "response.output_text.delta",  "response.output_text.done",  "response.content_part.done",
-      "response.output_item.done",   "response.completed"};
+      "response.output_item.done",   "response.incomplete"};  // max_output_tokens cut it
   EXPECT_EQ(names, expected);
   expect_sequence_numbers(events);
   EXPECT_EQ(events[0].data["response"]["status"], "in_progress");
@@ -232,8 +234,10 @@ TEST(ResponsesEncoder, StreamWithoutReasoning) {
   }
   EXPECT_EQ(events[7].data["text"], text);
   const json& done = events.back().data["response"];
-  EXPECT_EQ(done["status"], "completed");
+  EXPECT_EQ(done["status"], "incomplete");
+  EXPECT_EQ(done["incomplete_details"], json({{"reason", "max_output_tokens"}}));
   EXPECT_EQ(done["output"].size(), 1u);
+  EXPECT_EQ(done["output"][0]["status"], "incomplete");
   EXPECT_EQ(done["output"][0]["content"][0]["text"], text);
   EXPECT_EQ(done["usage"], json({{"input_tokens", 1},
                                  {"input_tokens_details", {{"cached_tokens", 0}}},
@@ -276,7 +280,8 @@ TEST(ResponsesEncoder, AllReasoningEndsAfterTheReasoningItem) {
   expect_sequence_numbers(events);
   ASSERT_EQ(events.size(), 2u + 2 + 2 + 3 + 1);
   EXPECT_EQ(events[8].name, "response.output_item.done");
-  EXPECT_EQ(events[9].name, "response.completed");
+  EXPECT_EQ(events[8].data["item"]["status"], "incomplete");
+  EXPECT_EQ(events[9].name, "response.incomplete");
   EXPECT_EQ(events[9].data["response"]["output"].size(), 1u);
 }
 
@@ -288,7 +293,7 @@ TEST(ResponsesEncoder, BodyAndErrorEvent) {
   outcome.cached_tokens = 1;
   const json body = json::parse(ResponseEncoder(job).full_body(outcome));
   EXPECT_EQ(body["object"], "response");
-  EXPECT_EQ(body["status"], "completed");
+  EXPECT_EQ(body["status"], "incomplete");  // max_output_tokens 4 cut the answer
   EXPECT_EQ(body["instructions"], "sys");
   EXPECT_EQ(body["max_output_tokens"], 4);
   EXPECT_EQ(body["reasoning"]["effort"], "low");

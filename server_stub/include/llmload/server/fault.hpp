@@ -14,6 +14,10 @@
 //                             (HTTP stays 200: chat/completions `data: {"error":..}` + [DONE],
 //                             Responses and Messages `event: error`) and end it; not streamed:
 //                             answer STATUS (400..599, default 500) like error
+//   invalid-output[=json|schema]  the request's structured output (tool call arguments, a JSON
+//                             answer: structured_output.hpp) is made invalid on purpose: json
+//                             (default) not parseable, schema parseable but against the schema
+//                             (invalid_output.hpp); a request without one is unaffected
 //   none                      no fault (header only: exempts the request from --fault rates)
 // TOKEN counts from 0 (0 = before the first token, the default). DURATION needs a unit:
 // ns, us, ms, s, m or h (common/duration.hpp). Flag form: RATE:SPEC, e.g. 0.05:error=503.
@@ -28,10 +32,13 @@
 
 namespace llmload::server {
 
-enum class FaultKind { kNone, kError, kReset, kStall, kMalformed, kSlowFirstByte, kStreamError };
+enum class FaultKind { kNone, kError, kReset, kStall, kMalformed, kSlowFirstByte, kStreamError, kInvalidOutput };
+
+/// How invalid-output breaks the output: not JSON, or JSON that the schema rejects.
+enum class InvalidOutputMode { kJson, kSchema };
 
 /// The spec name of a kind: "none", "error", "reset", "stall", "malformed", "slow-first-byte",
-/// "stream-error".
+/// "stream-error", "invalid-output".
 std::string_view fault_kind_name(FaultKind kind);
 
 struct Fault {
@@ -39,6 +46,7 @@ struct Fault {
   int status = 500;                      ///< kError, kStreamError: the error's status
   std::int64_t at_token = 0;             ///< kReset/kStall/kMalformed/kStreamError: just before this token
   std::chrono::nanoseconds duration{0};  ///< kStall: pause; kSlowFirstByte: delay of the head
+  InvalidOutputMode invalid_output = InvalidOutputMode::kJson;  ///< kInvalidOutput
 
   friend bool operator==(const Fault&, const Fault&) = default;
 };

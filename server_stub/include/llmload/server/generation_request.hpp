@@ -28,6 +28,9 @@ enum class Endpoint {
   kMessages,     ///< POST /v1/messages (Anthropic Messages API; messages_request.hpp)
 };
 
+struct StructuredOutput;   // structured_output.hpp
+struct ResponsesToolEcho;  // tool_request_fields.hpp
+
 /// One turn of a conversation as the Responses API's store keeps it (role, text).
 struct ConversationTurn {
   std::string role;
@@ -53,6 +56,9 @@ struct ResponsesFields {
   bool store = true;                     ///< kept for previous_response_id (OpenAI's default)
   std::shared_ptr<const StoredConversation> previous;  ///< the conversation it continues
   std::vector<ConversationTurn> input;   ///< this request's input turns (not the instructions)
+  /// tools, tool_choice, text.format and parallel_tool_calls as the response object echoes
+  /// them; null: the defaults (no tools, "auto", text, true).
+  std::shared_ptr<const ResponsesToolEcho> tool_echo;
 };
 
 /// A validated generation request. The mock generates `max_tokens` tokens, or fewer when it
@@ -86,6 +92,9 @@ struct GenerationRequest {
   /// chat_template_kwargs.enable_thinking, Responses' reasoning, Messages' thinking). They come
   /// first and count against max_tokens, as in vLLM: the output has min(this, max_tokens).
   std::int64_t reasoning_tokens = 0;
+  /// A tool call or a JSON answer instead of prose (structured_output.hpp: tools, response_format,
+  /// text.format, output_config.format); null: plain text. Its JSON text is the output's answer.
+  std::shared_ptr<const StructuredOutput> structured;
   /// kResponses only (null otherwise): the fields the response object echoes, the conversation.
   std::shared_ptr<const ResponsesFields> responses;
 };
@@ -128,7 +137,8 @@ GenerationRequest parse_generate_request(const nlohmann::json& body, const Serve
 std::vector<std::string_view> prompt_texts(const nlohmann::json& prompt);
 
 /// The text parts of a chat `messages` array: each message's string content, or the "text" of
-/// each {"type":"text"} part; null content is allowed and contributes nothing.
+/// each {"type":"text"} part; null content is allowed and contributes nothing. An assistant
+/// message's `tool_calls` (agent turns) add each call's `function.arguments` text.
 /// Throws 400 param "messages" for any other shape.
 std::vector<std::string_view> message_texts(const nlohmann::json& messages);
 

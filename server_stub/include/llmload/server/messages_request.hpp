@@ -14,10 +14,12 @@ namespace llmload::server {
 
 /// Fields: model, max_tokens (both required), messages (required, non-empty: role "user" or
 /// "assistant", content a string or blocks: text; thinking and redacted_thinking blocks sent back
-/// are skipped), system (a string or text blocks), stream, thinking ({"type":"enabled",
-/// "budget_tokens":B} with 1 <= B < max_tokens, "adaptive", "disabled"), and, type-checked and
-/// ignored: temperature, top_p, top_k, stop_sequences, metadata, service_tier, tool_choice.
-/// vLLM's ignore_eos is accepted. Refused (400): non-empty tools, other content block types.
+/// are skipped; tool_use blocks count their input as JSON text, tool_result blocks their
+/// content), system (a string or text blocks), stream, thinking ({"type":"enabled",
+/// "budget_tokens":B} with 1 <= B < max_tokens, "adaptive", "disabled"), tools / tool_choice /
+/// output_config / output_format (tool_request_fields.hpp), and, type-checked and ignored:
+/// temperature, top_p, top_k, stop_sequences, metadata, service_tier. vLLM's ignore_eos is
+/// accepted. Refused (400): other content block types, server tools.
 GenerationRequest parse_messages_request(const nlohmann::json& body, const ServerConfig& config);
 
 }  // namespace llmload::server

@@ -63,6 +63,12 @@ class ServerMetrics {
   /// as the sign of llmload-server).
   void count_output(bool answered, bool wrong_answer, bool diverged);
 
+  // --- fault injection (fault.hpp) -------------------------------------------------------------
+  /// llmload:faults_injected_total{kind=<spec name>} += 1: a fault chosen for a generation
+  /// request (by --fault or X-Llmload-Fault; invalid-output only when the request had a
+  /// structured output to break). Rendered from the first fault counted, every kind then.
+  void count_fault(std::string_view kind);
+
   // --- io threads ----------------------------------------------------------------------------
   /// One gap between two consecutive tokens of a stream: vllm:inter_token_latency_seconds and
   /// the deprecated vllm:time_per_output_token_seconds (same buckets, same data, one update).

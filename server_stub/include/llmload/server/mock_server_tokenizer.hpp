@@ -29,6 +29,8 @@ class MockServerTokenizer final : public ServerTokenizer {
   std::string_view generator_text(std::size_t i, bool first) const override;
   void encode_answer(std::string_view text, std::vector<std::uint32_t>& ids,
                      std::vector<std::string>& texts) const override;
+  void encode_text(std::string_view text, std::vector<std::uint32_t>& ids,
+                   std::vector<std::string>& texts) const override;
   std::string out_of_vocabulary_message(std::string_view id) const override;
 
  private:

@@ -7,6 +7,9 @@
 //   - The answer (a question in the prompt, --answers on): its tokens come first. Without
 //     ignore_eos the output then ends (EOS, finish_reason "stop") after max(answer, min_tokens)
 //     tokens; with ignore_eos the filler goes on. max_tokens cuts everything ("length").
+//   - Structured output (a tool call's arguments, a JSON answer: structured_output.hpp): its
+//     tokens take the answer's place, and the output ends at EOS after them whatever ignore_eos
+//     and min_tokens say; max_tokens cuts them ("length").
 //   - The error model: when token 0 is produced, the answer is wrong with probability
 //     min(1, P + S x (batch - 1)), or Q when the request was preempted before (OutputModelConfig);
 //     the draws come from (--seed, arrival order), independent of the prompt.
@@ -104,6 +107,7 @@ class OutputSequence final : public OutputDecider {
   std::uint64_t reasoning_seed_;  ///< the reasoning tokens' stream (of the prompt)
   std::int64_t reasoning_;        ///< min(reasoning_tokens, max_tokens)
   std::size_t generator_size_;
+  bool structured_ = false;       ///< the answer is the request's structured output (its JSON tokens)
 
   // Written by the producer before started_ is set; read-only afterwards.
   std::vector<std::uint32_t> answer_ids_;

@@ -4,7 +4,8 @@
 // engine's facts (cached prompt tokens, preemptions). The response encoder writes them into the
 // final events / the non-streaming body under the key "llmload" (a field OpenAI clients ignore):
 //   "llmload":{"arrival_unix_ns":..,"queue_s":..,"first_token_s":..,"first_output_token_s":..,"last_token_s":..,
-//              "preemptions":..,"cached_tokens":..[,"wrong_answer":true|false][,"diverged_at":k]}
+//              "preemptions":..,"cached_tokens":..[,"wrong_answer":true|false][,"diverged_at":k]
+//              [,"invalid_output":"json"|"schema"]}
 // "wrong_answer" is present when the output began with an answer, "diverged_at" (the index of
 // the first diverged token) when the output diverged (output_sequence.hpp).
 // All *_s durations are from the arrival (the request body fully read), in seconds, measured on
@@ -12,6 +13,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace llmload::server {
 
@@ -31,6 +33,9 @@ struct RequestOutcome {
   std::int64_t preemptions = 0;    ///< times the engine preempted this request (recomputed)
   std::optional<bool> wrong_answer;         ///< with an answer: whether the error model made it wrong
   std::optional<std::int64_t> diverged_at;  ///< the first diverged token's index, if it diverged
+  /// The invalid-output fault's variant ("json" or "schema") when it broke this request's
+  /// structured output (invalid_output.hpp).
+  std::optional<std::string> invalid_output;
 };
 
 }  // namespace llmload::server

@@ -33,6 +33,13 @@
 // {"delta":{"reasoning_content":..}} (or "reasoning", --reasoning-field), the others as content;
 // a non-streaming message has "content" (the answer, null when there is none) and the reasoning
 // field; the usage has "completion_tokens_details":{"reasoning_tokens":R}.
+// Tool calls (chat; GenerationRequest::structured, structured_output.hpp): the answer tokens are
+// the call's arguments. Streamed, the chunk before the first of them opens the call
+// {"tool_calls":[{"index":0,"id":"call_…","type":"function","function":{"name":N,"arguments":""}}]}
+// (structural: no token, logprobs null), then each token is
+// {"tool_calls":[{"index":0,"function":{"arguments":<token>}}]}; finish_reason "tool_calls" (or
+// "length" when max_tokens cut them). Not streamed: "content":null and "tool_calls":[{"id",
+// "type","function":{"name","arguments"}}]. A JSON answer (response_format) is plain content.
 // /v1/responses and /v1/messages have their own encoders (api_encoder.hpp), which this class
 // hands their requests to: named events ("event: <type>\ndata: <json>\n\n"), some due as soon as
 // the headers are out (append_start_events).
@@ -139,12 +146,17 @@ class ResponseEncoder {
   /// `details`: prompt_tokens_details (cached > 0) and completion_tokens_details (reasoning > 0).
   void append_usage(std::string& out, std::int64_t completion_tokens, std::int64_t cached_tokens, bool details) const;
   std::string reasoning_delta_open() const;
-  /// `token`: the token whose content the delta holds; -1 for the role chunk.
+  /// `token`: the token whose content the delta holds; kRoleChunk or kToolCallHead for the
+  /// structural chunks.
   void append_chat_chunk(std::string& out, std::string_view delta_json, std::int64_t token,
                          std::int64_t completion_tokens, bool last, const RequestOutcome* outcome,
                          Framing framing) const;
   void append_generate_event(std::int64_t k, std::string& out, Framing framing, const RequestOutcome* outcome) const;
   std::string_view finish_reason() const;
+  static constexpr std::int64_t kRoleChunk = -1;
+  static constexpr std::int64_t kToolCallHead = -2;
+  /// The chat delta of token k (k >= 0) or of the tool call's head chunk.
+  std::string chat_delta(std::int64_t k) const;
   /// The end of a /v1/* chunk's choice for token k (-1: chat's role chunk): logprobs,
   /// finish_reason (and stop_reason: always on the last chunk; on the others only when
   /// `open_stop_reason`, as vLLM's completions chunks do), then, when asked for, token ids.
@@ -165,6 +177,9 @@ class ResponseEncoder {
   std::int64_t reasoning_;                       ///< the output's reasoning tokens (chat)
   std::string_view reasoning_key_;               ///< "reasoning_content" or "reasoning"
   std::shared_ptr<const ApiEncoder> api_;        ///< /v1/responses, /v1/messages; null otherwise
+  bool tool_call_ = false;                       ///< chat: the answer is a tool call's arguments
+  std::string tool_name_;                        ///< its function
+  std::string call_id_;                          ///< "call_" + 24 hex digits
   std::string chunk_prefix_;  ///< /v1/*: {"id":..,"object":..,"created":..,"model":..,"choices":[
                               ///< /generate: "meta_info":{"id":<rid>,"finish_reason":
 };

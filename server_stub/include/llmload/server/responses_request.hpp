@@ -15,13 +15,13 @@
 namespace llmload::server {
 
 /// Fields: model (required), input (required: a string, or an array of messages {role, content}
-/// with content a string or input_text / output_text parts; reasoning items are skipped),
-/// instructions, max_output_tokens (>= 1; default: the room the context leaves), stream,
-/// previous_response_id, store (default true), reasoning {effort, summary}, temperature, top_p,
-/// and, accepted and ignored: metadata, user, include, top_logprobs, truncation, tool_choice,
-/// parallel_tool_calls, text {format: {type: "text"}}, stream_options. vLLM's ignore_eos is
-/// accepted. Refused (400) because the mock has no equivalent yet: tools, non-text formats,
-/// function-call input items, background: true.
+/// with content a string or input_text / output_text parts; reasoning items are skipped;
+/// function_call items count their arguments as an assistant turn, function_call_output items
+/// their output as a "tool" turn), instructions, max_output_tokens (>= 1; default: the room the
+/// context leaves), stream, previous_response_id, store (default true), reasoning {effort,
+/// summary}, temperature, top_p, tools / tool_choice / parallel_tool_calls / text.format
+/// (tool_request_fields.hpp), and, accepted and ignored: metadata, user, include, top_logprobs,
+/// truncation, stream_options. vLLM's ignore_eos is accepted. Refused (400): background: true.
 GenerationRequest parse_responses_request(const nlohmann::json& body, const ServerConfig& config,
                                           const ResponseStore& store);
 

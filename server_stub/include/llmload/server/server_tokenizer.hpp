@@ -64,6 +64,12 @@ class ServerTokenizer {
   virtual void encode_answer(std::string_view text, std::vector<std::uint32_t>& ids,
                              std::vector<std::string>& texts) const = 0;
 
+  /// The tokens of a structured output's JSON text (structured_output.hpp) at the start of an
+  /// output: appends their ids and chunk texts, whose concatenation is exactly `text`. The
+  /// default is the mock's rule: each token one whitespace-separated word with the whitespace
+  /// before it (ids as prompt words).
+  virtual void encode_text(std::string_view text, std::vector<std::uint32_t>& ids, std::vector<std::string>& texts) const;
+
   /// The message of a 400 for a token id outside [0, vocab_size()).
   virtual std::string out_of_vocabulary_message(std::string_view id) const = 0;
 };
