@@ -20,6 +20,7 @@
 #include "llmload/server/engine/profile.hpp"
 #include "llmload/server/fault.hpp"
 #include "llmload/server/latency_model.hpp"
+#include "llmload/server/lora_modules.hpp"
 #include "llmload/server/model_server_tokenizer.hpp"
 #include "llmload/tokenizer/tokenizer.hpp"
 
@@ -145,6 +146,78 @@ void add_reasoning_options(CLI::App& app, ReasoningConfig& out, std::string& fie
       ->check(CLI::IsMember({"reasoning_content", "reasoning"}));
 }
 
+/// The LoRA flags as parsed, before they go into LoraConfig.
+struct LoraFlags {
+  bool enable = false;
+  std::vector<std::string> modules;
+  std::int64_t max_loras = 1;
+  std::int64_t max_cpu_loras = 0;
+  std::int64_t max_lora_rank = 16;
+  std::string load_time;
+  std::string disk_load_time;
+};
+
+/// --enable-lora, --lora-modules, --max-loras, --max-cpu-loras, --max-lora-rank, --lora-load-time,
+/// --lora-disk-load-time (vLLM's names where vLLM has the knob; docs/server.md, "LoRA adapters").
+void add_lora_options(CLI::App& app, LoraFlags& flags) {
+  app.add_flag("--enable-lora", flags.enable, "Serve LoRA adapters (implied by --lora-modules)");
+  app.add_option("--lora-modules", flags.modules,
+                 "LoRA adapters, vLLM's syntax: NAME=PATH or '{\"name\":..,\"path\":..,\"base_model_name\":..}' "
+                 "(several after one flag, or repeat it). Requests name an adapter in `model`; it runs on its base "
+                 "model (default: the first --model)");
+  app.add_option("--max-loras", flags.max_loras,
+                 "Most distinct adapters in one running batch (= GPU adapter slots); a request of another adapter "
+                 "waits")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
+  app.add_option("--max-cpu-loras", flags.max_cpu_loras,
+                 "Adapters kept in CPU memory; one outside them loads from disk first (>= --max-loras) "
+                 "[default: --max-loras]")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
+  app.add_option("--max-lora-rank", flags.max_lora_rank,
+                 "The adapters' rank: sets their size, load time and per-token cost (1, 8, 16, 32, 64, 128, 256, "
+                 "320, 512)")
+      ->capture_default_str();
+  app.add_option("--lora-load-time", flags.load_time,
+                 "Engine: time to load an adapter into a GPU slot from CPU memory [default: 2 ms + adapter bytes / "
+                 "25 GB/s]")
+      ->check(duration_validator());
+  app.add_option("--lora-disk-load-time", flags.disk_load_time,
+                 "Engine: extra time to load an adapter that is not in CPU memory from disk [default: 20 ms + adapter "
+                 "bytes / 1 GB/s]")
+      ->check(duration_validator());
+}
+
+/// The LoRA flags into `out`; the error, if any.
+std::optional<std::string> apply_lora_flags(const CLI::App& app, const LoraFlags& flags, bool engine,
+                                            const std::vector<std::string>& models, LoraConfig& out) {
+  out.enabled = flags.enable || !flags.modules.empty();
+  for (const char* flag : {"--max-loras", "--max-cpu-loras", "--max-lora-rank", "--lora-load-time",
+                           "--lora-disk-load-time"}) {
+    if (app.count(flag) == 0) continue;
+    if (!out.enabled) {
+      return fmt::format("{} applies to LoRA serving: add --lora-modules NAME=PATH (or --enable-lora)", flag);
+    }
+    if (!engine) {
+      return fmt::format("{} applies to --latency-model engine: the fixed model serves adapters as their base model, "
+                         "with no slots and no load time",
+                         flag);
+    }
+  }
+  try {
+    for (const auto& item : flags.modules) out.modules.push_back(parse_lora_module(item, models));
+    out.max_loras = flags.max_loras;
+    out.max_cpu_loras = app.count("--max-cpu-loras") > 0 ? flags.max_cpu_loras : flags.max_loras;
+    out.max_lora_rank = flags.max_lora_rank;
+    if (!flags.load_time.empty()) out.load_time = parse_duration(flags.load_time, "");
+    if (!flags.disk_load_time.empty()) out.disk_load_time = parse_duration(flags.disk_load_time, "");
+    validate_lora_config(out, models);
+  } catch (const LoraModuleError& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 CliOutcome parse_command_line(const std::vector<std::string>& args) {
@@ -245,6 +318,8 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
   add_output_options(app, output_flags, cfg.output);
   std::string reasoning_field = "reasoning_content";
   add_reasoning_options(app, cfg.reasoning, reasoning_field);
+  LoraFlags lora_flags;
+  add_lora_options(app, lora_flags);
   app.add_option("--seed", cfg.latency.seed,
                  "Seed of the jitter, the response ids, the faults and the output model's draws")
       ->capture_default_str();
@@ -368,6 +443,9 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
     }
   }
   if (auto bad = apply_output_flags(app, output_flags, cfg.output)) {
+    return usage_error(*bad);
+  }
+  if (auto bad = apply_lora_flags(app, lora_flags, engine, cfg.models, cfg.lora)) {
     return usage_error(*bad);
   }
   cfg.reasoning.field = reasoning_field == "reasoning" ? ReasoningField::kReasoning : ReasoningField::kReasoningContent;

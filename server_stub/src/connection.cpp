@@ -469,6 +469,7 @@ bool Connection::start_generation(Generation& gen, std::uint64_t sequence) {
     request.id = sequence;
     request.prompt_tokens = std::max<std::int64_t>(1, job.request.prompt_tokens);
     request.max_tokens = job.request.max_tokens;
+    request.lora = lora_adapter_id(config_.lora, job.request.model);  // 0: a base model
     const auto& sched = shared_.engine.runtime->scheduler_config();
     if (sched.enable_prefix_caching) request.block_hashes = prompt_block_hashes(job.request.prompt_token_ids, sched.block_size);
     if (shared_.engine.runtime->submit(request, gen.stream, gen.output) != EngineRuntime::Admission::kQueued) {

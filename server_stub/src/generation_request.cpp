@@ -362,7 +362,7 @@ std::int64_t count_prompt_tokens(const std::vector<std::string_view>& texts) {
 }
 
 void check_model_served(std::string_view model, const ServerConfig& config) {
-  if (std::find(config.models.begin(), config.models.end(), model) == config.models.end()) {
+  if (!serves_model(config, model)) {  // a --model or a LoRA adapter (lora_modules.hpp)
     throw ApiException(ApiError{404, fmt::format("The model `{}` does not exist.", model), "model"});
   }
 }

@@ -149,7 +149,7 @@ GenerationRequest parse_messages_request(const json& body, const ServerConfig& c
     chat.push_back({{"role", *role}, {"content", chat_content(*content, fmt::format("messages.{}.content", i),
                                                                "messages")}});
   }
-  if (std::find(config.models.begin(), config.models.end(), req.model) == config.models.end()) {
+  if (!serves_model(config, req.model)) {  // a --model or a LoRA adapter (lora_modules.hpp)
     throw ApiException(ApiError{404, fmt::format("model: {}", req.model), "model"});
   }
   set_conversation_prompt(req, chat, std::nullopt, config);

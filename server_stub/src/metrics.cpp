@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <system_error>
 #include <utility>
 
@@ -220,6 +221,14 @@ struct ServerMetrics::State {
   std::atomic<bool> faults_counted{false};
   std::array<std::atomic<std::uint64_t>, kFaultKindNames.size()> faults{};
 
+  std::atomic<bool> lora_enabled{false};
+  std::int64_t max_lora = 0;  // set before serving, read-only afterwards
+  std::atomic<std::uint64_t> lora_loads{0};
+  std::atomic<std::uint64_t> lora_disk_loads{0};
+  mutable std::mutex lora_mutex;
+  /// vllm:lora_requests_info's label sets (running, waiting) and their last times; back: newest.
+  std::vector<std::pair<std::pair<std::string, std::string>, double>> lora_info;  // guarded by lora_mutex
+
   std::atomic<bool> gpu_power_set{false};
   std::atomic<double> gpu_power_watts{0.0};
   std::atomic<double> gpu_energy_joules{0.0};
@@ -282,6 +291,27 @@ void ServerMetrics::set_gpu_energy_rates(double joules_per_step, double joules_p
   state_->gpu_joules_per_step.store(joules_per_step, kRelaxed);
   state_->gpu_joules_per_token.store(joules_per_token, kRelaxed);
   state_->gpu_rates_set.store(true, std::memory_order_release);
+}
+
+void ServerMetrics::enable_lora(std::int64_t max_lora) {
+  state_->max_lora = max_lora;
+  state_->lora_enabled.store(true, std::memory_order_release);
+}
+
+void ServerMetrics::set_lora_requests(const std::string& running, const std::string& waiting, double unix_seconds) {
+  constexpr std::size_t kMaxLabelSets = 64;
+  State& s = *state_;
+  std::lock_guard lock(s.lora_mutex);
+  auto& sets = s.lora_info;
+  const auto key = std::make_pair(running, waiting);
+  sets.erase(std::remove_if(sets.begin(), sets.end(), [&](const auto& e) { return e.first == key; }), sets.end());
+  sets.emplace_back(key, unix_seconds);
+  if (sets.size() > kMaxLabelSets) sets.erase(sets.begin());
+}
+
+void ServerMetrics::add_lora_loads(std::int64_t loads, std::int64_t disk_loads) {
+  add_positive(state_->lora_loads, loads);
+  add_positive(state_->lora_disk_loads, disk_loads);
 }
 
 void ServerMetrics::count_output(bool answered, bool wrong_answer, bool diverged) {
@@ -349,6 +379,24 @@ std::string ServerMetrics::render() const {
   w.raw("vllm:cache_config_info{block_size=\"" + std::to_string(s.block_size) +
         "\",engine=\"0\",model_name=\"" + w.model() + "\",num_gpu_blocks=\"" +
         std::to_string(s.num_gpu_blocks) + "\"} 1.0\n");
+
+  // LoRA: vLLM's info gauge (labels only, no engine/model_name, as vLLM writes it) and the mock's
+  // ground truth of adapter loads.
+  if (s.lora_enabled.load(std::memory_order_acquire)) {
+    w.header("vllm:lora_requests_info", "gauge", "Running stats on lora requests.");
+    {
+      std::lock_guard lock(s.lora_mutex);
+      for (const auto& [labels, at] : s.lora_info) {
+        w.raw("vllm:lora_requests_info{max_lora=\"" + std::to_string(s.max_lora) + "\",running_lora_adapters=\"" +
+              escape_label_value(labels.first) + "\",waiting_lora_adapters=\"" + escape_label_value(labels.second) +
+              "\"} " + format_prometheus_value(at) + "\n");
+      }
+    }
+    w.counter("llmload:lora_loads_total", "LoRA adapters loaded into a GPU slot (the mock's ground truth).",
+              static_cast<double>(s.lora_loads.load(kRelaxed)));
+    w.counter("llmload:lora_disk_loads_total", "LoRA adapter loads that read the adapter from disk first.",
+              static_cast<double>(s.lora_disk_loads.load(kRelaxed)));
+  }
 
   // Counters.
   w.counter("vllm:prefix_cache_queries_total",
@@ -488,7 +536,8 @@ std::string format_prometheus_value(double value) {
   // prometheus_client's floatToGoString: Go switches to exponents sooner than Python.
   const auto dot = s.find('.');
   if (value > 0 && dot != std::string::npos && dot > 6) {
-    std::string mantissa = s.substr(0, 1) + "." + s.substr(1, dot - 1);
+    // Python: f'{s[0]}.{s[1:dot]}{s[dot + 1:]}'.rstrip('0.'): the fraction's digits are kept.
+    std::string mantissa = s.substr(0, 1) + "." + s.substr(1, dot - 1) + s.substr(dot + 1);
     while (!mantissa.empty() && (mantissa.back() == '0' || mantissa.back() == '.')) {
       mantissa.pop_back();
     }

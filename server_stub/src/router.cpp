@@ -208,24 +208,32 @@ RouteResult Router::route(std::string_view method, std::string_view target, std:
   }
 }
 
+namespace {
+
+/// vLLM's ModelPermission, with its fixed values; the id is reproducible (seed, card index).
+ojson model_permission(std::uint64_t seed, std::size_t index, std::int64_t created) {
+  ojson perm;
+  perm["id"] = "modelperm-" + hex128(seed ^ 0x6d6f64656c7065ULL, index);
+  perm["object"] = "model_permission";
+  perm["created"] = created;
+  perm["allow_create_engine"] = false;
+  perm["allow_sampling"] = true;
+  perm["allow_logprobs"] = true;
+  perm["allow_search_indices"] = false;
+  perm["allow_view"] = true;
+  perm["allow_fine_tuning"] = false;
+  perm["organization"] = "*";
+  perm["group"] = nullptr;
+  perm["is_blocking"] = false;
+  return perm;
+}
+
+}  // namespace
+
 HttpReply Router::models_reply() const {
   ojson data = ojson::array();
   for (std::size_t i = 0; i < config_.models.size(); ++i) {
     const std::string& id = config_.models[i];
-    // vLLM's ModelPermission, with its fixed values; the id is reproducible (seed, model index).
-    ojson perm;
-    perm["id"] = "modelperm-" + hex128(config_.latency.seed ^ 0x6d6f64656c7065ULL, i);
-    perm["object"] = "model_permission";
-    perm["created"] = started_unix_;
-    perm["allow_create_engine"] = false;
-    perm["allow_sampling"] = true;
-    perm["allow_logprobs"] = true;
-    perm["allow_search_indices"] = false;
-    perm["allow_view"] = true;
-    perm["allow_fine_tuning"] = false;
-    perm["organization"] = "*";
-    perm["group"] = nullptr;
-    perm["is_blocking"] = false;
     ojson m;
     m["id"] = id;
     m["object"] = "model";
@@ -234,7 +242,23 @@ HttpReply Router::models_reply() const {
     m["root"] = id;
     m["parent"] = nullptr;
     m["max_model_len"] = config_.max_model_len;
-    m["permission"] = ojson::array({std::move(perm)});
+    m["permission"] = ojson::array({model_permission(config_.latency.seed, i, started_unix_)});
+    data.push_back(std::move(m));
+  }
+  // LoRA adapters after the base models, as vLLM lists them: root is the adapter's path, parent
+  // its base model, and max_model_len null (vLLM's adapter cards leave it unset).
+  for (std::size_t k = 0; k < config_.lora.modules.size(); ++k) {
+    const LoraModule& lora = config_.lora.modules[k];
+    ojson m;
+    m["id"] = lora.name;
+    m["object"] = "model";
+    m["created"] = started_unix_;
+    m["owned_by"] = "llmload";
+    m["root"] = lora.path;
+    m["parent"] = lora.base_model;
+    m["max_model_len"] = nullptr;
+    m["permission"] =
+        ojson::array({model_permission(config_.latency.seed, config_.models.size() + k, started_unix_)});
     data.push_back(std::move(m));
   }
   ojson body;

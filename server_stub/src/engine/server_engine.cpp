@@ -1,6 +1,8 @@
 #include "llmload/server/engine/server_engine.hpp"
 
+#include <algorithm>
 #include <stdexcept>
+#include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -23,6 +25,10 @@ class GpuStepTimer final : public StepTimer {
   std::string_view name() const override { return "cuda"; }
   EngineClock::time_point run(const StepCost& cost, EngineClock::time_point /*start*/) override {
     (void)runner_->execute(cost);
+    // Adapter loads are host-to-device copies, not kernels: the step waits for them as modelled.
+    if (cost.lora_load_seconds > 0) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(std::min(cost.lora_load_seconds, 3600.0)));
+    }
     return EngineClock::now();
   }
   bool power(double& watts, double& joules) override {
@@ -82,6 +88,12 @@ void MetricsStepObserver::on_step(const Step& step, EngineClock::time_point /*st
   for (const auto& e : step.events) generated += e.kind == StepEvent::Kind::kToken ? 1 : 0;
   if (generated > 0) metrics_.add_generation_tokens(generated);
   metrics_.observe_iteration_tokens(step.cost.tokens);
+  if (lora_) {
+    std::int64_t disk = 0;
+    for (const auto& load : step.lora_loads) disk += load.from_disk ? 1 : 0;
+    if (!step.lora_loads.empty()) metrics_.add_lora_loads(static_cast<std::int64_t>(step.lora_loads.size()), disk);
+    note_loras(stats);
+  }
   ++steps_since_sample_;
   tokens_since_sample_ += generated;
   if (!sampled_ || end - last_power_sample_ >= std::chrono::milliseconds(100)) {
@@ -104,9 +116,41 @@ void MetricsStepObserver::on_step(const Step& step, EngineClock::time_point /*st
   }
 }
 
+void MetricsStepObserver::note_loras(const SchedulerStats& stats) {
+  if (!lora_) return;
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  metrics_.set_lora_requests(lora_list(stats.running_loras), lora_list(stats.waiting_loras), now);
+}
+
+std::string MetricsStepObserver::lora_list(const std::vector<std::int32_t>& ids) const {
+  std::string out;
+  for (const auto id : ids) {
+    if (!out.empty()) out += ',';
+    const auto index = static_cast<std::size_t>(id - 1);
+    out += index < lora_names_.size() ? lora_names_[index] : std::to_string(id);
+  }
+  return out;
+}
+
 SchedulerConfig scheduler_config(const Profile& p) {
   return SchedulerConfig{p.engine.max_num_seqs, p.engine.max_num_batched_tokens, p.engine.block_size, p.num_blocks(),
-                         p.engine.enable_prefix_caching};
+                         p.engine.enable_prefix_caching, EngineLoraConfig{}};
+}
+
+EngineLoraConfig engine_lora_config(const LoraConfig& lora, const Profile& profile) {
+  EngineLoraConfig out;
+  if (!lora.enabled) return out;
+  out.max_loras = lora.max_loras;
+  out.max_cpu_loras = lora.max_cpu_loras;
+  out.adapter_parameters = lora_adapter_parameters(profile.model, lora.max_lora_rank);
+  out.adapter_bytes = 2.0 * out.adapter_parameters;  // bf16
+  out.load_seconds = lora.load_time ? static_cast<double>(lora.load_time->count()) / 1e9
+                                    : default_lora_load_seconds(out.adapter_bytes);
+  out.disk_load_seconds = lora.disk_load_time ? static_cast<double>(lora.disk_load_time->count()) / 1e9
+                                              : default_lora_disk_load_seconds(out.adapter_bytes);
+  for (std::size_t i = 0; i < lora.modules.size(); ++i) out.preloaded.push_back(static_cast<std::int32_t>(i + 1));
+  return out;
 }
 
 ServerEngine make_server_engine(const ServerConfig& config, ServerMetrics& metrics) {
@@ -114,9 +158,13 @@ ServerEngine make_server_engine(const ServerConfig& config, ServerMetrics& metri
   std::string device;
   auto timer = make_step_timer(config, profile, device);
   ServerEngine engine;
-  engine.observer = std::make_unique<MetricsStepObserver>(metrics, *timer);
+  std::vector<std::string> lora_names;
+  for (const auto& m : config.lora.modules) lora_names.push_back(m.name);
+  engine.observer = std::make_unique<MetricsStepObserver>(metrics, *timer, config.lora.enabled, lora_names);
   EngineRuntimeOptions options;
   options.scheduler = scheduler_config(profile);
+  options.scheduler.lora = engine_lora_config(config.lora, profile);
+  if (config.lora.enabled) metrics.enable_lora(config.lora.max_loras);
   options.max_waiting = config.max_waiting;
   engine.runtime = std::make_unique<EngineRuntime>(options, CostModel(profile), std::move(timer), engine.observer.get());
   engine.description = fmt::format(
@@ -125,6 +173,14 @@ ServerEngine make_server_engine(const ServerConfig& config, ServerMetrics& metri
       profile.name, profile.source, profile.kv_cache_tokens(), profile.num_blocks(), profile.engine.block_size,
       profile.engine.max_num_seqs, profile.engine.max_num_batched_tokens,
       profile.engine.enable_prefix_caching ? "on" : "off", device);
+  if (config.lora.enabled) {
+    const auto& l = options.scheduler.lora;
+    engine.description += fmt::format(
+        "; LoRA: {} adapter(s), max_loras {}, max_cpu_loras {}, rank {} ({:.1f} MB each), load {:.1f} ms from CPU "
+        "memory, +{:.1f} ms from disk",
+        config.lora.modules.size(), l.max_loras, l.max_cpu_loras, config.lora.max_lora_rank, l.adapter_bytes / 1e6,
+        l.load_seconds * 1e3, l.disk_load_seconds * 1e3);
+  }
   return engine;
 }
 

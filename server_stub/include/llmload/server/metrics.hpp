@@ -55,6 +55,18 @@ class ServerMetrics {
   /// rendered until the first call.
   void set_gpu_energy_rates(double joules_per_step, double joules_per_token);
 
+  // --- LoRA adapters (engine thread; lora_cache.hpp) ------------------------------------------
+  /// Turns the LoRA families on: vllm:lora_requests_info (label max_lora = `max_lora`),
+  /// llmload:lora_loads_total and llmload:lora_disk_loads_total. Call before serving.
+  void enable_lora(std::int64_t max_lora);
+  /// vllm:lora_requests_info{max_lora,running_lora_adapters,waiting_lora_adapters} = `unix_seconds`
+  /// for these comma-separated adapter names. As vLLM's prometheus gauge, every label set seen
+  /// keeps its last time (the newest is the current state); the 64 most recent are kept.
+  void set_lora_requests(const std::string& running, const std::string& waiting, double unix_seconds);
+  /// llmload:lora_loads_total += loads (adapters loaded into a GPU slot), and
+  /// llmload:lora_disk_loads_total += disk_loads (of which read from disk first).
+  void add_lora_loads(std::int64_t loads, std::int64_t disk_loads);
+
   // --- the output model (output_sequence.hpp) -------------------------------------------------
   /// One finished request's output: an answer (wrong or not) and whether it diverged:
   /// llmload:answers_total, llmload:wrong_answers_total, llmload:divergences_total. The three are

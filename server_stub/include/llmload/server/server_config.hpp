@@ -12,6 +12,7 @@
 
 #include "llmload/server/engine/profile.hpp"
 #include "llmload/server/fault.hpp"
+#include "llmload/server/lora_modules.hpp"
 
 namespace llmload::server {
 
@@ -70,6 +71,8 @@ struct ServerConfig {
   LatencyConfig latency;
   OutputModelConfig output;
   ReasoningConfig reasoning;
+  /// LoRA adapters served on the models above (--lora-modules, --max-loras, ...; lora_modules.hpp).
+  LoraConfig lora;
 
   // The engine simulator (latency.model == "engine").
   /// The model profile with the command line's overrides applied; unset: the default profile.
