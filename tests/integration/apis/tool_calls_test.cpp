@@ -114,6 +114,23 @@ TEST(ToolCalls, AgentSessionsSendToolResultsAndResponsesThreadsByPreviousRespons
   }
 }
 
+// Trials pool the sections: the judged requests of every trial, the invalid rate of their sum.
+TEST(ToolCalls, TrialsPoolTheValidityOfEveryTrial) {
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "2ms", "--itl", "1ms", "--fault",
+                              "0.3:invalid-output"});
+  TempDir out;
+  auto run = run_llmload(out, {"--base-url", server.base_url, "--backend", "openai-chat", "--tools", "builtin",
+                               "--trials", "2", "--num-requests", "30", "--concurrency", "3", "--input-tokens", "16"});
+  ASSERT_EQ(run.proc.exit_code, 0) << run.proc.err;
+  ASSERT_EQ(run.result["artifact"], "trials") << run.result.dump().substr(0, 300);
+  const json& so = run.result["structured_output"];
+  ASSERT_TRUE(so.is_object()) << run.result.dump().substr(0, 300);
+  EXPECT_EQ(so["judged"], 60);
+  const double injected = server_metric(server, kInjected);
+  EXPECT_EQ(so["invalid"], injected) << "both trials' broken responses";
+  EXPECT_NEAR(so["invalid_rate"].get<double>(), injected / 60.0, 1e-9);
+}
+
 TEST(ToolCalls, BadFlagsNameTheFix) {
   TempDir out;
   auto run = run_llmload(out, {"--base-url", "http://127.0.0.1:9", "--backend", "openai-completions", "--tools", "builtin"});
