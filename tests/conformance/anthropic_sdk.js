@@ -6,7 +6,9 @@
 // Starts the server (fixed latency model, --port 0), drives it through the SDK: messages.create
 // streamed and not, messages.stream with thinking (its text and thinking events, finalMessage),
 // the usage and stop reasons, the errors (400, 404, 529 by an injected fault) as the SDK's error
-// classes; a second server with --api-key checks x-api-key (wrong: AuthenticationError; right: served).
+// classes, tool use (a tool_use block whose input is the object, streamed as input_json_delta into
+// finalMessage(), tool_result turns) and structured outputs (output_config.format, output_format);
+// a second server with --api-key checks x-api-key (wrong: AuthenticationError; right: served).
 // Exit status 0 only if every check passed; each failure names what differed.
 "use strict";
 const path = require("path");
@@ -107,6 +109,67 @@ async function testStream(c, expected) {
           "raw stream event types");
 }
 
+const WEATHER = {
+  type: "object",
+  properties: { city: { type: "string" }, days: { type: "integer", minimum: 1, maximum: 7 } },
+  required: ["city", "days"],
+};
+const TOOLS = [{ name: "get_weather", description: "weather", input_schema: WEATHER }];
+
+function checkWeatherInput(input, what) {
+  check(input && typeof input.city === "string", `${what}: input.city is a string: ${JSON.stringify(input)}`);
+  check(input && Number.isInteger(input.days) && input.days >= 1 && input.days <= 7,
+        `${what}: input.days in [1, 7]: ${JSON.stringify(input)}`);
+}
+
+async function testToolUse(c) {
+  const messages = [{ role: "user", content: "What is the weather in Paris?" }];
+  const msg = await c.messages.create({ model: MODEL, max_tokens: 64, messages, tools: TOOLS });
+  checkEq(msg.stop_reason, "tool_use", "tool_use stop_reason");
+  const block = msg.content[0];
+  checkEq(block && block.type, "tool_use", "tool_use block");
+  if (!block) return;
+  check(block.id.startsWith("toolu_"), `tool_use id: ${block.id}`);
+  checkEq(block.name, "get_weather", "tool_use name");
+  checkWeatherInput(block.input, "tool_use body");
+
+  // messages.stream(): input_json_delta events accumulate into the block's input object.
+  const stream = c.messages.stream({ model: MODEL, max_tokens: 64, messages, tools: TOOLS,
+                                     thinking: { type: "enabled", budget_tokens: 3 } });
+  let partial = "";
+  stream.on("inputJson", (delta) => (partial += delta));
+  const final = await stream.finalMessage();
+  checkEq(final.content.map((b) => b.type), ["thinking", "tool_use"], "messages.stream: thinking, then tool_use");
+  const streamed = final.content[1];
+  check(streamed && typeof streamed.input === "object" && !Array.isArray(streamed.input),
+        `finalMessage tool_use input is an object: ${JSON.stringify(streamed && streamed.input)}`);
+  if (streamed) {
+    checkWeatherInput(streamed.input, "finalMessage tool_use");
+    checkEq(JSON.parse(partial), streamed.input, "inputJson deltas concatenate to the input");
+  }
+  checkEq(final.stop_reason, "tool_use", "finalMessage stop_reason");
+
+  // The agent's next turn: the tool_use block and its tool_result sent back.
+  const next = await c.messages.create({
+    model: MODEL, max_tokens: 64, tools: TOOLS, tool_choice: { type: "none" },
+    messages: [{ role: "user", content: "What is 6 * 7?" }, { role: "assistant", content: [block] },
+               { role: "user", content: [{ type: "tool_result", tool_use_id: block.id, content: "sunny" }] }],
+  });
+  checkEq(next.content[0].type, "text", "tool_choice none after a tool_result: text");
+
+  // Structured outputs: output_config.format (this SDK's field) and the beta's output_format.
+  for (const [field, value] of [["output_config", { format: { type: "json_schema", schema: WEATHER } }],
+                                ["output_format", { type: "json_schema", schema: WEATHER }]]) {
+    const structured = await c.messages.create({ model: MODEL, max_tokens: 64, messages, [field]: value });
+    checkEq(structured.content[0].type, "text", `${field}: a text block`);
+    checkWeatherInput(JSON.parse(structured.content[0].text), `${field} JSON answer`);
+  }
+  await expectApiError(c.messages.create({ model: MODEL, max_tokens: 8, messages,
+                                           tools: [{ name: "x", input_schema: WEATHER }],
+                                           tool_choice: { type: "tool", name: "nope" } }),
+                       Anthropic.BadRequestError, 400, "tool_choice naming an unknown tool");
+}
+
 async function testErrors(port) {
   const c = client(port);
   const bad = await expectApiError(c.messages.create({ model: MODEL, max_tokens: 5, messages: [] }),
@@ -161,7 +224,8 @@ async function main() {
     let body = null;
     for (const [name, fn] of [["create", async () => (body = await testCreate(c))],
                               ["stream", async () => body && testStream(c, body)],
-                              ["errors", async () => testErrors(server.port)]]) {
+                              ["errors", async () => testErrors(server.port)],
+                              ["tool use", async () => testToolUse(c)]]) {
       try {
         await fn();
       } catch (e) {

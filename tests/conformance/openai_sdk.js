@@ -5,7 +5,8 @@
 // Starts the server (fixed latency model, --port 0), reads the port from its one stdout line,
 // drives it through the SDK (streaming and non-streaming chat and completions, models.list,
 // errors; the Responses API: responses.create streamed and not, responses.stream, reasoning,
-// previous_response_id; chat's reasoning_effort) and checks what the SDK hands back. A second server with --api-key checks the SDK's
+// previous_response_id, incomplete responses, function calls and text.format; chat's
+// reasoning_effort, tool calls through chat.completions.stream() and parse(), response_format) and checks what the SDK hands back. A second server with --api-key checks the SDK's
 // AuthenticationError, and that the right key passes.
 // Exit status 0 only if every check passed; each failure names what differed.
 "use strict";
@@ -210,7 +211,8 @@ async function testResponses(c) {
   const plain = await c.responses.create({ model: MODEL, input: "hello there", max_output_tokens: 4 });
   check(plain.id.startsWith("resp_"), `responses id prefix: ${plain.id}`);
   checkEq(plain.object, "response", "responses object");
-  checkEq(plain.status, "completed", "responses status");
+  checkEq(plain.status, "incomplete", "responses status (max_output_tokens cut the answer)");
+  checkEq(plain.incomplete_details && plain.incomplete_details.reason, "max_output_tokens", "responses incomplete_details");
   checkEq(words(plain.output_text), 4, "responses output_text words (the SDK's helper)");
   checkEq([plain.usage.input_tokens, plain.usage.output_tokens, plain.usage.total_tokens], [2, 4, 6], "responses usage");
   checkEq(plain.usage.output_tokens_details.reasoning_tokens, 0, "responses reasoning_tokens without reasoning");
@@ -246,23 +248,33 @@ async function testResponsesStream(c) {
   const types = [];
   let reasoning = "";
   let text = "";
+  let incomplete = null;
   for await (const event of stream) {
     types.push(event.type);
     if (event.type === "response.reasoning_text.delta") reasoning += event.delta;
     if (event.type === "response.output_text.delta") text += event.delta;
+    if (event.type === "response.incomplete") incomplete = event.response;
   }
+  // max_output_tokens cuts the answer: OpenAI's response.incomplete. This SDK version's
+  // finalResponse() keeps its accumulated snapshot then (it takes the final response only from
+  // response.completed), so the usage and ground truth are read from the event.
   const final = await stream.finalResponse();
   checkEq(types.slice(0, 4), ["response.created", "response.in_progress", "response.output_item.added",
                               "response.content_part.added"], "responses stream: first events");
   checkEq(types.slice(-4), ["response.output_text.done", "response.content_part.done", "response.output_item.done",
-                            "response.completed"], "responses stream: last events");
+                            "response.incomplete"], "responses stream: last events");
   checkEq(types.filter((t) => t === "response.reasoning_text.delta").length, LOW_EFFORT_TOKENS, "reasoning deltas");
   checkEq(types.filter((t) => t === "response.output_text.delta").length, 3, "output_text deltas");
   // (finalResponse() has no output_text helper in this SDK version: the message item's text.)
   checkEq(final.output[1] && final.output[1].content[0].text, text, "responses.stream final message text = the deltas");
   checkEq(final.output[0].content[0].text, reasoning, "responses.stream reasoning text = the deltas");
-  checkEq(final.usage.output_tokens_details.reasoning_tokens, LOW_EFFORT_TOKENS, "responses.stream usage reasoning_tokens");
-  checkLlmload(final, "responses.stream final response");
+  check(incomplete !== null, "responses.stream: a response.incomplete event");
+  if (incomplete) {
+    checkEq(incomplete.status, "incomplete", "response.incomplete: status");
+    checkEq(incomplete.incomplete_details, { reason: "max_output_tokens" }, "response.incomplete: incomplete_details");
+    checkEq(incomplete.usage.output_tokens_details.reasoning_tokens, LOW_EFFORT_TOKENS, "response.incomplete usage reasoning_tokens");
+    checkLlmload(incomplete, "response.incomplete's response");
+  }
 
   // create({stream: true}): the raw events, sequence numbers in order.
   const raw = await c.responses.create({ model: MODEL, input: "hello there", max_output_tokens: 3, stream: true });
@@ -270,11 +282,140 @@ async function testResponsesStream(c) {
   let completed = null;
   for await (const event of raw) {
     seq.push(event.sequence_number);
-    if (event.type === "response.completed") completed = event.response;
+    if (event.type === "response.completed" || event.type === "response.incomplete") completed = event.response;
   }
   checkEq(seq, [...Array(seq.length).keys()], "responses stream sequence_number 0, 1, 2, ...");
-  check(completed !== null, "responses stream ends with response.completed");
+  check(completed !== null, "responses stream ends with response.incomplete (max_output_tokens cut it)");
+  if (completed) checkEq(completed.status, "incomplete", "responses stream final status");
   if (completed) checkEq(completed.usage.output_tokens, 3, "responses stream usage.output_tokens");
+}
+
+const WEATHER = {
+  type: "object",
+  properties: { city: { type: "string" }, unit: { type: "string", enum: ["c", "f"] },
+                days: { type: "integer", minimum: 1, maximum: 7 } },
+  required: ["city", "days"],
+  additionalProperties: false,
+};
+const CHAT_TOOLS = [{ type: "function", function: { name: "get_weather", description: "weather", parameters: WEATHER,
+                                                     strict: true } }];
+
+/// The arguments an SDK handed back: JSON, with the schema's required properties and types.
+function checkWeatherArgs(text, what) {
+  let args = null;
+  try {
+    args = JSON.parse(text);
+  } catch (e) {
+    check(false, `${what}: arguments are not JSON: ${text}`);
+    return null;
+  }
+  check(typeof args.city === "string", `${what}: city is a string: ${text}`);
+  check(Number.isInteger(args.days) && args.days >= 1 && args.days <= 7, `${what}: days in [1, 7]: ${text}`);
+  check(args.unit === undefined || ["c", "f"].includes(args.unit), `${what}: unit in the enum: ${text}`);
+  check(Object.keys(args).every((k) => k in WEATHER.properties), `${what}: no other properties: ${text}`);
+  return args;
+}
+
+async function testChatToolCalls(c) {
+  const messages = [{ role: "user", content: "What is the weather in Paris?" }];
+  const body = await c.chat.completions.create({ model: MODEL, messages, tools: CHAT_TOOLS, tool_choice: "required" });
+  const choice = body.choices[0];
+  checkEq(choice.finish_reason, "tool_calls", "chat tool call finish_reason");
+  checkEq(choice.message.content, null, "chat tool call content");
+  const call = choice.message.tool_calls && choice.message.tool_calls[0];
+  check(call && call.id.startsWith("call_") && call.type === "function", `chat tool call id and type: ${JSON.stringify(call)}`);
+  if (!call) return;
+  checkEq(call.function.name, "get_weather", "chat tool call name");
+  checkWeatherArgs(call.function.arguments, "chat tool call");
+  checkEq(body.usage.completion_tokens, words(call.function.arguments), "chat tool call: completion_tokens = argument tokens");
+
+  // The SDK's stream helper accumulates the deltas; strict tools are parsed for us.
+  const stream = c.chat.completions.stream({ model: MODEL, messages, tools: CHAT_TOOLS });
+  let deltas = 0;
+  stream.on("tool_calls.function.arguments.delta", (e) => (deltas += e.arguments_delta ? 1 : 0));
+  const final = await stream.finalChatCompletion();
+  const streamed = final.choices[0].message.tool_calls[0];
+  checkEq(streamed.function.arguments, call.function.arguments, "chat stream: arguments = the body's (deterministic)");
+  checkEq(streamed.function.parsed_arguments, JSON.parse(call.function.arguments), "chat stream: parsed_arguments");
+  checkEq(deltas, words(call.function.arguments), "chat stream: one arguments delta per token");
+  checkEq(final.choices[0].finish_reason, "tool_calls", "chat stream finish_reason");
+
+  // The next turn of an agent: the call and its result sent back.
+  const next = await c.chat.completions.create({
+    model: MODEL, max_tokens: 3, tools: CHAT_TOOLS, tool_choice: "none",
+    messages: [...messages, choice.message, { role: "tool", tool_call_id: call.id, content: "sunny and warm" }],
+  });
+  checkEq(next.usage.prompt_tokens, words(messages[0].content) + words(call.function.arguments) + 3,
+          "agent turn: the call and the tool's result are prompt tokens");
+  checkEq(words(next.choices[0].message.content), 3, "tool_choice none: plain text");
+
+  const cut = await c.chat.completions.create({ model: MODEL, messages, tools: CHAT_TOOLS, max_tokens: 1 });
+  checkEq(cut.choices[0].finish_reason, "length", "chat tool call cut by max_tokens");
+  await expectApiError(c.chat.completions.create({ model: MODEL, messages, tools: CHAT_TOOLS,
+                                                   tool_choice: { type: "function", function: { name: "nope" } } }),
+                       OpenAI.BadRequestError, 400, "tool_choice naming an unknown tool");
+}
+
+async function testChatStructuredOutput(c) {
+  const schema = { type: "object", properties: { answer: { type: "integer" }, reason: { type: "string" } },
+                   required: ["answer", "reason"], additionalProperties: false };
+  const params = { model: MODEL, messages: [{ role: "user", content: "Why?" }],
+                   response_format: { type: "json_schema", json_schema: { name: "why", schema, strict: true } } };
+  const parsed = await c.chat.completions.parse(params);
+  const value = parsed.choices[0].message.parsed;
+  check(value && Number.isInteger(value.answer) && typeof value.reason === "string",
+        `json_schema response_format: parsed ${JSON.stringify(value)}`);
+  const streamed = await c.chat.completions.stream(params).finalChatCompletion();
+  // (The stream helper parses only zod-made formats: the content is the same JSON.)
+  checkEq(JSON.parse(streamed.choices[0].message.content), value, "json_schema response_format streamed: the same answer");
+  const object = await c.chat.completions.create({ model: MODEL, messages: [{ role: "user", content: "Why?" }],
+                                                   response_format: { type: "json_object" } });
+  check(typeof JSON.parse(object.choices[0].message.content) === "object", "json_object response_format is a JSON object");
+  await expectApiError(c.chat.completions.create({ model: MODEL, messages: [{ role: "user", content: "x" }],
+                                                   response_format: { type: "json_schema", json_schema: { name: "x" } } }),
+                       OpenAI.BadRequestError, 400, "json_schema without schema");
+}
+
+async function testResponsesToolCalls(c) {
+  const tools = [{ type: "function", name: "get_weather", description: "weather", parameters: WEATHER, strict: true }];
+  const body = await c.responses.create({ model: MODEL, input: "What is the weather in Paris?", tools });
+  checkEq(body.status, "completed", "responses function call status");
+  const item = body.output[0];
+  checkEq(item && item.type, "function_call", "responses output item type");
+  if (!item) return;
+  check(item.id.startsWith("fc_") && item.call_id.startsWith("call_"), `function_call ids: ${item.id} ${item.call_id}`);
+  checkWeatherArgs(item.arguments, "responses function_call");
+
+  const stream = c.responses.stream({ model: MODEL, input: "What is the weather in Paris?", tools });
+  const types = [];
+  let args = "";
+  for await (const event of stream) {
+    types.push(event.type);
+    if (event.type === "response.function_call_arguments.delta") args += event.delta;
+  }
+  const final = await stream.finalResponse();
+  checkEq(types.slice(0, 3), ["response.created", "response.in_progress", "response.output_item.added"],
+          "responses function call stream: first events");
+  checkEq(types.slice(-3), ["response.function_call_arguments.done", "response.output_item.done", "response.completed"],
+          "responses function call stream: last events");
+  checkEq(args, item.arguments, "responses stream: the deltas are the arguments");
+  checkEq(final.output[0].arguments, item.arguments, "responses.stream finalResponse: arguments");
+  checkEq(final.output[0].status, "completed", "responses.stream finalResponse: item status");
+
+  // An agent turn: the call and its output sent back as input items.
+  const next = await c.responses.create({
+    model: MODEL, max_output_tokens: 200, tools, tool_choice: "none",
+    input: [{ role: "user", content: "What is 6 * 7?" }, { type: "function_call", call_id: item.call_id, name: item.name,
+             arguments: item.arguments }, { type: "function_call_output", call_id: item.call_id, output: "sunny" }],
+  });
+  checkEq(next.output[0].type, "message", "responses agent turn, tool_choice none: a message");
+  checkEq(next.status, "completed", "responses agent turn ends at EOS");
+
+  const structured = await c.responses.create({ model: MODEL, input: "Why?",
+    text: { format: { type: "json_schema", name: "w", schema: WEATHER, strict: true } } });
+  checkWeatherArgs(structured.output_text, "responses text.format json_schema");
+  await expectApiError(c.responses.create({ model: MODEL, input: "x", tools: [{ type: "web_search" }] }),
+                       OpenAI.BadRequestError, 400, "responses non-function tool");
 }
 
 async function testErrors(c) {
@@ -336,7 +477,9 @@ async function main() {
                               ["continuous usage", testChatContinuousUsage], ["completions stream", testCompletionStream],
                               ["non-streaming", testNonStreaming], ["errors", testErrors],
                               ["chat reasoning", testChatReasoning], ["responses", testResponses],
-                              ["responses stream", testResponsesStream]]) {
+                              ["responses stream", testResponsesStream], ["chat tool calls", testChatToolCalls],
+                              ["chat structured output", testChatStructuredOutput],
+                              ["responses tool calls", testResponsesToolCalls]]) {
       try {
         await fn(c);
       } catch (e) {
