@@ -1,5 +1,6 @@
 // summary.csv: one row per run (sweep point).
 #include "html_report/internal.hpp"
+#include "html_report/probe.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -45,6 +46,8 @@ std::vector<std::string> summary_csv_columns() {
                         "prefix_cache_server_hit_rate", "structured_invalid_rate", "structured_judged"}) {
     cols.emplace_back(c);
   }
+  // The probe stream (--probe-rate; empty without one).
+  for (const auto& c : probe_csv_columns()) cols.push_back(c);
   return cols;
 }
 
@@ -98,6 +101,7 @@ std::string render_csv(const ReportInput& in) {
                      nan_at(r, {"structured_output", "invalid_rate"}), nan_at(r, {"structured_output", "judged"})}) {
       f.push_back(csv_number(v));
     }
+    for (double v : probe_csv_values(r)) f.push_back(csv_number(v));
     for (std::size_t i = 0; i < f.size(); ++i) o += (i ? "," : "") + csv_field(f[i]);
     o += "\n";
   }

@@ -2,6 +2,7 @@
 // sweep from the sections in the other files; run_body is one run's sections in page order;
 // write_report writes report.html, summary.md and summary.csv. Map of the files: internal.hpp.
 #include "html_report/internal.hpp"
+#include "html_report/probe.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -40,6 +41,7 @@ static std::string run_body(const RunArtifact& a, const RunSummary& s, const Htm
     o += prefix_cache_html(a.result, prefix);
     o += structured_output_html(a.result, prefix);
     o += errors_html(a.result);
+    o += probe_html(a.result, prefix, h);
     o += reasoning_html(a.result, prefix, h);
     o += by_model_html(a.result, shows_ttfo(a), prefix, h);
     o += correctness_html(a, s, prefix, h);
@@ -76,6 +78,7 @@ static std::string run_body(const RunArtifact& a, const RunSummary& s, const Htm
     o += structured_output_html(a.result, prefix);
     o += slo_table_html(a.result);
     o += errors_html(a.result);
+    o += probe_html(a.result, prefix, h);
     o += reasoning_html(a.result, prefix, h);
     o += by_model_html(a.result, shows_ttfo(a), prefix, h);
     o += correctness_html(a, s, prefix, h);

@@ -23,6 +23,7 @@
 //   sweep.cpp           a sweep's charts, capacity and points table
 //   markdown.cpp        summary.md
 //   csv.cpp             summary.csv
+//   probe.cpp           the probe stream's section and summary.csv columns (probe.hpp)
 
 #include <cmath>
 #include <cstdint>

@@ -1,5 +1,6 @@
 // summary.md: the same headline numbers as the page, as Markdown.
 #include "html_report/internal.hpp"
+#include "html_report/probe.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -149,6 +150,7 @@ void run_md(std::string& o, const RunArtifact& a, const RunSummary& s, const std
   reasoning_md(o, a.result, h);
   by_model_md(o, a.result, shows_ttfo(a), h);
   correctness_md(o, s, h);
+  probe_md(o, a.result, h);
   if (!s.trials) {
     stages_md(o, a.result, h);
     window_md(o, a, s, h);

@@ -14,6 +14,7 @@
 #include "llmload/analysis/slo.hpp"
 #include "llmload/common/version.hpp"
 #include "correctness.hpp"
+#include "probe_summary.hpp"
 #include "run_command.hpp"
 
 namespace llmload::app {
@@ -93,6 +94,7 @@ void add_merged_correctness(analysis::MergedArtifact& m) {
 int merge_command(const std::vector<std::string>& dirs, const std::string& output, bool print_report,
                   bool fail_on_slo) {
   analysis::MergedArtifact merged;
+  std::string probe_dir;  // shard 0's, when it sent a probe stream
   try {
     if (!output.empty()) {
       for (const auto& d : dirs) {
@@ -108,6 +110,7 @@ int merge_command(const std::vector<std::string>& dirs, const std::string& outpu
     for (const auto& d : dirs) shards.push_back(read_shard_artifact(d));
     merged = analysis::merge_artifacts(shards);
     add_merged_correctness(merged);
+    probe_dir = merge_probe_section(merged, shards, dirs);
     if (fail_on_slo && !(merged.result.contains("slo") && merged.result["slo"].is_object())) {
       throw MergeError("--fail-on-slo needs an SLO to gate on, and the shards were run without --slo: run them "
                        "with --slo (e.g. --slo ttft:500ms,tpot:50ms), or merge without --fail-on-slo");
@@ -147,6 +150,7 @@ int merge_command(const std::vector<std::string>& dirs, const std::string& outpu
                                  fmt::format("llmload {} (merged {} shards)", kVersion, dirs.size()));
     ok = ok && static_cast<bool>(f);
   }
+  if (!probe_dir.empty()) ok = copy_probes_file(probe_dir, output) && ok;
   if (!ok) {
     fmt::print(stderr, "llmload merge: error: writing the merged results to '{}' failed (disk full?)\n", output);
     return kExitFailure;

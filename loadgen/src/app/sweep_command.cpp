@@ -22,6 +22,7 @@
 #include "llmload/common/duration.hpp"
 #include "llmload/loadgen/config_error.hpp"
 #include "output_dir.hpp"
+#include "probe_summary.hpp"
 #include "run_command.hpp"
 #include "trials.hpp"
 
@@ -152,6 +153,7 @@ struct Point {
   json first;                   // the first trial's result (conditions)
   std::vector<json> entries;    // trial entries over every probe of this load
   json aggregate;               // the point's trials artifact
+  ProbeColumn probe;            // --probe-rate: each trial's probe numbers
   // Per trial (issue 19), from its result.json: p99 TTFO when its requests reasoned first, and the
   // prefix-cache hit rate (usage, else the server's); the point shows their medians.
   std::vector<double> p99_ttfo_ms;
@@ -173,6 +175,7 @@ void add_trial_extras(Point& p, const std::filesystem::path& trial_dir) {
   if (!f) return;
   const json r = json::parse(f, nullptr, false);
   if (!r.is_object()) return;
+  p.probe.add(probe_trial_entry(r));
   const json& reqs = r.value("requests", json());
   const bool reasoned = reqs.is_object() && reqs.value("reasoning_first", 0) > 0;
   if (reasoned && r.value("p99_ttfo_ms", json()).is_number()) p.p99_ttfo_ms.push_back(r["p99_ttfo_ms"].get<double>());
@@ -278,7 +281,8 @@ class Sweep {
                         {"prefix_cache_hit_rate", median_or_null(p.prefix_cache_hit_rate)},
                         {"accuracy", point_rate(p.aggregate, "accuracy", "accuracy", "accuracy_ci95", "graded")},
                         {"consistency",
-                         point_rate(p.aggregate, "consistency", "exact_match_rate", "exact_match_ci95", "compared")}});
+                         point_rate(p.aggregate, "consistency", "exact_match_rate", "exact_match_ci95", "compared")},
+                        {"probe", p.probe.to_json()}});
     }
     return {{"schema_version", kSchemaVersion},
             {"artifact", "sweep"},
@@ -368,6 +372,9 @@ class Sweep {
       line("! over-loaded over the window (in flight or the server's queue grew, or completions fell behind "
            "arrivals): counts as FAIL");
     }
+    std::vector<std::pair<std::string, const ProbeColumn*>> probe_rows;
+    for (const auto& [load, p] : points_) probe_rows.emplace_back(load_text(load), &p.probe);
+    out += probe_sweep_table(probe_rows);
     if (capacity.is_object()) print_capacity(capacity, line);
     line(std::string(98, '='));
     fmt::print("{}", out);

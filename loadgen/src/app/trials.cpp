@@ -5,6 +5,7 @@
 
 #include "correctness.hpp"
 #include "file_write.hpp"
+#include "probe_summary.hpp"
 #include "stop_signal.hpp"
 
 #include <chrono>
@@ -119,6 +120,7 @@ json trial_entry(const json& result, std::int64_t trial, const std::string& dir,
   e["overloaded"] = ov.is_object() ? ov.value("overloaded", false) : false;
   e["overload_reason"] = ov.is_object() && ov.value("overloaded", false) ? ov["reason"] : json(nullptr);
   e.update(correctness_counts(result));
+  e["probe"] = probe_trial_entry(result);  // --probe-rate: the trial's probe numbers, else null
   return e;
 }
 
@@ -162,6 +164,7 @@ json aggregate_trials(const std::vector<json>& entries, const json& first_result
     r["cost"] = cost;
   }
   pool_correctness(r, entries);
+  r["probe"] = probe_trials_json(entries);
   r["noisy"] = !noisy_metrics.empty();
   r["noisy_metrics"] = noisy_metrics;
   r["noisy_threshold_cv"] = 0.10;
