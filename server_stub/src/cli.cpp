@@ -304,8 +304,9 @@ CliOutcome parse_command_line(const std::vector<std::string>& args) {
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
   app.add_option("--fault", fault_flags,
                  "Inject a fault into a fraction of generation requests: RATE:SPEC, SPEC one of error[=STATUS], "
-                 "reset@TOKEN, stall=DURATION@TOKEN, malformed@TOKEN, slow-first-byte=DURATION (repeatable; per "
-                 "request: header X-Llmload-Fault: SPEC)")
+                 "reset@TOKEN, stall=DURATION@TOKEN, malformed@TOKEN, slow-first-byte=DURATION, "
+                 "stream-error[=STATUS][@TOKEN], invalid-output[=json|schema] (repeatable; per request: header "
+                 "X-Llmload-Fault: SPEC)")
       ->allow_extra_args(false);
   auto* api_key_opt = app.add_option("--api-key", cfg.api_key,
                                      "Require 'Authorization: Bearer KEY' (or 'x-api-key: KEY') on /v1/* and /generate (also from "

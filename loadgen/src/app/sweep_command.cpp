@@ -158,6 +158,7 @@ struct Point {
   // prefix-cache hit rate (usage, else the server's); the point shows their medians.
   std::vector<double> p99_ttfo_ms;
   std::vector<double> prefix_cache_hit_rate;
+  std::vector<double> structured_invalid_rate;  // tool-call / structured-output invalid rate
 };
 
 // The median of the values (null when there are none).
@@ -183,6 +184,10 @@ void add_trial_extras(Point& p, const std::filesystem::path& trial_dir) {
   if (pc.is_object()) {
     const json& rate = pc.value("hit_rate", json()).is_number() ? pc["hit_rate"] : pc.value("server_hit_rate", json());
     if (rate.is_number()) p.prefix_cache_hit_rate.push_back(rate.get<double>());
+  }
+  const json& so = r.value("structured_output", json());
+  if (so.is_object() && so.value("invalid_rate", json()).is_number()) {
+    p.structured_invalid_rate.push_back(so["invalid_rate"].get<double>());
   }
 }
 
@@ -279,6 +284,7 @@ class Sweep {
                         {"p99_ttft_ms", p.aggregate.value("p99_ttft_ms", json(nullptr))},
                         {"p99_ttfo_ms", median_or_null(p.p99_ttfo_ms)},
                         {"prefix_cache_hit_rate", median_or_null(p.prefix_cache_hit_rate)},
+                        {"structured_invalid_rate", median_or_null(p.structured_invalid_rate)},
                         {"accuracy", point_rate(p.aggregate, "accuracy", "accuracy", "accuracy_ci95", "graded")},
                         {"consistency",
                          point_rate(p.aggregate, "consistency", "exact_match_rate", "exact_match_ci95", "compared")},
@@ -320,11 +326,14 @@ class Sweep {
     const bool ttfo = std::any_of(points_.begin(), points_.end(), [](const auto& kv) { return !kv.second.p99_ttfo_ms.empty(); });
     const bool cache = std::any_of(points_.begin(), points_.end(),
                                    [](const auto& kv) { return !kv.second.prefix_cache_hit_rate.empty(); });
-    line(fmt::format("{:>10} {:>7} {:>10} {:>11} {:>12} {:>12} {:>10} {:>13} {:>8}{}{}{}{}{}", "offered", "trials", "req/s",
+    const bool structured = std::any_of(points_.begin(), points_.end(),
+                                        [](const auto& kv) { return !kv.second.structured_invalid_rate.empty(); });
+    line(fmt::format("{:>10} {:>7} {:>10} {:>11} {:>12} {:>12} {:>10} {:>13} {:>8}{}{}{}{}{}{}", "offered", "trials", "req/s",
                      "out tok/s", "p99 TTFT ms", "p99 TPOT ms", "goodput", "SLO", "valid",
                      counted.empty() ? "" : fmt::format(" {:>13}", "search"),
                      graded ? fmt::format(" {:>9}", "accuracy") : "", compared ? fmt::format(" {:>9}", "identical") : "",
-                     ttfo ? fmt::format(" {:>12}", "p99 TTFO ms") : "", cache ? fmt::format(" {:>10}", "cache hit") : ""));
+                     ttfo ? fmt::format(" {:>12}", "p99 TTFO ms") : "", cache ? fmt::format(" {:>10}", "cache hit") : "",
+                     structured ? fmt::format(" {:>9}", "invalid") : ""));
     auto num = [](const json& j, const char* k, int d) {
       return j.contains(k) && j[k].is_number() ? fmt::format("{:.{}f}", j[k].get<double>(), d) : std::string("-");
     };
@@ -345,7 +354,8 @@ class Sweep {
       };
       const json ttfo_p99 = median_or_null(p.p99_ttfo_ms);
       const json hit = median_or_null(p.prefix_cache_hit_rate);
-      line(fmt::format("{:>10} {:>7} {:>10} {:>11} {:>12} {:>12} {:>10} {:>13} {:>8}{}{}{}{}{}", load_text(load),
+      const json invalid = median_or_null(p.structured_invalid_rate);
+      line(fmt::format("{:>10} {:>7} {:>10} {:>11} {:>12} {:>12} {:>10} {:>13} {:>8}{}{}{}{}{}{}", load_text(load),
                        p.entries.size(), num(a, "request_throughput", 2), num(a, "output_throughput", 1),
                        num(a, "p99_ttft_ms", 1), num(a, "p99_tpot_ms", 2), num(a, "request_goodput", 2),
                        verdict + (stopped ? "*" : "") + (overloaded && !stopped ? "!" : ""),
@@ -356,7 +366,11 @@ class Sweep {
                             : "",
                        cache ? fmt::format(" {:>10}",
                                            hit.is_number() ? fmt::format("{:.1f}%", 100 * hit.get<double>()) : "-")
-                             : ""));
+                             : "",
+                       structured ? fmt::format(" {:>9}", invalid.is_number()
+                                                              ? fmt::format("{:.2f}%", 100 * invalid.get<double>())
+                                                              : "-")
+                                  : ""));
     }
     if (std::any_of(points_.begin(), points_.end(), [](const auto& kv) {
           return std::any_of(kv.second.entries.begin(), kv.second.entries.end(),

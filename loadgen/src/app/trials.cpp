@@ -2,6 +2,7 @@
 #include <utility>  // before Asio (Boost 1.74 + C++20)
 
 #include "trials.hpp"
+#include "trial_sections.hpp"
 
 #include "correctness.hpp"
 #include "file_write.hpp"
@@ -121,6 +122,7 @@ json trial_entry(const json& result, std::int64_t trial, const std::string& dir,
   e["overload_reason"] = ov.is_object() && ov.value("overloaded", false) ? ov["reason"] : json(nullptr);
   e.update(correctness_counts(result));
   e["probe"] = probe_trial_entry(result);  // --probe-rate: the trial's probe numbers, else null
+  e["sections"] = trial_sections(result);
   return e;
 }
 
@@ -165,6 +167,7 @@ json aggregate_trials(const std::vector<json>& entries, const json& first_result
   }
   pool_correctness(r, entries);
   r["probe"] = probe_trials_json(entries);
+  pool_trial_sections(r, entries);
   r["noisy"] = !noisy_metrics.empty();
   r["noisy_metrics"] = noisy_metrics;
   r["noisy_threshold_cv"] = 0.10;

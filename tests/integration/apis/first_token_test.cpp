@@ -57,9 +57,9 @@ TEST(FirstToken, ChatResponsesAndMessagesAgreeOnTtftTtfoAndReasoning) {
       ASSERT_TRUE(rec["ok"].get<bool>()) << backend << ": " << rec.dump();
       ASSERT_TRUE(rec["ttft_ms"].is_number() && rec["ttfo_ms"].is_number()) << backend << ": " << rec.dump();
       EXPECT_EQ(rec["reasoning_tokens"], kReasoning) << backend;
-      // Chat and Responses report reasoning tokens in usage; Messages does not, so its
-      // reasoning-only events are counted (one token each from this server).
-      EXPECT_EQ(rec["reasoning_tokens_source"], backend == "anthropic" ? "events" : "usage") << backend;
+      // Every API reports reasoning tokens in usage: completion_tokens_details, output_tokens_details
+      // (Responses), Anthropic's output_tokens_details.thinking_tokens.
+      EXPECT_EQ(rec["reasoning_tokens_source"], "usage") << backend;
       gaps.push_back(rec["ttfo_ms"].get<double>() - rec["ttft_ms"].get<double>());
     }
     // The answer cannot come before the server has paced out the reasoning tokens after the first.
