@@ -40,7 +40,10 @@ json sum_counts(const std::vector<const json*>& parts, std::initializer_list<con
   json out = json::object();
   for (const char* k : keys) {
     std::int64_t total = 0;
-    for (const json* p : parts) total += p->value(k, std::int64_t{0});
+    for (const json* p : parts) {
+      const auto it = p->find(k);  // null where a trial had none (prefix_cache from the server only)
+      if (it != p->end() && it->is_number_integer()) total += it->get<std::int64_t>();
+    }
     out[k] = total;
   }
   for (const char* m : maps) {

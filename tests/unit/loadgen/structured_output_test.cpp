@@ -24,36 +24,23 @@ using nlohmann::json;
 using namespace std::chrono_literals;
 using testing::dec;
 
-// A tracker fed one streamed body, with text (and tool calls) captured.
-RequestTracker streamed(ApiKind api, const std::string& body) {
+// A tracker fed one body, streamed or whole, with text (and tool calls) captured.
+RequestTracker tracked(ApiKind api, bool stream, const std::string& body) {
   analysis::RequestRecord rec;
   rec.requested_output_tokens = 64;
   TrackerOptions o;
   o.api = api;
-  o.stream = true;
+  o.stream = stream;
   o.capture_text = true;
   RequestTracker t(rec, TimePoint(0s), o);
   t.on_sent(TimePoint(1s));
-  t.on_headers(TimePoint(2s), 200, "text/event-stream");
+  t.on_headers(TimePoint(2s), 200, stream ? "text/event-stream" : "application/json");
   t.on_body(TimePoint(3s), body);
   t.on_complete(TimePoint(4s), TransportError{});
   return t;
 }
-
-RequestTracker whole(ApiKind api, const std::string& body) {
-  analysis::RequestRecord rec;
-  rec.requested_output_tokens = 64;
-  TrackerOptions o;
-  o.api = api;
-  o.stream = false;
-  o.capture_text = true;
-  RequestTracker t(rec, TimePoint(0s), o);
-  t.on_sent(TimePoint(1s));
-  t.on_headers(TimePoint(2s), 200, "application/json");
-  t.on_body(TimePoint(3s), body);
-  t.on_complete(TimePoint(4s), TransportError{});
-  return t;
-}
+RequestTracker streamed(ApiKind api, const std::string& body) { return tracked(api, true, body); }
+RequestTracker whole(ApiKind api, const std::string& body) { return tracked(api, false, body); }
 
 std::string sse(const std::vector<std::string>& datas, bool done = true) {
   std::string out;
