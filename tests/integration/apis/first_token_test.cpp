@@ -111,6 +111,37 @@ TEST(FirstToken, TrialsSummarizeTtfoOnlyWhenRequestsReasoned) {
   }
 }
 
+// `llmload compare` compares TTFO when both runs reasoned first (a longer reasoning phase is a
+// later answer, whatever TTFT says), and leaves it out when TTFO is only TTFT again.
+TEST(FirstToken, CompareTellsALaterAnswerApartFromTheSameFirstToken) {
+  auto short_think = start_server({"--latency-model", "fixed", "--ttft", "5ms", "--itl", "2ms", "--reasoning-tokens", "4"});
+  auto long_think = start_server({"--latency-model", "fixed", "--ttft", "5ms", "--itl", "2ms", "--reasoning-tokens", "40"});
+  TempDir a, b;
+  for (const auto& [server, dir] : {std::pair{&short_think, &a}, std::pair{&long_think, &b}}) {
+    auto run = run_llmload(*dir, {"--base-url", server->base_url, "--backend", "openai-chat", "--num-requests", "100",
+                                  "--concurrency", "4", "--input-tokens", "16", "--output-tokens", "64"});
+    ASSERT_EQ(run.proc.exit_code, 0) << run.proc.err;
+  }
+  TempDir cmp;
+  const RunResult c = run({binary_path("llmload"), "compare", a.path(), b.path(), "--json", cmp.file("c.json")});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  const json j = json::parse(read_file(cmp.file("c.json")));
+  ASSERT_TRUE(j["metrics"].contains("ttfo_p50_ms")) << j["metrics"].dump().substr(0, 400);
+  EXPECT_TRUE(j["metrics"]["ttfo_p50_ms"]["significant"].get<bool>()) << j["metrics"]["ttfo_p50_ms"].dump();
+  EXPECT_NE(c.out.find("ttfo_p50_ms"), std::string::npos) << c.out;
+  // Without reasoning TTFO is TTFT's: not compared twice.
+  auto plain = start_server({"--latency-model", "fixed", "--ttft", "5ms", "--itl", "2ms"});
+  TempDir p1, p2;
+  for (TempDir* dir : {&p1, &p2}) {
+    auto r = run_llmload(*dir, {"--base-url", plain.base_url, "--backend", "openai-chat", "--num-requests", "100",
+                                "--concurrency", "4", "--input-tokens", "16", "--output-tokens", "16"});
+    ASSERT_EQ(r.proc.exit_code, 0) << r.proc.err;
+  }
+  const RunResult c2 = run({binary_path("llmload"), "compare", p1.path(), p2.path(), "--json", cmp.file("c2.json")});
+  ASSERT_EQ(c2.exit_code, 0) << c2.err;
+  EXPECT_FALSE(json::parse(read_file(cmp.file("c2.json")))["metrics"].contains("ttfo_p50_ms"));
+}
+
 TEST(ManyModels, EachModelGetsItsShareAndItsResults) {
   auto server = start_server({"--latency-model", "fixed", "--ttft", "2ms", "--itl", "0ms", "--model", "base",
                               "--model", "lora-a", "--model", "lora-b"});
