@@ -20,6 +20,7 @@
 #include "scaling_command.hpp"
 #include "score_command.hpp"
 #include "sweep_command.hpp"
+#include "workers.hpp"
 
 int main(int argc, char** argv) {
   using namespace llmload;
@@ -29,6 +30,14 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "run one scenario against an endpoint and report TTFT, TPOT, ITL, E2E and goodput");
   app::RunOptions options;
   app::add_run_options(*run, options);
+  std::string workers_arg;  // --workers N|auto (app/workers.hpp)
+  run->add_option("--workers", workers_arg,
+                  "split the run across N client processes on this machine (auto: one per CPU core; default 1): "
+                  "each issues its shard of the same schedule, all start together, and their artifacts are merged "
+                  "into --output as one run (each worker's own in OUTPUT/workers/worker-<i>); use it when one "
+                  "process cannot offer the load (schedule lag, a client core at 100%). Not with --shard-*, --trials "
+                  "or single-stream. docs/distributed.md")
+      ->envname("LLMLOAD_WORKERS");
 
   auto* merge = app.add_subcommand(
       "merge", "merge the artifacts of a sharded run (each shard's --output directory) into one and report it");
@@ -130,6 +139,13 @@ See docs/statistics.md ("Comparing two runs").)HELP");
     if (score->parsed()) return app::score_command(score_options);
     if (sweep->parsed()) return app::sweep_command(sweep_options, argc, argv);
     const ScenarioConfig cfg = app::build_config(options, argc, argv);
+    if (const auto role = app::worker_role_from_env()) {  // a worker of `llmload run --workers N`
+      return app::run_as_worker(*role, cfg, app::redacted_argv(argc, argv), app::environment_settings(options, argc, argv));
+    }
+    if (const int n = app::parse_workers(workers_arg, "--workers"); n > 1) {
+      return app::run_workers(n, workers_arg, cfg, std::vector<std::string>(argv, argv + argc),
+                              app::redacted_argv(argc, argv), app::environment_settings(options, argc, argv));
+    }
     return app::run_command(cfg, app::redacted_argv(argc, argv), app::environment_settings(options, argc, argv));
   } catch (const ConfigError& e) {
     fmt::print(stderr, "llmload: error: {}\n", e.what());

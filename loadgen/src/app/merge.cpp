@@ -92,7 +92,7 @@ void add_merged_correctness(analysis::MergedArtifact& m) {
 }
 
 int merge_command(const std::vector<std::string>& dirs, const std::string& output, bool print_report,
-                  bool fail_on_slo) {
+                  bool fail_on_slo, const MergeExtras& extras) {
   analysis::MergedArtifact merged;
   std::string probe_dir;  // shard 0's, when it sent a probe stream
   try {
@@ -119,6 +119,7 @@ int merge_command(const std::vector<std::string>& dirs, const std::string& outpu
     fmt::print(stderr, "llmload merge: error: {}\n", e.what());
     return kExitConfig;
   }
+  if (extras.amend) extras.amend(merged.result);
   if (print_report) {
     fmt::print("{}", merged.console);
     std::fflush(stdout);
@@ -155,13 +156,15 @@ int merge_command(const std::vector<std::string>& dirs, const std::string& outpu
     fmt::print(stderr, "llmload merge: error: writing the merged results to '{}' failed (disk full?)\n", output);
     return kExitFailure;
   }
-  fmt::print(stderr, "llmload merge: {} shards merged into {}/{{result.json,requests.jsonl,latency.hlog}}\n",
-             dirs.size(), output);
+  if (extras.notes) {
+    fmt::print(stderr, "llmload merge: {} shards merged into {}/{{result.json,requests.jsonl,latency.hlog}}\n",
+               dirs.size(), output);
+  }
   // The report (report.html, summary.md, summary.csv) of the merged artifact; a failure here loses
   // nothing measured, so it is a warning.
   try {
     analysis::write_report(output);
-    fmt::print(stderr, "llmload merge: report written to {}/{{report.html,summary.md,summary.csv}}\n", output);
+    if (extras.notes) fmt::print(stderr, "llmload merge: report written to {}/{{report.html,summary.md,summary.csv}}\n", output);
   } catch (const std::exception& e) {
     fmt::print(stderr, "llmload merge: warning: report not written: {}\n", e.what());
   }

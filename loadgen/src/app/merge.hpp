@@ -3,6 +3,7 @@
 // them (analysis/artifact_merge.hpp), prints the merged report like `llmload run` and writes the
 // merged result.json, requests.jsonl and latency.hlog.
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,14 @@ analysis::ShardArtifact read_shard_artifact(const std::string& dir);
 /// with the reason on stderr; 6 when the merged run measured nothing (no request succeeded); with
 /// `fail_on_slo`, 3/4/5 for the merged run's SLO verdict FAIL/INCONCLUSIVE or its INVALIDity
 /// (2 when the shards were run without --slo). `print_report`: the merged report to stdout.
+/// What a caller other than `llmload merge` adds (`llmload run --workers`).
+struct MergeExtras {
+  /// Amends the merged result.json before anything is written (e.g. conditions.workers).
+  std::function<void(nlohmann::json&)> amend;
+  /// The "merged into ..." and "report written to ..." notes on stderr.
+  bool notes = true;
+};
 int merge_command(const std::vector<std::string>& dirs, const std::string& output, bool print_report = true,
-                  bool fail_on_slo = false);
+                  bool fail_on_slo = false, const MergeExtras& extras = {});
 
 }  // namespace llmload::app

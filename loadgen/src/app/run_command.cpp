@@ -341,6 +341,8 @@ void check_structured_settings(const ScenarioConfig& cfg) {
   }
 }
 
+}  // namespace
+
 void check_before_contact(const ScenarioConfig& cfg) {
   if (cfg.shard.start_at) check_start_at(*cfg.shard.start_at, std::chrono::system_clock::now());
   ScenarioConfig probe = cfg;
@@ -359,6 +361,8 @@ void check_before_contact(const ScenarioConfig& cfg) {
   check_correctness_settings(cfg);
   check_structured_settings(cfg);
 }
+
+namespace {
 
 net::TransportOptions transport_options(const ScenarioConfig& cfg) {
   net::TransportOptions t;

@@ -65,6 +65,10 @@ std::int64_t most_in_flight(const ScenarioConfig& cfg);
 /// `in_flight` the limit cannot hold (each request in flight holds a connection).
 void check_open_file_limit(std::int64_t in_flight);
 
+/// Everything about `cfg` that can be checked before contacting the server (its flags, --start-at,
+/// whether its scenario can be split into its shards); throws ConfigError with the fix.
+void check_before_contact(const ScenarioConfig& cfg);
+
 /// One run of `cfg` (no trials); writes the artifact to cfg.output_dir when set.
 RunOutcome run_once(const ScenarioConfig& cfg, const std::vector<std::string>& argv, const nlohmann::json& env_settings,
                     const RunHooks& hooks = {});

@@ -1,0 +1,105 @@
+// The progress line of `llmload run --workers N`: see worker_progress.hpp.
+#include "worker_progress.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+namespace llmload::app {
+namespace {
+
+std::string clock_text(double s) {
+  if (!std::isfinite(s) || s < 0) return "--:--";
+  const auto t = static_cast<std::int64_t>(s + 0.5);
+  if (t >= 3600) return fmt::format("{}:{:02}:{:02}", t / 3600, (t / 60) % 60, t % 60);
+  return fmt::format("{:02}:{:02}", t / 60, t % 60);
+}
+
+// At most this much of a journal is read per tick (a tick never stalls on a huge backlog).
+constexpr std::uint64_t kMaxReadPerTick = 64ull << 20;
+
+}  // namespace
+
+WorkerProgress::WorkerProgress(std::vector<std::string> journals, WorkerProgressOptions options)
+    : journals_(std::move(journals)),
+      offsets_(journals_.size(), 0),
+      partial_(journals_.size()),
+      options_(std::move(options)) {}
+
+WorkerProgress::~WorkerProgress() { finish(); }
+
+void WorkerProgress::start() { start_ = std::chrono::steady_clock::now(); }
+
+void WorkerProgress::read_new() {
+  for (std::size_t i = 0; i < journals_.size(); ++i) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(journals_[i], ec);
+    if (ec || size <= offsets_[i]) continue;  // not there yet, or replaced by the final file: keep the count
+    std::ifstream in(journals_[i], std::ios::binary);
+    if (!in) continue;
+    in.seekg(static_cast<std::streamoff>(offsets_[i]));
+    const std::uint64_t want = std::min<std::uint64_t>(size - offsets_[i], kMaxReadPerTick);
+    std::string chunk(want, '\0');
+    in.read(chunk.data(), static_cast<std::streamsize>(want));
+    chunk.resize(static_cast<std::size_t>(in.gcount()));
+    offsets_[i] += chunk.size();
+    std::string& line = partial_[i];
+    for (char c : chunk) {
+      if (c != '\n') {
+        line.push_back(c);
+        continue;
+      }
+      ++done_;
+      if (line.find("\"ok\":false") != std::string::npos) ++errors_;
+      line.clear();
+    }
+  }
+}
+
+std::string WorkerProgress::text(double elapsed) const {
+  double rate = 0;
+  if (rate_samples_.size() >= 2) {
+    const auto& a = rate_samples_.front();
+    const auto& b = rate_samples_.back();
+    if (b.first > a.first) rate = static_cast<double>(b.second - a.second) / (b.first - a.first);
+  }
+  double eta = std::nan("");
+  if (options_.planned_requests && rate > 0) {
+    eta = static_cast<double>(std::max<std::int64_t>(*options_.planned_requests - done_, 0)) / rate;
+  } else if (options_.planned_duration_s) {
+    eta = std::max(0.0, *options_.planned_duration_s - elapsed);
+  }
+  const std::string done =
+      options_.planned_requests ? fmt::format("{}/{}", done_, *options_.planned_requests) : fmt::format("{}", done_);
+  return fmt::format("{} workers | done {} | {:.1f} req/s | errors {} | {} elapsed, ETA {}", options_.workers, done,
+                     rate, errors_, clock_text(elapsed), clock_text(eta));
+}
+
+void WorkerProgress::tick() {
+  if (!start_ || (!options_.line && !options_.log_interval)) return;
+  read_new();
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - *start_).count();
+  rate_samples_.emplace_back(elapsed, done_);
+  while (rate_samples_.size() > 11) rate_samples_.erase(rate_samples_.begin());
+  if (options_.line) {
+    fmt::print(stderr, "\r{}\x1b[K", text(elapsed));
+    std::fflush(stderr);
+    drawn_ = true;
+  } else if (elapsed - last_log_s_ >= std::chrono::duration<double>(*options_.log_interval).count()) {
+    last_log_s_ = elapsed;
+    fmt::print(stderr, "llmload: progress: {}\n", text(elapsed));
+    std::fflush(stderr);
+  }
+}
+
+void WorkerProgress::finish() {
+  if (!drawn_) return;
+  fmt::print(stderr, "\r\x1b[K");
+  std::fflush(stderr);
+  drawn_ = false;
+}
+
+}  // namespace llmload::app

@@ -1,0 +1,156 @@
+// `llmload run --workers N` with the real binaries against one llmload-server on loopback (fixed
+// latency model): the merged artifact holds exactly the run's requests once each, its histograms
+// count them, its conditions say how many workers; SIGINT to the parent is passed on and the run
+// ends like an interrupted single run (130, the artifact written); bad combinations exit 2.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <chrono>
+#include <filesystem>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "llmload_run.hpp"
+#include "subprocess.hpp"
+
+namespace llmload::testing::workers_test {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+class Workers : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    server_ = new ServerHandle(start_server({"--latency-model", "fixed", "--ttft", "10ms", "--itl", "1ms"}));
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  static std::vector<std::string> args(std::vector<std::string> extra) {
+    std::vector<std::string> a = {"--base-url", server_->base_url, "--input-tokens", "16", "--output-tokens", "8",
+                                  "--seed", "5"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+  static ServerHandle* server_;
+};
+ServerHandle* Workers::server_ = nullptr;
+
+std::vector<json> read_lines(const std::string& path) {
+  std::vector<json> out;
+  std::istringstream in(read_file(path));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) out.push_back(json::parse(line));
+  }
+  return out;
+}
+
+TEST_F(Workers, TwoWorkersMergeIntoOneRunOfExactlyTheRequests) {
+  TempDir dir;
+  const auto run = run_llmload(dir, args({"--scenario", "concurrency", "--concurrency", "8", "--num-requests", "200",
+                                          "--workers", "2"}));
+  ASSERT_EQ(run.proc.exit_code, 0) << run.proc.err;
+  // The merged report on stdout, as a single run prints its own.
+  EXPECT_NE(run.proc.out.find("merged 2 shards"), std::string::npos) << run.proc.out;
+  const json& r = run.result;
+  ASSERT_TRUE(r.is_object()) << run.proc.err;
+  EXPECT_EQ(r["completed"], 200);
+  EXPECT_EQ(r["failed"], 0);
+  EXPECT_EQ(r["latency"]["ttft"]["count"], 200);
+  EXPECT_EQ(r["latency"]["e2e"]["count"], 200);
+  EXPECT_EQ(r["latency"]["tpot"]["count"], 200);
+  EXPECT_EQ(r["latency"]["itl"]["count"], 200 * 7);  // 7 gaps between 8 tokens
+  EXPECT_EQ(r["total_output_tokens"], 200 * 8);
+  EXPECT_EQ(r["conditions"]["workers"], 2);
+  EXPECT_EQ(r["conditions"]["shard"]["count"], 2);
+  EXPECT_EQ(r["conditions"]["shard"]["merged"], true);
+  ASSERT_EQ(run.records.size(), 200u);
+  std::set<std::int64_t> global;
+  for (const auto& rec : run.records) global.insert(rec["global_index"].get<std::int64_t>());
+  EXPECT_EQ(global.size(), 200u);
+  // The files a single run writes, and each worker's own artifact beside them.
+  for (const char* f : {"latency.hlog", "report.html", "summary.md", "summary.csv"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir.file(f))) << f;
+  }
+  std::size_t per_worker = 0;
+  for (int i = 0; i < 2; ++i) {
+    const auto lines = read_lines(dir.file("workers/worker-" + std::to_string(i) + "/requests.jsonl"));
+    EXPECT_EQ(lines.size(), 100u) << i;  // concurrency and requests split evenly
+    per_worker += lines.size();
+  }
+  EXPECT_EQ(per_worker, 200u);
+}
+
+TEST_F(Workers, OneWorkerIsTheSingleProcessRun) {
+  TempDir dir;
+  const auto run = run_llmload(dir, args({"--scenario", "concurrency", "--concurrency", "2", "--num-requests", "20",
+                                          "--workers", "1"}));
+  ASSERT_EQ(run.proc.exit_code, 0) << run.proc.err;
+  EXPECT_FALSE(run.result["conditions"].contains("workers"));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("workers")));
+  EXPECT_EQ(run.records.size(), 20u);
+}
+
+TEST_F(Workers, SigintIsPassedOnAndTheMergedRunIsWritten) {
+  TempDir dir;
+  Subprocess p({binary_path("llmload"), "run", "--base-url", server_->base_url, "--scenario", "concurrency",
+                "--concurrency", "4", "--duration", "60s", "--output-tokens", "8", "--workers", "2", "--output",
+                dir.path()},
+               {});
+  // Wait (bounded) until both workers have measured something, then interrupt the parent only.
+  const auto until = std::chrono::steady_clock::now() + 30s;
+  auto measured = [&] {
+    for (int i = 0; i < 2; ++i) {
+      std::error_code ec;
+      const auto f = dir.file("workers/worker-" + std::to_string(i) + "/requests.jsonl");
+      if (!std::filesystem::exists(f, ec) || std::filesystem::file_size(f, ec) == 0) return false;
+    }
+    return true;
+  };
+  while (!measured() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(measured()) << "the workers measured nothing in 30 s";
+  p.signal(SIGINT);
+  const int code = p.wait(60s);
+  EXPECT_EQ(code, 130) << p.err();
+  EXPECT_NE(p.err().find("passed on to the 2 workers"), std::string::npos) << p.err();
+  const json r = json::parse(read_file(dir.file("result.json")));
+  EXPECT_EQ(r["interrupted"], true);
+  EXPECT_EQ(r["conditions"]["workers"], 2);
+  EXPECT_GT(r["completed"].get<std::int64_t>(), 0);
+  EXPECT_EQ(read_lines(dir.file("requests.jsonl")).size(),
+            static_cast<std::size_t>(r["completed"].get<std::int64_t>() + r["failed"].get<std::int64_t>()));
+}
+
+TEST_F(Workers, CombinationsThatCannotWorkExit2BeforeAnythingStarts) {
+  const std::vector<std::vector<std::string>> bad = {
+      {"--workers", "2", "--shard-count", "2", "--shard-index", "0", "--concurrency", "4", "--num-requests", "8"},
+      {"--workers", "2", "--trials", "2", "--concurrency", "4", "--num-requests", "8"},
+      {"--workers", "2", "--scenario", "single-stream", "--num-requests", "8"},
+      {"--workers", "many", "--concurrency", "4", "--num-requests", "8"},
+      {"--workers", "2", "--scenario", "concurrency", "--concurrency", "4", "--min-requests", "8"},
+  };
+  for (const auto& extra : bad) {
+    TempDir dir;
+    const auto run = run_llmload(dir, args(extra));
+    EXPECT_EQ(run.proc.exit_code, 2) << extra[2] << ": " << run.proc.err;
+    EXPECT_NE(run.proc.err.find("llmload: error:"), std::string::npos) << run.proc.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("workers"))) << extra[2];
+  }
+}
+
+TEST_F(Workers, AnUnreachableServerIsReportedOnceWithTheWorkersError) {
+  TempDir dir;
+  const auto run = run_llmload(dir, {"--base-url", "http://127.0.0.1:9", "--scenario", "concurrency", "--concurrency",
+                                     "4", "--num-requests", "8", "--workers", "2"});
+  EXPECT_EQ(run.proc.exit_code, 2) << run.proc.err;
+  EXPECT_NE(run.proc.err.find(" of 2 failed (exit 2)"), std::string::npos) << run.proc.err;
+  EXPECT_NE(run.proc.err.find("cannot reach the endpoint"), std::string::npos) << run.proc.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("workers")));
+}
+
+}  // namespace llmload::testing::workers_test
