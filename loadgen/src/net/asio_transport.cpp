@@ -9,6 +9,7 @@
 #include <openssl/x509v3.h>
 #include <linux/errqueue.h>
 #include <linux/net_tstamp.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,8 +18,10 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <optional>
+#include <system_error>
 #include <type_traits>
 #include <vector>
 
@@ -26,6 +29,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/asio/ssl/context.hpp>
@@ -129,10 +133,23 @@ struct ExchangeBase {
   ExchangeBase* next = nullptr;
 };
 
-// One plain-TCP connection (the lean path): the socket and its read buffer.
+struct PlainExchange;
+
+// One plain-TCP connection (the lean path): the socket and its read buffer. Asio connects it;
+// then the transport takes the descriptor over (release) and registers it once, edge-triggered,
+// in its own epoll set (Impl::poll_fd) for the connection's whole life: a read or a wait costs
+// no reactor call (Asio's async_wait re-registers the socket with epoll_ctl every time).
 struct PlainConn {
   explicit PlainConn(asio::io_context& ioc) : sock(ioc) {}
-  tcp::socket sock;
+  ~PlainConn() { close(); }
+  PlainConn(const PlainConn&) = delete;
+  PlainConn& operator=(const PlainConn&) = delete;
+  tcp::socket sock;  // while connecting; empty once `fd` is ours
+  int fd = -1;       // the connected socket, registered in `poll_fd`
+  int poll_fd = -1;  // the transport's epoll set while registered
+  PlainExchange* owner = nullptr;  // the exchange using the connection (none while pooled)
+  std::uint32_t pending = 0;       // epoll events seen while its exchange waited for none of them
+  bool want_out = false;           // EPOLLOUT registered (after a write that did not fit)
   bool reused = false;
   bool rx_timestamps = false;  // SO_TIMESTAMPING is on
   // 4 KiB per connection: a token chunk is a few hundred bytes, and a larger body just takes more
@@ -141,6 +158,13 @@ struct PlainConn {
   void close() {
     beast::error_code ignored;
     sock.close(ignored);
+    if (fd >= 0) {
+      // Removed from the set explicitly: a copy of the descriptor in a child between fork and
+      // exec would keep the registration (and its pointer to this connection) alive.
+      if (poll_fd >= 0) (void)::epoll_ctl(poll_fd, EPOLL_CTL_DEL, fd, nullptr);
+      ::close(fd);
+      fd = -1;
+    }
   }
 };
 
@@ -175,9 +199,25 @@ struct AsioTransport::Impl {
   // a connection's setsockopt may carry none. This socket asks at construction and keeps it on
   // for the transport's lifetime, so connections made during the run get timestamps at once.
   int timestamp_keeper = -1;
+  // Plain TCP: the epoll set every connected socket is registered in once (edge-triggered), and
+  // its descriptor in Asio's reactor. One wait on the set serves every connection: when it fires,
+  // one epoll_wait collects the ready sockets and each gets one handler (posted together, so the
+  // driver still runs them one at a time). Asio re-registers the set per wait (an epoll_ctl per
+  // wake-up, not per read).
+  int poll_fd = -1;
+  std::optional<asio::posix::stream_descriptor> poll;
+  bool poll_armed = false;
+  std::size_t waiting = 0;  // exchanges waiting for an event of the set
+  std::vector<std::pair<std::shared_ptr<PlainExchange>, std::uint32_t>> ready;  // on_poll's, reused
+  TransportStats stats;
   ~Impl() {
+    idle_plain.clear();  // deregistered from the set before it closes
     if (timestamp_keeper >= 0) ::close(timestamp_keeper);
   }
+
+  // Wait for the set when someone waits on it (defined after PlainExchange).
+  void arm_poll(const std::shared_ptr<Impl>& self);
+  void on_poll(const std::shared_ptr<Impl>& self);
 
   void link(ExchangeBase* e) {
     e->prev = nullptr;
@@ -596,10 +636,17 @@ struct Exchange final : ExchangeBase, std::enable_shared_from_this<Exchange<Stre
 // the time of each read is when its last byte reached the socket, not when the event loop got
 // to it: the client's own queueing (other streams, request starts) stays out of TTFT and ITL.
 //
-// Same invariant as the Beast exchange: from begin() until finish(), exactly one operation on
-// the socket (connect, write or wait-for-readable) is pending, or a posted continuation of the
-// read loop; the sweep and cancel() never finish the exchange themselves, they record why and
-// close the socket, and the pending operation's handler reports it.
+// The socket is the transport's once connected (PlainConn): registered once in its epoll set,
+// edge-triggered, so waiting for the next bytes costs no system call; every wake-up of the set
+// hands each ready socket one handler, which reads until a short read (which proves the socket
+// empty: the next bytes raise a new edge) or EAGAIN, one recvmsg per read. The request is
+// written with send() directly; only a request that does not fit the socket buffer waits.
+//
+// Same invariant as the Beast exchange: from begin() until finish(), exactly one thing is
+// pending: the Asio connect, a wait in the transport's set (`waiting`), or a posted handler (a
+// ready event, a continuation of the read loop, an abort's report). The sweep and cancel() never
+// finish the exchange themselves: they record why and close the socket; a wait in the set, which
+// no closed socket ends, is ended by posting its failure.
 struct PlainExchange final : ExchangeBase, std::enable_shared_from_this<PlainExchange> {
   PlainExchange(std::shared_ptr<AsioTransport::Impl> t, const HttpRequest& r, ResponseObserver& o)
       : transport(std::move(t)), observer(o) {
@@ -624,6 +671,12 @@ struct PlainExchange final : ExchangeBase, std::enable_shared_from_this<PlainExc
   bool finished = false;
   bool canceled = false;
   bool retried = false;
+  enum class Wait { kNone, kReadable, kWritable };
+  Wait waiting = Wait::kNone;  // what this exchange waits for in the transport's set
+  // The exchange itself while it waits in the set (nothing else holds it then, as an Asio
+  // handler would); stop_waiting() hands it to whoever ends the wait.
+  std::shared_ptr<PlainExchange> keep;
+  std::size_t written = 0;     // bytes of `wire` sent
 
   TimePoint now() const { return transport->clock.now(); }
   bool stopping() const { return abort_error.has_value() || canceled; }
@@ -659,7 +712,41 @@ struct PlainExchange final : ExchangeBase, std::enable_shared_from_this<PlainExc
   void abort(TransportError error) {
     if (stopping() || finished) return;
     abort_error = std::move(error);
+    interrupt();
+  }
+
+  // Closes the socket; a wait in the transport's set ends with a posted failure (fail() reports
+  // abort_error or the cancel).
+  void interrupt() {
     if (conn) conn->close();
+    if (waiting == Wait::kNone) return;
+    asio::post(transport->ioc, [self = stop_waiting()] {
+      self->fail(ErrorClass::kIncomplete, "read", asio::error::operation_aborted);
+    });
+  }
+
+  // Ends the wait in the set; returns the exchange, which the caller keeps alive from here.
+  std::shared_ptr<PlainExchange> stop_waiting() {
+    waiting = Wait::kNone;
+    // Nobody waits on the set any more: its wait is canceled, so that the event loop can run out
+    // of work (ioc.run() returns once the last exchange is done).
+    if (--transport->waiting == 0 && transport->poll_armed) transport->poll->cancel();
+    return std::move(keep);
+  }
+
+  // Waits for the socket in the transport's set.
+  void wait(Wait what) {
+    waiting = what;
+    keep = shared_from_this();
+    ++transport->waiting;
+    transport->arm_poll(transport);
+  }
+
+  // The set reported `events` for this exchange's socket while it waited (posted by on_poll).
+  void on_ready(std::uint32_t events) {
+    if (stopping()) return fail(ErrorClass::kIncomplete, "read", {});
+    if (phase == Phase::kWrite) return send_rest();
+    read(events);
   }
 
   // The timeouts, each tick of the transport's sweep.
@@ -693,7 +780,7 @@ struct PlainExchange final : ExchangeBase, std::enable_shared_from_this<PlainExc
 
   static bool still_open(PlainConn& c) {
     char byte;
-    const ssize_t n = ::recv(c.sock.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    const ssize_t n = ::recv(c.fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
     return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
   }
 
@@ -708,6 +795,8 @@ struct PlainExchange final : ExchangeBase, std::enable_shared_from_this<PlainExc
         continue;
       }
       conn->reused = true;
+      conn->owner = this;
+      conn->pending = 0;  // still_open saw nothing waiting
       write();
       return;
     }
@@ -718,14 +807,32 @@ struct PlainExchange final : ExchangeBase, std::enable_shared_from_this<PlainExc
     asio::async_connect(conn->sock, transport->endpoints,
                         [self = shared_from_this()](beast::error_code ec, const tcp::endpoint&) {
                           if (ec || self->stopping()) return self->fail(ErrorClass::kConnect, "connect", ec);
-                          self->conn->sock.set_option(tcp::no_delay(true), ec);
-                          if (self->transport->kernel_timestamps) {
-                            const int flags = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
-                            self->conn->rx_timestamps = ::setsockopt(self->conn->sock.native_handle(), SOL_SOCKET,
-                                                                     SO_TIMESTAMPING, &flags, sizeof flags) == 0;
-                          }
-                          self->write();
+                          self->connected();
                         });
+  }
+
+  // Takes the connected socket from Asio and registers it in the transport's set, once.
+  void connected() {
+    PlainConn& c = *conn;
+    beast::error_code ec;
+    c.sock.set_option(tcp::no_delay(true), ec);
+    if (transport->kernel_timestamps) {
+      const int flags = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
+      c.rx_timestamps =
+          ::setsockopt(c.sock.native_handle(), SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof flags) == 0;
+    }
+    c.fd = c.sock.release(ec);
+    if (ec || c.fd < 0) return fail(ErrorClass::kConnect, "connect", ec ? ec : asio::error::bad_descriptor);
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLRDHUP | EPOLLET;
+    ev.data.ptr = &c;
+    if (::epoll_ctl(transport->poll_fd, EPOLL_CTL_ADD, c.fd, &ev) != 0) {
+      return fail(ErrorClass::kConnect, "connect", beast::error_code(errno, boost::system::system_category()));
+    }
+    c.poll_fd = transport->poll_fd;
+    c.owner = this;
+    ++transport->stats.registrations;
+    write();
   }
 
   void write() {
@@ -735,41 +842,71 @@ struct PlainExchange final : ExchangeBase, std::enable_shared_from_this<PlainExc
     last_activity = t;
     observer.on_sent(t);
     deadline = observer.deadline();
-    asio::async_write(conn->sock, asio::buffer(wire), [self = shared_from_this()](beast::error_code ec, std::size_t) {
-      if (ec || self->stopping()) return self->fail_or_retry("write request", ec, true);
-      self->phase = Phase::kHead;
-      self->last_activity = self->now();
-      self->read();
-    });
+    written = 0;
+    send_rest();
   }
 
-  // Reads whatever is there, then waits for the socket to become readable. Waiting only after
-  // a read that did not fill the buffer (the socket is drained) loses no edge of Asio's
-  // edge-triggered epoll: new data after that read raises a new one.
-  void read() {
+  // Sends what is left of the request; waits for room in the socket buffer when it is full.
+  void send_rest() {
+    while (written < wire.size()) {
+      const ssize_t n = ::send(conn->fd, wire.data() + written, wire.size() - written, MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (n < 0) {
+        const int err = errno;
+        if (err == EINTR) continue;
+        if (err == EAGAIN || err == EWOULDBLOCK) {
+          if (!conn->want_out) {  // once per connection, for requests larger than the buffer
+            epoll_event ev{};
+            ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+            ev.data.ptr = conn.get();
+            if (::epoll_ctl(conn->poll_fd, EPOLL_CTL_MOD, conn->fd, &ev) != 0) {
+              return fail_or_retry("write request", beast::error_code(errno, boost::system::system_category()), true);
+            }
+            conn->want_out = true;
+          }
+          conn->pending &= ~static_cast<std::uint32_t>(EPOLLOUT);
+          last_activity = now();
+          return wait(Wait::kWritable);
+        }
+        return fail_or_retry("write request", beast::error_code(err, boost::system::system_category()), true);
+      }
+      written += static_cast<std::size_t>(n);
+    }
+    phase = Phase::kHead;
+    last_activity = now();
+    // Bytes that came while the request was going out (an early answer) raised their edge then:
+    // read them now. Otherwise the first byte of the answer raises one.
+    constexpr std::uint32_t kIn = EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR;
+    if ((conn->pending & kIn) != 0) return read(conn->pending);
+    wait(Wait::kReadable);
+  }
+
+  // Reads until a read that does not fill the buffer: with the socket registered edge-triggered,
+  // bytes that arrive after that read raise a new event, so the read that would only find the
+  // socket empty (EAGAIN) is not made. Except after a hang-up or error event (`events`): a FIN
+  // that came with the last bytes raises no new edge, so then reads go on to EOF or EAGAIN.
+  void read(std::uint32_t events) {
+    conn->pending = 0;
+    const bool short_read_drains = (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) == 0;
     for (int reads = 0; reads < 16; ++reads) {
       if (stopping()) return fail(ErrorClass::kIncomplete, "read response body", {});
       TimePoint t;
       const ssize_t n = receive(t);
+      ++transport->stats.reads;
       if (n < 0) {
         const int err = errno;
         if (err == EINTR) continue;
-        if (err == EAGAIN || err == EWOULDBLOCK) return wait();
+        if (err == EAGAIN || err == EWOULDBLOCK) {
+          ++transport->stats.empty_reads;
+          return wait(Wait::kReadable);
+        }
         return fail_read(beast::error_code(err, boost::system::system_category()));
       }
       if (n == 0) return on_eof();
       if (!consume(static_cast<std::size_t>(n), t)) return;  // finished
-      if (static_cast<std::size_t>(n) < conn->buf.size()) return wait();
+      if (short_read_drains && static_cast<std::size_t>(n) < conn->buf.size()) return wait(Wait::kReadable);
     }
     // A fast sender: let other work run before reading on.
-    asio::post(transport->ioc, [self = shared_from_this()] { self->read(); });
-  }
-
-  void wait() {
-    conn->sock.async_wait(tcp::socket::wait_read, [self = shared_from_this()](beast::error_code ec) {
-      if (ec || self->stopping()) return self->fail_read(ec);
-      self->read();
-    });
+    asio::post(transport->ioc, [self = shared_from_this(), events] { self->read(events); });
   }
 
   // recvmsg into the connection buffer; `t` = the kernel's receive time of the data when
@@ -784,7 +921,7 @@ struct PlainExchange final : ExchangeBase, std::enable_shared_from_this<PlainExc
       msg.msg_control = control;
       msg.msg_controllen = sizeof control;
     }
-    const ssize_t n = ::recvmsg(conn->sock.native_handle(), &msg, MSG_DONTWAIT);
+    const ssize_t n = ::recvmsg(conn->fd, &msg, MSG_DONTWAIT);
     const TimePoint now_t = now();
     t = now_t;
     if (n > 0 && conn->rx_timestamps) {
@@ -895,12 +1032,12 @@ struct PlainExchange final : ExchangeBase, std::enable_shared_from_this<PlainExc
     finished = true;
     transport->unlink(this);
     if (conn) {
+      conn->owner = nullptr;
       if (keep_alive && cls == ErrorClass::kNone) {
         conn->reused = false;
         transport->idle_plain.push_back(std::move(conn));
       } else {
-        beast::error_code ignored;
-        conn->sock.shutdown(tcp::socket::shutdown_both, ignored);
+        if (conn->fd >= 0) ::shutdown(conn->fd, SHUT_RDWR);
         conn->close();
         conn.reset();
       }
@@ -910,10 +1047,77 @@ struct PlainExchange final : ExchangeBase, std::enable_shared_from_this<PlainExc
   }
 
   void cancel() override {
+    if (finished) return;
     canceled = true;
-    if (conn) conn->close();
+    interrupt();
   }
 };
+
+}  // namespace
+
+void AsioTransport::Impl::arm_poll(const std::shared_ptr<Impl>& self) {
+  if (poll_armed || waiting == 0) return;
+  poll_armed = true;
+  ++stats.poll_waits;
+  poll->async_wait(asio::posix::stream_descriptor::wait_read, [self](beast::error_code ec) {
+    self->poll_armed = false;
+    if (!ec) return self->on_poll(self);
+    // Canceled when nobody waited: someone may wait again by now (their arm_poll saw this wait
+    // still armed).
+    if (ec == asio::error::operation_aborted) self->arm_poll(self);
+  });
+}
+
+namespace {
+thread_local std::function<bool()> dispatch_yield;
+}  // namespace
+
+void set_dispatch_yield(std::function<bool()> yield) { dispatch_yield = std::move(yield); }
+
+// The set is readable: collect every ready socket at once and read them one after another in
+// this handler (no handler per socket: each would cost the event loop a reactor poll, an
+// epoll_wait, per turn). When the driver has something due between two of them
+// (set_dispatch_yield: a scheduled send), the rest are posted as handlers of their own, so the
+// send goes out between two of them. Events for a socket whose exchange waits for something
+// else, or for a pooled connection, are kept on the connection.
+void AsioTransport::Impl::on_poll(const std::shared_ptr<Impl>& self) {
+  std::array<epoll_event, 256> events;
+  int n;
+  do {
+    n = ::epoll_wait(poll_fd, events.data(), static_cast<int>(events.size()), 0);
+  } while (n < 0 && errno == EINTR);
+  ++stats.wakeups;
+  // First every event to its exchange (or connection), then the reads: a read can end exchanges
+  // and free pooled connections (a retry), which later events of this batch may name.
+  ready.clear();
+  for (int i = 0; i < n; ++i) {
+    auto* c = static_cast<PlainConn*>(events[i].data.ptr);
+    const std::uint32_t ev = events[i].events;
+    PlainExchange* x = c->owner;
+    const bool match = x != nullptr && ((x->waiting == PlainExchange::Wait::kReadable &&
+                                         (ev & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0) ||
+                                        (x->waiting == PlainExchange::Wait::kWritable &&
+                                         (ev & (EPOLLOUT | EPOLLHUP | EPOLLERR)) != 0));
+    if (!match) {
+      c->pending |= ev;
+      continue;
+    }
+    ready.emplace_back(x->stop_waiting(), ev);
+  }
+  bool yielded = false;
+  for (auto& [x, ev] : ready) {
+    if (!yielded && dispatch_yield && dispatch_yield()) yielded = true;
+    if (yielded) {
+      asio::post(ioc, [x = std::move(x), ev = ev] { x->on_ready(ev); });
+    } else {
+      x->on_ready(ev);
+    }
+  }
+  ready.clear();
+  arm_poll(self);
+}
+
+namespace {
 
 // https: the TLS context every connection of the transport shares. Verification is on unless
 // `insecure`: the chain against the system's CAs (or only those in ca_cert), and the certificate
@@ -991,6 +1195,11 @@ AsioTransport::AsioTransport(asio::io_context& ioc, const Clock& clock, BaseUrl 
       (void)::setsockopt(t.timestamp_keeper, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof flags);
     }
   }
+  if (!t.tls) {
+    t.poll_fd = ::epoll_create1(EPOLL_CLOEXEC);
+    if (t.poll_fd < 0) throw std::system_error(errno, std::generic_category(), "epoll_create1");
+    t.poll.emplace(ioc, t.poll_fd);  // owns the descriptor from here
+  }
   tcp::resolver resolver(ioc);
   beast::error_code ec;
   t.endpoints = resolver.resolve(t.url.host, t.url.port, ec);
@@ -1015,5 +1224,7 @@ void AsioTransport::cancel_all() {
 }
 
 std::size_t AsioTransport::connections_opened() const { return impl_->opened; }
+
+TransportStats AsioTransport::stats() const { return impl_->stats; }
 
 }  // namespace llmload::net

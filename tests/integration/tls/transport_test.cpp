@@ -11,12 +11,19 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "llmload/loadgen/config_error.hpp"
@@ -543,6 +550,205 @@ TEST_F(TransportDeadline, KernelReceiveTimesAreNotDelayedByABusyEventLoop) {
   const Nanos kernel_time = first_body_delay(true);
   EXPECT_GE(loop_time, 550ms) << "the blocked loop delays the read";
   EXPECT_LT(kernel_time + 300ms, loop_time) << "kernel " << kernel_time.count() << " ns, loop " << loop_time.count();
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// The plain-TCP receive path (issue 20): a connection's socket is registered once in the
+// transport's epoll set; each readable socket costs one read, and a short read is not followed
+// by a read that only finds the socket empty. These tests check what the reads deliver and
+// count them (TransportStats); they compare times only with each other, never with a constant.
+
+// A one-connection HTTP server on a thread: accepts, reads the request head, then writes each
+// piece after `pause`, noting (on the steady clock, as the transport's) when each write began,
+// and closes.
+class ScriptedServer {
+ public:
+  ScriptedServer(std::vector<std::string> pieces, Nanos pause) : pieces_(std::move(pieces)), pause_(pause) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = 0;
+    socklen_t len = sizeof a;
+    if (::bind(listener_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(listener_, 4) != 0 ||
+        ::getsockname(listener_, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+      throw std::runtime_error("ScriptedServer: cannot listen on loopback");
+    }
+    port_ = ntohs(a.sin_port);
+    wrote_.resize(pieces_.size());
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~ScriptedServer() {
+    ::shutdown(listener_, SHUT_RDWR);
+    if (thread_.joinable()) thread_.join();
+    ::close(listener_);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  // When the write of each piece began (valid once the request completed).
+  const std::vector<TimePoint>& wrote() const { return wrote_; }
+
+ private:
+  void serve() {
+    const int fd = ::accept(listener_, nullptr, nullptr);
+    if (fd < 0) return;
+    std::string head;
+    char buf[4096];
+    while (head.find("\r\n\r\n") == std::string::npos) {
+      const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      head.append(buf, static_cast<std::size_t>(n));
+    }
+    SteadyClock clock;
+    for (std::size_t i = 0; i < pieces_.size(); ++i) {
+      if (pause_ > Nanos::zero()) std::this_thread::sleep_for(pause_);
+      wrote_[i] = clock.now();
+      (void)::send(fd, pieces_[i].data(), pieces_[i].size(), MSG_NOSIGNAL);
+    }
+    ::close(fd);
+  }
+  std::vector<std::string> pieces_;
+  Nanos pause_;
+  std::vector<TimePoint> wrote_;
+  int listener_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+};
+
+// Keeps every read (its time and bytes).
+class ReadLog final : public ResponseObserver {
+ public:
+  void on_sent(TimePoint) override {}
+  void on_headers(TimePoint, int s, std::string_view) override { status = s; }
+  bool on_body(TimePoint t, std::string_view bytes) override {
+    body.append(bytes);
+    ends.emplace_back(body.size(), t);
+    return true;
+  }
+  void on_complete(TimePoint, const TransportError& e) override {
+    ++completions;
+    error = e;
+  }
+  // The time of the read that delivered the body's byte at `offset`.
+  TimePoint time_of(std::size_t offset) const {
+    for (const auto& [end, t] : ends) {
+      if (offset < end) return t;
+    }
+    return TimePoint::max();
+  }
+  int status = 0;
+  int completions = 0;
+  std::string body;
+  std::vector<std::pair<std::size_t, TimePoint>> ends;  // body size after each read, its time
+  TransportError error;
+};
+
+HttpRequest get(const BaseUrl& url) {
+  HttpRequest r;
+  r.method = "GET";
+  r.target = "/stream";
+  r.headers = {{"Host", url.host_header()}};
+  return r;
+}
+
+void run_log(Client& c, ReadLog& log) {
+  c.transport.start(get(c.url), log);
+  c.ioc.restart();
+  c.ioc.run_for(10s);
+  ASSERT_EQ(log.completions, 1) << "the request did not complete within 10 s";
+}
+
+// Each SSE event reaches the client in three writes, 3 ms apart: the event's time is the time of
+// the read that completed it (after its last piece was written), not that of an earlier read,
+// and each piece costs one read.
+TEST(PlainReceivePath, EventSplitOverSeveralWritesKeepsTheTimeOfItsLastPiece) {
+  constexpr int kEvents = 5;
+  std::vector<std::string> pieces{
+      "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"};
+  std::string expected;
+  std::vector<std::size_t> last_piece(kEvents);  // index of each event's last piece
+  for (int k = 0; k < kEvents; ++k) {
+    const std::string event = "data: {\"token\": " + std::to_string(k) + ", \"text\": \"abcdefghijklmnop\"}\n\n";
+    expected += event;
+    const std::string chunk = fmt::format("{:x}\r\n", event.size()) + event + "\r\n";
+    const std::size_t third = chunk.size() / 3;
+    pieces.push_back(chunk.substr(0, third));
+    pieces.push_back(chunk.substr(third, third));
+    pieces.push_back(chunk.substr(2 * third));
+    last_piece[static_cast<std::size_t>(k)] = pieces.size() - 1;
+  }
+  pieces.push_back("0\r\n\r\n");
+  ScriptedServer server(pieces, 3ms);
+  TransportOptions o;
+  o.idle_timeout = 20s;
+  o.timeout = 30s;
+  Client c(server.url(), o);
+  ReadLog log;
+  run_log(c, log);
+  ASSERT_TRUE(log.error.ok()) << log.error.message;
+  EXPECT_EQ(log.status, 200);
+  ASSERT_EQ(log.body, expected);
+  std::size_t end = 0;
+  for (int k = 0; k < kEvents; ++k) {
+    end = log.body.find("\n\n", end) + 2;
+    const TimePoint t = log.time_of(end - 1);
+    const std::size_t last = last_piece[static_cast<std::size_t>(k)];
+    // Later than the write of the piece before its last (3 ms before the last one)...
+    EXPECT_GT(t, server.wrote()[last - 1]) << "event " << k;
+    // ... and earlier than the next piece's write (3 ms after).
+    EXPECT_LT(t, server.wrote()[last + 1]) << "event " << k;
+  }
+  const net::TransportStats st = c.transport.stats();
+  EXPECT_EQ(st.registrations, 1u);  // the socket entered the epoll set once
+  // One read per piece written (the head and the end included), none more: no read that only
+  // finds the socket empty after the request went out or after a short read.
+  // (An empty read needs a piece to land in the microseconds between the wake-up and the read of
+  // the one before, 3 ms earlier.)
+  EXPECT_LE(st.reads, pieces.size());
+  EXPECT_EQ(st.empty_reads, 0u);
+}
+
+// A body that ends with the connection (no length, no chunks), the last bytes and the FIN
+// together, before and after the client waits: the end is seen (a FIN that came with the last
+// bytes raises no new event, so the client reads on after a hang-up event).
+TEST(PlainReceivePath, LastBytesArrivingWithTheCloseEndTheResponse) {
+  for (const Nanos pause : {Nanos::zero(), Nanos(5ms)}) {
+    const std::string head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n";
+    const std::string body = "data: one\n\ndata: two\n\n";
+    ScriptedServer server({head, body}, pause);
+    TransportOptions o;
+    o.idle_timeout = 20s;
+    o.timeout = 30s;
+    Client c(server.url(), o);
+    ReadLog log;
+    run_log(c, log);
+    EXPECT_TRUE(log.error.ok()) << log.error.message;
+    EXPECT_EQ(log.body, body);
+  }
+}
+
+// Many streams on one transport: every token arrives, each connection is registered once, and
+// the reads are at most one per token event and end of stream (the server writes each token by
+// itself), however many sockets each wake-up finds ready.
+TEST_F(TransportDeadline, ConcurrentStreamsRegisterOnceAndReadOncePerArrival) {
+  Client c(server_->base_url, options());
+  constexpr int kStreams = 20;
+  constexpr int kTokens = 40;
+  std::vector<TestObserver> obs(kStreams);
+  for (auto& o : obs) c.transport.start(completion(c.url, kTokens), o);
+  c.ioc.restart();
+  c.ioc.run_for(20s);
+  for (auto& o : obs) {
+    ASSERT_EQ(o.completions, 1);
+    ASSERT_TRUE(o.error.ok()) << o.error.message;
+    EXPECT_EQ(summarize(o.body).token_events, kTokens);
+  }
+  const net::TransportStats st = c.transport.stats();
+  EXPECT_EQ(st.registrations, c.transport.connections_opened());
+  // Per stream: the head, kTokens token events, the usage event, [DONE] and the end (the server
+  // may write some of them together; never more reads than writes).
+  EXPECT_LE(st.reads - st.empty_reads, static_cast<std::uint64_t>(kStreams * (kTokens + 4)));
+  EXPECT_GE(st.wakeups, 1u);
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 // progress deadlines (transport.hpp). The only loadgen code (with
 // driver.hpp) that uses Asio.
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -35,6 +37,21 @@ struct TransportOptions {
   bool kernel_timestamps = true;
 };
 
+/// What the plain-TCP receive path did (tests and benchmarks: reads per token, not time).
+struct TransportStats {
+  std::uint64_t reads = 0;        // recvmsg calls on response bytes
+  std::uint64_t empty_reads = 0;  // of which found nothing (EAGAIN)
+  std::uint64_t wakeups = 0;      // times the transport's epoll set was collected (one epoll_wait each)
+  std::uint64_t poll_waits = 0;   // waits started on the set (each one epoll_ctl in Asio's reactor)
+  std::uint64_t registrations = 0;  // sockets added to the set (once per connection)
+};
+
+/// Plain TCP reads every socket found ready by one wake-up in one handler. The driver sets this
+/// (on the event loop's thread, for the length of a run) to say that something else is due now:
+/// then the sockets left are handled as handlers of their own, one event-loop turn each, so the
+/// due work runs between two of them. Empty: never.
+void set_dispatch_yield(std::function<bool()> yield);
+
 /// Threading: every call and every observer callback on the io_context's (single) thread.
 class AsioTransport final : public Transport {
  public:
@@ -46,6 +63,8 @@ class AsioTransport final : public Transport {
   void cancel_all() override;
   /// Connections opened so far (for the artifact and tests).
   std::size_t connections_opened() const;
+  /// Counters of the plain-TCP receive path so far.
+  TransportStats stats() const;
 
   struct Impl;
 
