@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # Shared helpers of the client-cost benchmarks (bench/client_*.sh). Sourced, not run.
 #
-# - start_server ARGS...: starts build/bin/llmload-server on a free loopback port with ARGS, sets
-#   $server_pid and $url; stop_server stops it.
+# - start_server ARGS...: starts build/bin/llmload-server on a free loopback port (or on
+#   LLMLOAD_BENCH_PORT) with ARGS, sets $server_pid and $url; stop_server stops it.
 # - measure NAME [--timeout S] -- CMD...: runs CMD (the llmload client) under bench/rusage_run.py,
 #   which reads the process's own resource usage (wait4: user + system CPU in microseconds; its
 #   VmHWM sampled from /proc) into $work/NAME.rusage.json; stderr goes to $work/NAME.err.
@@ -47,7 +47,7 @@ trap cleanup EXIT
 
 start_server() {
   stop_server
-  "${prio[@]}" "$bin/llmload-server" --port 0 --log-level warn "$@" >"$work/server.out" 2>"$work/server.err" &
+  "${prio[@]}" "$bin/llmload-server" --port "${LLMLOAD_BENCH_PORT:-0}" --log-level warn "$@" >"$work/server.out" 2>"$work/server.err" &
   server_pid=$!
   url=""
   for _ in $(seq 1 100); do
