@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "llmload/analysis/json_schema.hpp"
 #include "llmload/loadgen/config_error.hpp"
 #include "llmload/loadgen/prompt.hpp"
 
@@ -70,6 +71,8 @@ json builtin_schema() {
 
 namespace {
 
+void check_schema(const json& schema, const std::string& where);
+
 // One tool in any of the three APIs' forms.
 ToolSpec parse_tool(const json& t, const std::string& where) {
   if (!t.is_object()) throw ConfigError(fmt::format("{}: a tool must be a JSON object, got {}", where, t.dump().substr(0, 80)));
@@ -96,6 +99,7 @@ ToolSpec parse_tool(const json& t, const std::string& where) {
     if (!params->is_object()) {
       throw ConfigError(fmt::format("{}: tool '{}': \"parameters\" must be a JSON Schema object", where, s.name));
     }
+    check_schema(*params, fmt::format("{}: tool '{}'", where, s.name));
     s.parameters = *params;
   } else {
     s.parameters = json{{"type", "object"}, {"properties", json::object()}};
@@ -120,11 +124,28 @@ json read_json_file(const std::string& path, const std::string& flag) {
   return j;
 }
 
+// Every "pattern" in a schema compiles (else each response would be judged against a schema the
+// checker cannot use, and blamed on the server).
+void check_patterns(const json& j, const std::string& where, int depth = 0) {
+  if (depth > 64 || !(j.is_object() || j.is_array())) return;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (j.is_object() && it.key() == "pattern" && it->is_string()) {
+      try {
+        analysis::json_schema::cached_regex(it->get<std::string>());
+      } catch (const std::exception& e) {
+        throw ConfigError(fmt::format("{}: {}: fix the pattern (ECMAScript syntax)", where, e.what()));
+      }
+    }
+    check_patterns(*it, where, depth + 1);
+  }
+}
+
 // The schema's checks the client can run (analysis json_schema): an object or a boolean.
 void check_schema(const json& schema, const std::string& where) {
   if (!schema.is_object() && !schema.is_boolean()) {
     throw ConfigError(fmt::format("{}: a JSON Schema must be an object, got {}", where, schema.dump().substr(0, 80)));
   }
+  check_patterns(schema, where);
 }
 
 // A draw in [0, 1) from (seed, index, stream).

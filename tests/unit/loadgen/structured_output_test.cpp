@@ -330,6 +330,9 @@ TEST(StructuredMixTest, BadInputNamesTheFix) {
       << "a tool without a name";
   EXPECT_THROW(parse_tools(json::parse(R"([{"name":"a"},{"name":"a"}])"), "x"), ConfigError) << "duplicate names";
   EXPECT_THROW(parse_tools(json::parse(R"([{"type":"web_search"}])"), "x"), ConfigError) << "not a function tool";
+  EXPECT_THROW(parse_tools(json::parse(R"([{"name":"a","parameters":{"type":"object","properties":{"s":{"type":"string","pattern":"(["}}}}])"), "x"),
+               ConfigError)
+      << "a pattern that does not compile is refused at start, not blamed on every response";
   // Each API's own form of a tool reads the same.
   const auto t = parse_tools(json::parse(R"([{"type":"function","function":{"name":"a","parameters":{"type":"object"}}},
                                              {"type":"function","name":"b","parameters":{"type":"object"}},
