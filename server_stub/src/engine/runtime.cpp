@@ -128,6 +128,8 @@ void EngineRuntime::loop() {
       end = timer_->run(step.cost, start);
     }
     timeline = end;
+    // Metrics first: a client that has read a step's tokens finds them already counted in /metrics.
+    if (observer_ != nullptr) observer_->on_step(step, start, end, scheduler_.stats());
 
     for (const auto& e : step.events) {
       const auto it = tracked_.find(e.id);
@@ -150,7 +152,6 @@ void EngineRuntime::loop() {
           break;
       }
     }
-    if (observer_ != nullptr) observer_->on_step(step, start, end, scheduler_.stats());
   }
   // Stopping: whoever is still in the engine will get no more tokens.
   std::vector<Arrival> pending;

@@ -456,9 +456,11 @@ TEST_F(WaitJob, ReturnsLlmloadsExitCodeWhenTheJobFails) {
 }
 
 TEST_F(WaitJob, TimesOutWith124AndRefusesUnknownJobsAndBadArguments) {
-  const auto running = wait_for("llmload-vllm", "-\n", "", "1");
+  // 3 s, not 1: the script's deadline is in whole seconds of `date +%s`, so a 1 s timeout can end
+  // after a single poll when the second ticks over during a slow first one (seen on a busy CI machine).
+  const auto running = wait_for("llmload-vllm", "-\n", "", "3");
   EXPECT_EQ(running.exit_code, 124) << running.err;
-  EXPECT_NE(running.err.find("still running after 1 s"), std::string::npos) << running.err;
+  EXPECT_NE(running.err.find("still running after 3 s"), std::string::npos) << running.err;
   EXPECT_GE(polls(), 2);
   const auto unknown = wait_for("llmload-nope", "Complete\n", "");
   EXPECT_EQ(unknown.exit_code, 2);
