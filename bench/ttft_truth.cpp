@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
   net::DriveOptions dopts;
   net::drive(ioc, controller, dopts);
 
-  const auto& records = controller.records();
+  const auto records = analysis::to_vector(controller.records());
   if (records.size() != tee.truths.size()) {
     std::fprintf(stderr, "records (%zu) and ground truths (%zu) do not pair up\n", records.size(), tee.truths.size());
     return 1;

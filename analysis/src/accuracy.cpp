@@ -70,7 +70,7 @@ ProportionInterval wilson_interval(std::int64_t successes, std::int64_t n, doubl
   return {lo, hi};
 }
 
-nlohmann::json accuracy_summary(const std::vector<RequestRecord>& records,
+nlohmann::json accuracy_summary(RecordRange records,
                                 const std::function<bool(const RequestRecord&)>& meets_slo, double window_s,
                                 double confidence) {
   namespace ai = accuracy_impl;

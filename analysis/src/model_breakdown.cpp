@@ -27,7 +27,7 @@ double output_tokens_in(const RequestRecord& r, const Window& w) {
 
 }  // namespace
 
-std::map<std::string, ModelResult> model_breakdown(std::span<const RequestRecord> records, const Window& window,
+std::map<std::string, ModelResult> model_breakdown(RecordRange records, const Window& window,
                                                    const std::optional<SloSpec>& slo, LatencyView view) {
   std::set<std::string> models;
   for (const auto& r : records) {

@@ -16,7 +16,7 @@ namespace {
 constexpr double kNormalDegreesOfFreedom = 1e6;  // Student-t that is the normal distribution
 
 // Time-averaged requests in flight (t_send to t_done) per interval of [w0, w0 + n x dt).
-std::vector<double> in_flight_series(std::span<const RequestRecord> records, Nanos w0, Nanos w1, Nanos dt, std::size_t n) {
+std::vector<double> in_flight_series(RecordRange records, Nanos w0, Nanos w1, Nanos dt, std::size_t n) {
   std::vector<double> busy(n, 0.0);  // request-nanoseconds per interval
   for (const auto& r : records) {
     if (!r.t_send) continue;
@@ -89,7 +89,7 @@ double sampled_queue_noise_rise(const std::vector<double>& q, const OverloadOpti
 
 }  // namespace
 
-OverloadCheck detect_overload(std::span<const RequestRecord> records, Nanos w0, Nanos w1,
+OverloadCheck detect_overload(RecordRange records, Nanos w0, Nanos w1,
                               std::span<const QueueSample> server_waiting, const OverloadOptions& o) {
   OverloadCheck c;
   c.window_s = to_seconds(w1 - w0);

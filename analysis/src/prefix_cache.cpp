@@ -13,7 +13,7 @@ std::optional<double> PrefixCacheSummary::hit_rate() const {
   return static_cast<double>(cached_tokens) / static_cast<double>(prompt_tokens);
 }
 
-std::optional<PrefixCacheSummary> summarize_prefix_cache(std::span<const RequestRecord> records) {
+std::optional<PrefixCacheSummary> summarize_prefix_cache(RecordRange records) {
   PrefixCacheSummary s;
   for (const auto& r : records) {
     if (r.warmup || !r.in_window || !r.ok()) continue;

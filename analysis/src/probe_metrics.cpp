@@ -78,7 +78,7 @@ ProbeSummary ProbeAccumulator::summarize(Nanos start, Nanos end) const {
   return s;
 }
 
-ProbeSummary summarize_probe_records(std::span<const RequestRecord> records) {
+ProbeSummary summarize_probe_records(RecordRange records) {
   ProbeSummary s;
   ProbeDistributions d;
   s.sent = static_cast<std::int64_t>(records.size());

@@ -9,7 +9,7 @@ std::optional<double> ReasoningSummary::share() const {
   return static_cast<double>(reasoning_tokens) / static_cast<double>(output_tokens);
 }
 
-std::optional<ReasoningSummary> summarize_reasoning(std::span<const RequestRecord> records) {
+std::optional<ReasoningSummary> summarize_reasoning(RecordRange records) {
   ReasoningSummary s;
   Distribution duration;
   Distribution answer_tpot;

@@ -175,7 +175,7 @@ MetricVerdict judge(std::string name, Nanos bound, std::int64_t n, std::int64_t 
 // `include` accepts (failed requests count as exceedances). The histograms come from the records,
 // so a merge of shards (an empty accumulator) judges alike.
 std::vector<MetricVerdict> judge_slo_metrics(const SloSpec& slo, LatencyView view, std::int64_t n,
-                                             std::span<const RequestRecord> records, const RecordFilter& include) {
+                                             RecordRange records, const RecordFilter& include) {
   const bool rt = view == LatencyView::kResponse;
   std::int64_t ex_ttft = 0;
   std::int64_t ex_ttfo = 0;
@@ -224,7 +224,7 @@ Verdict overall_verdict(const std::vector<MetricVerdict>& metrics) {
 }  // namespace
 
 SloResult evaluate_slo(const SloSpec& slo, LatencyView view, const Window& window,
-                       std::span<const RequestRecord> records, const RecordFilter& include) {
+                       RecordRange records, const RecordFilter& include) {
   SloResult s;
   s.spec = slo;
   s.view = view;
@@ -260,7 +260,7 @@ SloResult evaluate_slo(const SloSpec& slo, LatencyView view, const Window& windo
 }
 
 RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, const std::optional<SloSpec>& slo,
-                                        LatencyView view, std::span<const RequestRecord> records,
+                                        LatencyView view, RecordRange records,
                                         const ValidityOptions& validity) const {
   RunMetrics m;
   m.window = window;

@@ -24,7 +24,7 @@ struct Dist {
 
 }  // namespace
 
-std::vector<StageMetrics> stage_metrics(std::span<const RequestRecord> records, std::span<const StagePlan> plan,
+std::vector<StageMetrics> stage_metrics(RecordRange records, std::span<const StagePlan> plan,
                                         const std::optional<SloSpec>& slo, LatencyView view) {
   std::vector<StageMetrics> out;
   const bool rt = view == LatencyView::kResponse;

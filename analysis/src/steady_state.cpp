@@ -195,7 +195,7 @@ Nanos warmup_interval(Nanos span) {
   return Nanos(std::max<std::int64_t>(10, whole_ms) * kMs);
 }
 
-WarmupDetection detect_warmup(std::span<const RequestRecord> records, Nanos span_end) {
+WarmupDetection detect_warmup(RecordRange records, Nanos span_end) {
   WarmupDetection d;
   d.span_end = span_end;
   d.interval = warmup_interval(span_end);

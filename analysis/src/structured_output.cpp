@@ -12,7 +12,7 @@ std::optional<double> StructuredOutputSummary::invalid_rate() const {
   return static_cast<double>(invalid) / static_cast<double>(n);
 }
 
-std::optional<StructuredOutputSummary> summarize_structured_output(std::span<const RequestRecord> records) {
+std::optional<StructuredOutputSummary> summarize_structured_output(RecordRange records) {
   constexpr std::size_t kExamples = 5;
   StructuredOutputSummary s;
   for (const auto& r : records) {

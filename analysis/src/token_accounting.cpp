@@ -4,7 +4,7 @@ namespace llmload::analysis {
 
 using nlohmann::json;
 
-json token_accounting(const std::vector<RequestRecord>& records) {
+json token_accounting(RecordRange records) {
   std::int64_t n = 0, from_usage = 0, from_tokenizer = 0, req_in = 0, got_in = 0, req_out = 0, got_out = 0, early = 0;
   std::int64_t usage_n = 0, usage_req_in = 0, usage_got_in = 0;
   // Where both counted the output: the server's usage against the client's tokenizer.

@@ -21,7 +21,7 @@ std::string seconds_text(Nanos d) { return fmt::format("{:.3f} s", to_seconds(d)
 // The schedule lag of the window's successful requests, as the accumulator records it: the
 // message reads it from the records, so a merge of shards (whose accumulator has no samples)
 // words it alike.
-HdrHistogram lag_histogram(std::span<const RequestRecord> records) {
+HdrHistogram lag_histogram(RecordRange records) {
   HdrHistogram h(1, kHighestUs, 3);
   for (const auto& r : records) {
     if (r.warmup || !r.in_window || !r.ok()) continue;
@@ -32,7 +32,7 @@ HdrHistogram lag_histogram(std::span<const RequestRecord> records) {
 
 // The window's successful requests' values of one latency, in a histogram.
 template <typename Get>
-HdrHistogram view_histogram(std::span<const RequestRecord> records, Get get) {
+HdrHistogram view_histogram(RecordRange records, Get get) {
   HdrHistogram h(1, kHighestUs, 3);
   for (const auto& r : records) {
     if (r.warmup || !r.in_window || !r.ok()) continue;
@@ -48,31 +48,35 @@ namespace {
 // Requests that waited for an in-flight slot (--max-concurrency / --max-inflight): at their
 // intended time `cap` requests were already in flight. Their lag is the cap's wait, which the
 // response-time view is meant to show, not the client's lateness. By index into `records`.
-std::vector<bool> held_by_cap(std::span<const RequestRecord> records, std::optional<std::int64_t> cap) {
+std::vector<bool> held_by_cap(RecordRange records, std::optional<std::int64_t> cap) {
   std::vector<bool> held(records.size(), false);
   if (!cap) return held;
   // Open-loop releases go in intended order, so the requests ahead of one are those intended
   // before it; those not done by its intended time were in flight (or waiting ahead of it).
   std::vector<Nanos> intended;
   std::vector<Nanos> dones;
+  intended.reserve(records.size());
+  dones.reserve(records.size());
   for (const auto& r : records) {
     intended.push_back(r.t_intended);
     dones.push_back(r.t_done.value_or(Nanos::max()));
   }
   std::sort(intended.begin(), intended.end());
   std::sort(dones.begin(), dones.end());
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    const Nanos t = records[i].t_intended;
+  std::size_t i = 0;
+  for (const auto& r : records) {
+    const Nanos t = r.t_intended;
     const auto ahead = std::lower_bound(intended.begin(), intended.end(), t) - intended.begin();
     const auto ended = std::upper_bound(dones.begin(), dones.end(), t) - dones.begin();
-    held[i] = ahead - ended >= *cap;
+    if (i < held.size()) held[i] = ahead - ended >= *cap;
+    ++i;
   }
   return held;
 }
 
 }  // namespace
 
-LagEffect schedule_lag_effect(const RunMetrics& m, std::span<const RequestRecord> records,
+LagEffect schedule_lag_effect(const RunMetrics& m, RecordRange records,
                               std::optional<std::int64_t> max_inflight) {
   LagEffect e;
   if (!m.open_loop) return e;
@@ -80,15 +84,17 @@ LagEffect schedule_lag_effect(const RunMetrics& m, std::span<const RequestRecord
   // time: the service view plus the cap's wait where a request waited for a slot.
   const std::vector<bool> held = held_by_cap(records, max_inflight);
   HdrHistogram rt_ttft(1, kHighestUs, 3), svc_ttft(1, kHighestUs, 3), rt_e2e(1, kHighestUs, 3), svc_e2e(1, kHighestUs, 3);
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    const auto& r = records[i];
+  std::size_t i = 0;
+  for (const auto& r : records) {
+    const bool was_held = i < held.size() && held[i];
+    ++i;
     if (r.warmup || !r.in_window || !r.ok()) continue;
-    const Nanos wait = held[i] && r.schedule_lag() ? *r.schedule_lag() : Nanos(0);
+    const Nanos wait = was_held && r.schedule_lag() ? *r.schedule_lag() : Nanos(0);
     if (auto v = r.ttft()) svc_ttft.record(to_us(*v + wait));
     if (auto v = r.ttft_rt()) rt_ttft.record(to_us(*v));
     if (auto v = r.e2e()) svc_e2e.record(to_us(*v + wait));
     if (auto v = r.e2e_rt()) rt_e2e.record(to_us(*v));
-    if (held[i]) ++e.held_by_cap;
+    if (was_held) ++e.held_by_cap;
   }
   struct Pair {
     const char* name;
@@ -157,7 +163,7 @@ std::string schedule_lag_remedy(std::optional<double> share) {
 }
 
 // The validity verdict, MLPerf-style: every reason the run is INVALID (docs/statistics.md).
-void judge_validity(RunMetrics& m, const ValidityOptions& o, std::span<const RequestRecord> records) {
+void judge_validity(RunMetrics& m, const ValidityOptions& o, RecordRange records) {
   m.max_error_rate = o.max_error_rate;
   auto& mn = m.minimums;
   mn.min_duration = o.min_duration;

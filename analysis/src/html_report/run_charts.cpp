@@ -373,7 +373,7 @@ double choose_interval(double run_length_s) {
   return std::ceil(run_length_s / 60 / 3600) * 3600;
 }
 
-TimeSeries compute_time_series(const std::vector<RequestRecord>& records, const json& result, double interval_s) {
+TimeSeries compute_time_series(RecordRange records, const json& result, double interval_s) {
   TimeSeries ts;
   double end = 0;
   for (const auto& r : records) {

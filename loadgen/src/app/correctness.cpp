@@ -134,7 +134,7 @@ ScenarioConfig reference_config(const ScenarioConfig& cfg, std::uint64_t first_i
 
 }  // namespace
 
-void add_accuracy(json& result, const ScenarioConfig& cfg, const std::vector<analysis::RequestRecord>& records,
+void add_accuracy(json& result, const ScenarioConfig& cfg, analysis::RecordRange records,
                   const analysis::RunMetrics& metrics) {
   const analysis::LatencyView view = metrics.slo ? metrics.slo->view : analysis::LatencyView::kService;
   const bool latency_slo = cfg.slo && !cfg.slo->empty();

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "llmload/analysis/record_range.hpp"
 #include "llmload/analysis/request_record.hpp"
 #include "llmload/analysis/run_metrics.hpp"
 #include "llmload/loadgen/scenario.hpp"
@@ -23,7 +24,7 @@ namespace llmload::app {
 /// accuracy:X` it carries the verdict on the Wilson interval, and result["slo"] (made when the
 /// SLO has no latency bound) folds it into the run's verdict: FAIL if either fails, else
 /// INCONCLUSIVE if either is, else PASS.
-void add_accuracy(nlohmann::json& result, const ScenarioConfig& cfg, const std::vector<analysis::RequestRecord>& records,
+void add_accuracy(nlohmann::json& result, const ScenarioConfig& cfg, analysis::RecordRange records,
                   const analysis::RunMetrics& metrics);
 
 /// Runs the reference pass of a consistency check: `ref` is the run's config made into a

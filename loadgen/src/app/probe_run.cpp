@@ -52,7 +52,7 @@ std::vector<analysis::RequestRecord> run_probe_baseline(boost::asio::io_context&
   d.hard_limit = kProbeBaselineLimit;
   net::drive(ioc, controller, d);
   install_stop_handler();  // Asio put the default action back
-  return controller.records();
+  return analysis::to_vector(controller.records());
 }
 
 json probe_conditions(const ScenarioConfig& cfg) {

@@ -683,7 +683,7 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
     // cannot run (the server gone, a bad --reference) is reported in the section, not thrown.
     try {
       outcome.result["consistency"] =
-          check_consistency(cfg, controller.records(), prep.tokenizer.get(), [&](const ScenarioConfig& ref) {
+          check_consistency(cfg, analysis::to_vector(controller.records()), prep.tokenizer.get(), [&](const ScenarioConfig& ref) {
           if (!cfg.quiet) fmt::print(stderr, "llmload: consistency: the compared prompts again at concurrency 1\n");
           RunHooks h;
           h.print_report = false;

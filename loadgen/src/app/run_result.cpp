@@ -243,7 +243,7 @@ json littles_law_check(const json& result, const analysis::RunMetrics& metrics) 
 // Over-load over the window (analysis/overload.hpp): the client's requests in flight, the
 // server's waiting queue (its /metrics series, when scraped) and completions against arrivals.
 json overload_check(const json& result, const analysis::RunMetrics& metrics,
-                           std::span<const analysis::RequestRecord> records) {
+                           analysis::RecordRange records) {
   std::vector<analysis::QueueSample> waiting;
   const json& sm = result["server_metrics"];
   if (sm.is_object() && sm.value("available", false) && sm.contains("series")) {
@@ -409,7 +409,7 @@ void print_console_report(const ScenarioConfig& cfg, const analysis::RunMetrics&
 }
 
 bool write_artifact(const ScenarioConfig& cfg, const ScenarioConfig& local, const ShardPlan& plan,
-                    const std::vector<analysis::RequestRecord>& records, const analysis::RunMetrics& metrics,
+                    analysis::RecordRange records, const analysis::RunMetrics& metrics,
                     const json& result, WallTime wall_start, const RunHooks& hooks) {
   if (cfg.output_dir.empty()) return true;
   const std::filesystem::path dir(cfg.output_dir);

@@ -69,7 +69,7 @@ void print_console_report(const ScenarioConfig& cfg, const analysis::RunMetrics&
 /// Writes result.json, requests.jsonl and latency.hlog into cfg.output_dir, then the report.
 /// false when a file could not be written (the message is printed).
 bool write_artifact(const ScenarioConfig& cfg, const ScenarioConfig& local, const ShardPlan& plan,
-                    const std::vector<analysis::RequestRecord>& records, const analysis::RunMetrics& metrics,
+                    analysis::RecordRange records, const analysis::RunMetrics& metrics,
                     const nlohmann::json& result, WallTime wall_start, const RunHooks& hooks);
 
 }  // namespace llmload::app

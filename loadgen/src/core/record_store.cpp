@@ -1,5 +1,8 @@
 #include "llmload/loadgen/record_store.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -46,11 +49,21 @@ class SpillWriter {
   std::vector<char> bytes;
 };
 
+// Reads the file through its descriptor at its own offset (pread), so that several passes can be
+// open at once and appends go on at the end whatever was read.
 class SpillReader {
  public:
-  explicit SpillReader(std::FILE* f) : f_(f) {}
+  explicit SpillReader(int fd) : fd_(fd) {}
   void read(void* p, std::size_t n) {
-    if (n > 0 && std::fread(p, 1, n, f_) != n) throw std::runtime_error("the run's record file was cut short");
+    auto* out = static_cast<char*>(p);
+    while (n > 0) {
+      if (pos_ == buf_.size()) fill();
+      const std::size_t k = std::min(n, buf_.size() - pos_);
+      std::memcpy(out, buf_.data() + pos_, k);
+      pos_ += k;
+      out += k;
+      n -= k;
+    }
   }
   template <typename T>
   void get(T& v) {
@@ -77,31 +90,45 @@ class SpillReader {
   void get(std::optional<std::string>& v) {
     std::uint8_t has = 0;
     get(has);
-    v.reset();
-    if (has != 0) {
-      std::string s;
-      get(s);
-      v = std::move(s);
+    if (has == 0) {
+      v.reset();
+      return;
     }
+    if (!v) v.emplace();
+    get(*v);
   }
   void get(std::vector<std::string>& list) {
     std::uint32_t n = 0;
     get(n);
-    list.clear();
-    for (std::uint32_t i = 0; i < n; ++i) {
-      std::string s;
-      get(s);
-      list.push_back(std::move(s));
-    }
+    list.resize(n);
+    for (auto& s : list) get(s);
   }
   void skip(std::size_t n) {
-    if (n > 0 && std::fseek(f_, static_cast<long>(n), SEEK_CUR) != 0) {
-      throw std::runtime_error("the run's record file was cut short");
+    while (n > 0) {
+      if (pos_ == buf_.size()) fill();
+      const std::size_t k = std::min(n, buf_.size() - pos_);
+      pos_ += k;
+      n -= k;
     }
   }
 
  private:
-  std::FILE* f_;
+  void fill() {
+    static constexpr std::size_t kBuffer = 256 * 1024;
+    buf_.resize(kBuffer);
+    ssize_t got = 0;
+    do {
+      got = ::pread(fd_, buf_.data(), kBuffer, offset_);
+    } while (got < 0 && errno == EINTR);
+    if (got <= 0) throw std::runtime_error("the run's record file was cut short");
+    buf_.resize(static_cast<std::size_t>(got));
+    offset_ += got;
+    pos_ = 0;
+  }
+  int fd_;
+  off_t offset_ = 0;
+  std::vector<char> buf_;
+  std::size_t pos_ = 0;
 };
 
 // One list of the fields, for writing and reading alike.
@@ -202,7 +229,7 @@ void RecordStore::spill() {
   errno = 0;
   if (std::fwrite(w.bytes.data(), 1, w.bytes.size(), file_) != w.bytes.size() || std::fflush(file_) != 0) {
     // Nothing of this batch counts as spilled (its bytes past the spilled records are never
-    // read: read_back reads spilled_ records), and everything stays in memory from now on.
+    // read: a pass reads spilled_ records), and everything stays in memory from now on.
     spill_error_ = fmt::format("the run's records no longer fit in a temporary file ({})",
                                std::strerror(errno != 0 ? errno : EIO));
     return;
@@ -212,45 +239,73 @@ void RecordStore::spill() {
   pending_chunks_.clear();
 }
 
-void RecordStore::read_back(const std::function<void(RequestRecord&&, std::vector<ChunkArrival>&&)>& fn,
-                            bool with_chunks) const {
-  if (file_ == nullptr || spilled_ == 0) return;
-  std::fflush(file_);
-  std::rewind(file_);
-  SpillReader reader(file_);
-  RecordStoreGet io{reader};
-  for (std::size_t i = 0; i < spilled_; ++i) {
-    RequestRecord r;
-    record_store_fields(io, r);
-    std::uint64_t n = 0;
-    reader.get(n);
-    std::vector<ChunkArrival> chunks;
-    if (with_chunks) {
-      chunks.resize(n);
-      reader.read(chunks.data(), n * sizeof(ChunkArrival));
-    } else {
-      reader.skip(n * sizeof(ChunkArrival));
-    }
-    fn(std::move(r), std::move(chunks));
+// One pass: the spilled records from the file, then those still in memory, each with the
+// warmup cut applied; with `with_chunks`, each record's output events too.
+class RecordStore::Cursor : public analysis::RecordCursor {
+ public:
+  Cursor(const RecordStore& store, bool with_chunks)
+      : store_(store), with_chunks_(with_chunks), reader_(store.file_ != nullptr ? ::fileno(store.file_) : -1) {
+    if (store_.file_ != nullptr) std::fflush(store_.file_);
   }
-  // Appends go on at the end (a batch written after a read-back).
-  std::fseek(file_, 0, SEEK_END);
+  bool next(RequestRecord& out) override {
+    if (read_ < store_.spilled_) {
+      RecordStoreGet io{reader_};
+      record_store_fields(io, out);
+      std::uint64_t n = 0;
+      reader_.get(n);
+      if (with_chunks_) {
+        chunks_.resize(n);
+        reader_.read(chunks_.data(), n * sizeof(ChunkArrival));
+      } else {
+        reader_.skip(n * sizeof(ChunkArrival));
+      }
+    } else {
+      const std::size_t k = read_ - store_.spilled_;
+      if (k >= store_.pending_.size()) return false;
+      out = store_.pending_[k];
+      if (with_chunks_) {
+        chunks_.clear();
+        if (store_.keep_chunks_) chunks_ = store_.pending_chunks_[k];
+      }
+    }
+    ++read_;
+    store_.apply_cut(out);
+    return true;
+  }
+  std::span<const ChunkArrival> chunks() const { return chunks_; }
+
+ private:
+  const RecordStore& store_;
+  bool with_chunks_;
+  SpillReader reader_;
+  std::size_t read_ = 0;
+  std::vector<ChunkArrival> chunks_;
+};
+
+void RecordStore::apply_cut(RequestRecord& r) const {
+  if (!warmup_cut_ || r.warmup || r.t_intended >= *warmup_cut_) return;
+  r.warmup = true;
+  r.in_window = false;
+}
+
+std::unique_ptr<analysis::RecordCursor> RecordStore::open() const {
+  return std::make_unique<Cursor>(*this, /*with_chunks=*/false);
 }
 
 std::vector<RequestRecord> RecordStore::records() const {
   std::vector<RequestRecord> out;
   out.reserve(count_);
-  read_back([&](RequestRecord&& r, std::vector<ChunkArrival>&&) { out.push_back(std::move(r)); }, false);
-  out.insert(out.end(), pending_.begin(), pending_.end());
+  Cursor cursor(*this, false);
+  RequestRecord r;
+  while (cursor.next(r)) out.push_back(r);
   return out;
 }
 
-void RecordStore::for_each_chunks(const std::function<void(std::size_t, std::span<const ChunkArrival>)>& visit) const {
-  std::size_t i = 0;
-  read_back([&](RequestRecord&&, std::vector<ChunkArrival>&& c) { visit(i++, c); }, true);
-  for (std::size_t k = 0; k < pending_.size(); ++k) {
-    visit(i++, keep_chunks_ ? std::span<const ChunkArrival>(pending_chunks_[k]) : std::span<const ChunkArrival>());
-  }
+void RecordStore::for_each_chunks(
+    const std::function<void(std::size_t, const RequestRecord&, std::span<const ChunkArrival>)>& visit) const {
+  Cursor cursor(*this, true);
+  RequestRecord r;
+  for (std::size_t i = 0; cursor.next(r); ++i) visit(i, r, cursor.chunks());
 }
 
 }  // namespace llmload

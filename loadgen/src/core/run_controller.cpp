@@ -432,12 +432,11 @@ void RunController::settle() const {
   settled_ = true;
   analysis::Window w = planned_window();
   // The series cover the run up to the end of issuing: the window's planned end.
-  records();  // read back from the store
-  analysis::WarmupDetection d = analysis::detect_warmup(records_, w.end);
+  analysis::WarmupDetection d = analysis::detect_warmup(analysis::RecordRange(store_), w.end);
   const std::string end_rule = pacer_.window_end() ? "the duration's end" : "the end of issuing (the last measured request's intended time)";
   if (d.found && d.start > w.start) {
     const Nanos cut = std::min(d.start, w.end);
-    analysis::mark_warmup_before(records_, cut);
+    store_.mark_warmup_before(cut);
     w.start = cut;
     w.method = fmt::format("warmup auto: from the start of steady state at {:.3f} s (MSER-5 over {} intervals of {} ms, "
                            "decided by '{}') to {}",
@@ -455,18 +454,15 @@ void RunController::settle() const {
   if (interrupted_) w.method += " (run interrupted)";
   w.detection = std::move(d);
   auto acc = std::make_unique<analysis::MetricsAccumulator>();
-  store_.for_each_chunks([&](std::size_t i, std::span<const analysis::ChunkArrival> chunks) {
-    if (i < records_.size()) acc->add(records_[i], chunks);
-  });
+  store_.for_each_chunks([&](std::size_t, const analysis::RequestRecord& r,
+                             std::span<const analysis::ChunkArrival> chunks) { acc->add(r, chunks); });
   auto_acc_ = std::move(acc);
   auto_window_ = std::move(w);
 }
 
-const std::vector<analysis::RequestRecord>& RunController::records() const {
-  // Read back what completed since the last read (settle() relabels after the run: no more come).
-  if (records_.size() != store_.size()) records_ = store_.records();
+analysis::RecordRange RunController::records() const {
   settle();
-  return records_;
+  return analysis::RecordRange(store_);
 }
 
 analysis::Window RunController::window() const {

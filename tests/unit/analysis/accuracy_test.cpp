@@ -75,12 +75,12 @@ TEST(AccuracySummary, NullWithoutGradedRequests) {
   EXPECT_TRUE(accuracy_summary({}, kAlways, 10).is_null());
   RequestRecord plain;
   plain.in_window = true;
-  EXPECT_TRUE(accuracy_summary({plain}, kAlways, 10).is_null());
+  EXPECT_TRUE(accuracy_summary(std::vector<RequestRecord>{plain}, kAlways, 10).is_null());
   RequestRecord warm = graded(Grade::kCorrect);
   warm.warmup = true;
   RequestRecord outside = graded(Grade::kCorrect);
   outside.in_window = false;
-  EXPECT_TRUE(accuracy_summary({warm, outside}, kAlways, 10).is_null());
+  EXPECT_TRUE(accuracy_summary(std::vector<RequestRecord>{warm, outside}, kAlways, 10).is_null());
 }
 
 TEST(AccuracySummary, CountsRatesAndIntervalInTheDocumentedShape) {

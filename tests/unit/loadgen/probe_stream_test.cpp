@@ -175,7 +175,8 @@ TEST(ProbeStream, ANumberOfRequestsRunStopsItsProbesWithTheLoad) {
   h.run();
   EXPECT_EQ(h.ctl->records().size(), 20u);
   // The load lasts about 20 x 80 ms: about 16 probes, and none once it is over.
-  const Nanos load_end = std::max_element(h.ctl->records().begin(), h.ctl->records().end(), [](const auto& a, const auto& b) {
+  const auto load = analysis::to_vector(h.ctl->records());
+  const Nanos load_end = std::max_element(load.begin(), load.end(), [](const auto& a, const auto& b) {
                            return *a.t_done < *b.t_done;
                          })->t_done.value();
   for (const auto& r : h.probes->results().records()) EXPECT_LE(r.t_intended, load_end);

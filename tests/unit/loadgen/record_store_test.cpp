@@ -2,6 +2,7 @@
 // come back exactly as appended, in order, with their output events.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "llmload/analysis/report.hpp"
@@ -101,8 +102,9 @@ TEST(RecordStore, SpilledRecordsComeBackAsAppendedWithTheirEvents) {
   ASSERT_EQ(back.size(), n);
   for (std::uint64_t i = 0; i < n; ++i) expect_same_record(back[i], record_store_sample(i));
   std::uint64_t visited = 0;
-  store.for_each_chunks([&](std::size_t i, std::span<const ChunkArrival> c) {
+  store.for_each_chunks([&](std::size_t i, const RequestRecord& r, std::span<const ChunkArrival> c) {
     EXPECT_EQ(i, visited++);
+    EXPECT_EQ(r.index, i);
     const auto want = record_store_chunks(i);
     ASSERT_EQ(c.size(), want.size()) << i;
     for (std::size_t k = 0; k < c.size(); ++k) {
@@ -124,12 +126,61 @@ TEST(RecordStore, WithoutEventsTheVisitGetsNone) {
   for (std::uint64_t i = 0; i < 10; ++i) store.append(record_store_sample(i), record_store_chunks(i));
   EXPECT_EQ(store.spilled(), 8u);
   std::size_t visited = 0;
-  store.for_each_chunks([&](std::size_t, std::span<const ChunkArrival> c) {
+  store.for_each_chunks([&](std::size_t, const RequestRecord&, std::span<const ChunkArrival> c) {
     EXPECT_TRUE(c.empty());
     ++visited;
   });
   EXPECT_EQ(visited, 10u);
   EXPECT_EQ(store.records().size(), 10u);
+}
+
+// Issue 20: the analysis reads the store through RecordRange, one record at a time and as many
+// passes as it needs (two at once when one pass nests in another), with --warmup auto's cut applied
+// on the way; nothing is kept in memory but the batch not yet spilled.
+TEST(RecordStore, PassesReadEveryRecordOneAtATimeAndMayNest) {
+  RecordStore store(/*keep_chunks=*/false, /*batch=*/8);
+  const std::uint64_t n = 100;  // 12 batches spilled, 4 records in memory
+  for (std::uint64_t i = 0; i < n; ++i) store.append(record_store_sample(i), record_store_chunks(i));
+  ASSERT_EQ(store.spilled(), 96u);
+  const analysis::RecordRange range(store);
+  EXPECT_EQ(range.size(), n);
+  std::uint64_t outer = 0;
+  for (const auto& r : range) {
+    expect_same_record(r, record_store_sample(outer));
+    if (outer == 50) {  // a second pass while the first is half-way
+      std::uint64_t inner = 0;
+      for (const auto& q : range) expect_same_record(q, record_store_sample(inner++));
+      EXPECT_EQ(inner, n);
+    }
+    ++outer;
+  }
+  EXPECT_EQ(outer, n);
+  EXPECT_EQ(std::count_if(range.begin(), range.end(), [](const RequestRecord& r) { return r.index % 2 == 0; }), 50);
+  // Appending after a pass goes on at the end.
+  store.append(record_store_sample(n), record_store_chunks(n));
+  EXPECT_EQ(analysis::to_vector(range).size(), n + 1);
+}
+
+TEST(RecordStore, TheWarmupCutReadsBackAsWarmupOutOfTheWindow) {
+  RecordStore store(/*keep_chunks=*/true, /*batch=*/4);
+  for (std::uint64_t i = 0; i < 10; ++i) {
+    RequestRecord r = record_store_sample(i);
+    r.warmup = false;
+    r.in_window = true;
+    r.t_intended = Nanos(static_cast<std::int64_t>(i) * 1'000'000);
+    store.append(r, record_store_chunks(i));
+  }
+  store.mark_warmup_before(Nanos(5'000'000));
+  std::uint64_t i = 0;
+  for (const auto& r : analysis::RecordRange(store)) {
+    EXPECT_EQ(r.warmup, i < 5) << i;
+    EXPECT_EQ(r.in_window, i >= 5) << i;
+    ++i;
+  }
+  EXPECT_EQ(i, 10u);
+  std::size_t warm = 0;
+  store.for_each_chunks([&](std::size_t, const RequestRecord& r, std::span<const ChunkArrival>) { warm += r.warmup; });
+  EXPECT_EQ(warm, 5u);
 }
 
 }  // namespace

@@ -130,7 +130,7 @@ TEST(RunController, SingleStreamNeverHasTwoRequestsInFlight) {
   EXPECT_EQ(h.server.max_in_flight, 1);
   EXPECT_EQ(h.ctl->max_in_flight(), 1u);
   // Closed loop: each request's intended time is when the previous completed.
-  const auto& recs = h.ctl->records();
+  const auto recs = analysis::to_vector(h.ctl->records());
   for (std::size_t i = 1; i < recs.size(); ++i) EXPECT_EQ(recs[i].t_intended, *recs[i - 1].t_done);
 }
 
@@ -550,7 +550,7 @@ TEST(RunController, OpenLoopMinimumsContinueTheSameArrivalProcess) {
   whole.num_requests = 120;
   whole.validate();
   const Schedule expected = build_schedule(whole);
-  auto recs = h.ctl->records();
+  auto recs = analysis::to_vector(h.ctl->records());
   std::sort(recs.begin(), recs.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
   ASSERT_EQ(recs.size(), expected.arrivals.size());
   for (std::size_t i = 0; i < recs.size(); ++i) EXPECT_EQ(recs[i].t_intended, expected.arrivals[i]) << i;

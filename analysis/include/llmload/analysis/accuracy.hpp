@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "llmload/analysis/record_range.hpp"
 #include "llmload/analysis/request_record.hpp"
 
 namespace llmload::analysis {
@@ -35,7 +36,7 @@ ProportionInterval wilson_interval(std::int64_t successes, std::int64_t n, doubl
 ///    "by_subset": {subset: {...same...}} (only when some record has a subset; records without one
 ///    are in no subset),
 ///    "correct_goodput": {"requests", "rate_per_s", "meaning"}}
-nlohmann::json accuracy_summary(const std::vector<RequestRecord>& records,
+nlohmann::json accuracy_summary(RecordRange records,
                                 const std::function<bool(const RequestRecord&)>& meets_slo, double window_s,
                                 double confidence = 0.95);
 

@@ -31,6 +31,7 @@
 #include <nlohmann/json.hpp>
 
 #include "llmload/analysis/hdr_histogram.hpp"
+#include "llmload/analysis/record_range.hpp"
 #include "llmload/analysis/request_record.hpp"
 
 namespace llmload::analysis {
@@ -128,7 +129,7 @@ inline constexpr std::size_t kMaxIntervals = 5000;
 double choose_interval(double run_length_s);
 /// interval_s 0: choose_interval. The window comes from `result` ("window": {start_s, end_s})
 /// when given, else from the records (first measured t_intended, last measured t_done).
-TimeSeries compute_time_series(const std::vector<RequestRecord>& records, const nlohmann::json& result,
+TimeSeries compute_time_series(RecordRange records, const nlohmann::json& result,
                                double interval_s);
 
 /// Points of an HdrHistogram percentile-distribution plot: (percentile in %, value in ms) for

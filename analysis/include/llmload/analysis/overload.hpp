@@ -17,6 +17,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "llmload/analysis/record_range.hpp"
 #include "llmload/analysis/request_record.hpp"
 #include "llmload/analysis/steady_state.hpp"
 
@@ -62,7 +63,7 @@ struct OverloadCheck {
 
 /// `records`: every request of the run (warmup included: they are in flight in the window);
 /// [w0, w1]: the measurement window; `server_waiting`: the server's queue samples (may be empty).
-OverloadCheck detect_overload(std::span<const RequestRecord> records, Nanos w0, Nanos w1,
+OverloadCheck detect_overload(RecordRange records, Nanos w0, Nanos w1,
                               std::span<const QueueSample> server_waiting, const OverloadOptions& options = {});
 
 nlohmann::json to_json(const OverloadCheck& c);

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "llmload/analysis/record_range.hpp"
 #include "llmload/analysis/request_record.hpp"
 
 namespace llmload::analysis {
@@ -28,7 +29,7 @@ struct PrefixCacheSummary {
 };
 
 /// nullopt when no measured successful request reported cached_tokens.
-std::optional<PrefixCacheSummary> summarize_prefix_cache(std::span<const RequestRecord> records);
+std::optional<PrefixCacheSummary> summarize_prefix_cache(RecordRange records);
 
 /// The server's own hit rate over the run from the artifact's `server_metrics`
 /// (prom::ServerMetricsRecording::to_json): delta.prefix_cache_hits / delta.prefix_cache_queries

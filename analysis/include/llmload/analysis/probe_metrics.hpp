@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "llmload/analysis/distribution.hpp"
+#include "llmload/analysis/record_range.hpp"
 #include "llmload/analysis/request_record.hpp"
 
 namespace llmload::analysis {
@@ -37,7 +38,7 @@ class ProbeAccumulator {
   void add(const RequestRecord& r, std::span<const ChunkArrival> chunks);
   /// The probes whose t_intended is in [start, end] (offsets from the run's start).
   ProbeSummary summarize(Nanos start, Nanos end) const;
-  const std::vector<RequestRecord>& records() const { return records_; }
+  RecordRange records() const { return records_; }
 
  private:
   std::vector<RequestRecord> records_;
@@ -46,7 +47,7 @@ class ProbeAccumulator {
 
 /// The same summary from records alone (no output events: ITL is left empty), every record
 /// counted: the unloaded reference probes sent before the load.
-ProbeSummary summarize_probe_records(std::span<const RequestRecord> records);
+ProbeSummary summarize_probe_records(RecordRange records);
 
 /// result.json `probe` (without the settings, which the caller adds): counts, errors by class and
 /// the TTFT, TPOT, ITL and E2E distributions (count, mean, p50, p90, p99 in ms; null when empty).

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "llmload/analysis/distribution.hpp"
+#include "llmload/analysis/record_range.hpp"
 #include "llmload/analysis/request_record.hpp"
 
 namespace llmload::analysis {
@@ -32,7 +33,7 @@ struct ReasoningSummary {
 
 /// nullopt when no measured (not warmup, in the window) successful record has a
 /// reasoning_tokens_source: the run had no reasoning to report.
-std::optional<ReasoningSummary> summarize_reasoning(std::span<const RequestRecord> records);
+std::optional<ReasoningSummary> summarize_reasoning(RecordRange records);
 
 /// result.json `reasoning`: {"requests", "reasoning_first", "reasoning_only", "reasoning_tokens",
 /// "output_tokens", "share_of_output_tokens", "sources", "duration", "answer_tpot"} (each

@@ -18,6 +18,7 @@
 #include "llmload/analysis/prefix_cache.hpp"
 #include "llmload/analysis/reasoning_metrics.hpp"
 #include "llmload/analysis/structured_output.hpp"
+#include "llmload/analysis/record_range.hpp"
 #include "llmload/analysis/request_record.hpp"
 #include "llmload/analysis/slo.hpp"
 #include "llmload/analysis/steady_state.hpp"
@@ -107,7 +108,7 @@ struct SloResult {
 /// each model of it.
 using RecordFilter = std::function<bool(const RequestRecord&)>;
 SloResult evaluate_slo(const SloSpec& slo, LatencyView view, const Window& window,
-                       std::span<const RequestRecord> records, const RecordFilter& include = {});
+                       RecordRange records, const RecordFilter& include = {});
 
 /// One model's (or adapter's) share of a run whose requests went to several (issue 19): the same
 /// window, population rules and SLO as the run's, over that model's requests.
@@ -126,7 +127,7 @@ struct ModelResult {
 
 /// Per model, when the records carry more than one distinct non-empty model (else empty); records
 /// without a model are in the run's total only.
-std::map<std::string, ModelResult> model_breakdown(std::span<const RequestRecord> records, const Window& window,
+std::map<std::string, ModelResult> model_breakdown(RecordRange records, const Window& window,
                                                    const std::optional<SloSpec>& slo, LatencyView view);
 
 struct ErrorSummary {
@@ -257,7 +258,7 @@ class MetricsAccumulator {
   /// the SLO (if any) is judged in `view`; `validity` sets the other checks (the defaults: error
   /// rate above 5%, HTTP 5xx answers, fewer samples than p99 needs).
   RunMetrics finalize(const Window& window, bool open_loop, const std::optional<SloSpec>& slo,
-                      LatencyView view, std::span<const RequestRecord> records,
+                      LatencyView view, RecordRange records,
                       const ValidityOptions& validity = {}) const;
 
  private:

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "llmload/analysis/record_range.hpp"
 #include "llmload/analysis/request_record.hpp"
 #include "llmload/analysis/slo.hpp"
 
@@ -41,7 +42,7 @@ struct StageMetrics {
 
 /// `view`: the SLO's view (TTFT/E2E from t_intended in open loop); the latency percentiles are
 /// reported in the same view, so a stage's numbers agree with its attainment.
-std::vector<StageMetrics> stage_metrics(std::span<const RequestRecord> records, std::span<const StagePlan> plan,
+std::vector<StageMetrics> stage_metrics(RecordRange records, std::span<const StagePlan> plan,
                                         const std::optional<SloSpec>& slo, LatencyView view);
 
 /// `stages` in result.json: one object per stage (null for a percentile without samples).

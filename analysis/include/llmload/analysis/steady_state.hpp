@@ -11,6 +11,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "llmload/analysis/record_range.hpp"
 #include "llmload/analysis/request_record.hpp"
 
 namespace llmload::analysis {
@@ -80,7 +81,7 @@ Nanos warmup_interval(Nanos span);
 /// Builds the series over [0, span_end) from `records` (all of the run's requests; records
 /// without t_send are skipped, an unfinished request counts as in flight to span_end) and runs
 /// detect_steady_state on them. Not found: start = 0 (keep the whole run).
-WarmupDetection detect_warmup(std::span<const RequestRecord> records, Nanos span_end);
+WarmupDetection detect_warmup(RecordRange records, Nanos span_end);
 
 /// --warmup auto's cut: every record intended before `cut` becomes warmup (out of the window).
 inline void mark_warmup_before(std::span<RequestRecord> records, Nanos cut) {

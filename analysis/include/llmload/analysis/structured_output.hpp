@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "llmload/analysis/record_range.hpp"
 #include "llmload/analysis/request_record.hpp"
 
 namespace llmload::analysis {
@@ -33,7 +34,7 @@ struct StructuredOutputSummary {
 };
 
 /// nullopt when no measured request asked for tools or a response schema.
-std::optional<StructuredOutputSummary> summarize_structured_output(std::span<const RequestRecord> records);
+std::optional<StructuredOutputSummary> summarize_structured_output(RecordRange records);
 
 /// result.json `structured_output`: {"requests", "judged", "valid", "invalid", "invalid_rate",
 /// "text_answers", "tool_call_requests", "tool_calls", "by_verdict", "by_kind" {kind: {judged,

@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 
+#include "llmload/analysis/record_range.hpp"
 #include "llmload/analysis/request_record.hpp"
 #include "llmload/analysis/run_metrics.hpp"
 
@@ -14,7 +15,7 @@ namespace llmload::analysis {
 
 /// Fills m.validity_checks, m.validity_reasons, m.minimums, m.invalid and m.invalid_reason.
 /// Needs m's counts, late fraction, send rates and SLO result already computed.
-void judge_validity(RunMetrics& m, const ValidityOptions& o, std::span<const RequestRecord> records);
+void judge_validity(RunMetrics& m, const ValidityOptions& o, RecordRange records);
 
 /// How much the client's schedule lag moved what the run reports (open loop only): the
 /// response-time view (from t_intended) minus the service-time view (from t_send) is exactly the
@@ -35,7 +36,7 @@ inline constexpr double kLagAbsoluteToleranceMs = 1.0;  // and more than 1 ms
 inline constexpr double kSendRateTolerance = 0.97;      // achieved below 97% of the scheduled rate
 
 /// `max_inflight`: the run's in-flight cap (--max-concurrency), whose wait is not client lag.
-LagEffect schedule_lag_effect(const RunMetrics& m, std::span<const RequestRecord> records,
+LagEffect schedule_lag_effect(const RunMetrics& m, RecordRange records,
                               std::optional<std::int64_t> max_inflight = std::nullopt);
 
 /// The diagnosis and remedy for a material schedule lag, from the client's CPU share while the

@@ -3,7 +3,9 @@
 // long it runs (issue 16's soak): the records (and, for --warmup auto, each request's output
 // events) are kept in memory up to a batch, then appended in a compact binary form to an
 // anonymous temporary file (std::tmpfile: removed by the system when the process ends, even on
-// SIGKILL). Once the run is over, the analysis reads them back in the order they were appended.
+// SIGKILL). Once the run is over, the analysis reads them back in the order they were appended,
+// one at a time (issue 20): the store is an analysis::RecordSource, and every analysis pass
+// (a range-for over RecordRange(store)) reads the file again, so memory does not grow with the run.
 //
 // If the temporary file cannot be created or written (no space, read-only /tmp), the store keeps
 // everything in memory from then on, as before, and says why (spill_error).
@@ -13,32 +15,41 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "llmload/analysis/record_range.hpp"
 #include "llmload/analysis/request_record.hpp"
 
 namespace llmload {
 
-class RecordStore {
+class RecordStore : public analysis::RecordSource {
  public:
   /// `keep_chunks`: also keep each record's output events (for a later re-accumulation).
   /// `batch`: records held in memory before a batch is appended to the file.
   explicit RecordStore(bool keep_chunks, std::size_t batch = 1024);
-  ~RecordStore();
+  ~RecordStore() override;
   RecordStore(const RecordStore&) = delete;
   RecordStore& operator=(const RecordStore&) = delete;
 
   void append(const analysis::RequestRecord& r, std::span<const analysis::ChunkArrival> chunks);
-  std::size_t size() const { return count_; }
+  std::size_t size() const override { return count_; }
 
-  /// Every record, in the order appended (spilled ones read back first).
+  /// A pass over every record in append order (spilled ones read back first), one at a time;
+  /// several passes may be open at once.
+  std::unique_ptr<analysis::RecordCursor> open() const override;
+  /// Every record, in memory (small runs and tests; the analysis reads RecordRange(store)).
   std::vector<analysis::RequestRecord> records() const;
-  /// Calls `visit(i, chunks)` for every record i in append order with its output events (empty
-  /// unless keep_chunks). Reads the file again: nothing of it stays in memory.
-  void for_each_chunks(const std::function<void(std::size_t, std::span<const analysis::ChunkArrival>)>& visit) const;
+  /// Calls `visit(i, record, chunks)` for every record i in append order with its output events
+  /// (empty unless keep_chunks). Reads the file again: nothing of it stays in memory.
+  void for_each_chunks(const std::function<void(std::size_t, const analysis::RequestRecord&,
+                                                std::span<const analysis::ChunkArrival>)>& visit) const;
+  /// --warmup auto's cut: from now on every record intended before `cut` reads back as warmup
+  /// (out of the window), as analysis::mark_warmup_before would have marked it.
+  void mark_warmup_before(analysis::Nanos cut) { warmup_cut_ = cut; }
 
   /// Records written to the temporary file so far.
   std::size_t spilled() const { return spilled_; }
@@ -46,10 +57,9 @@ class RecordStore {
   const std::optional<std::string>& spill_error() const { return spill_error_; }
 
  private:
+  class Cursor;
   void spill();
-  // Reads the file from its start; calls back for each record (and its chunks when asked).
-  void read_back(const std::function<void(analysis::RequestRecord&&, std::vector<analysis::ChunkArrival>&&)>& fn,
-                 bool with_chunks) const;
+  void apply_cut(analysis::RequestRecord& r) const;
 
   bool keep_chunks_;
   std::size_t batch_;
@@ -57,6 +67,7 @@ class RecordStore {
   std::size_t spilled_ = 0;
   std::FILE* file_ = nullptr;
   std::optional<std::string> spill_error_;
+  std::optional<analysis::Nanos> warmup_cut_;
   std::vector<analysis::RequestRecord> pending_;
   std::vector<std::vector<analysis::ChunkArrival>> pending_chunks_;
 };

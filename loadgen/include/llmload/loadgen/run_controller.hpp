@@ -89,9 +89,10 @@ class RunController {
   TimePoint start_time() const { return start_; }
   /// Every request's record, in completion order. With --warmup auto, once finished() the
   /// records before the detected steady state are marked warmup (and out of the window).
-  /// While the run goes, records are kept in a RecordStore (memory stays flat): read them once the
-  /// run is over, or follow them as they complete with on_record.
-  const std::vector<analysis::RequestRecord>& records() const;
+  /// The records are kept in a RecordStore, not in memory (issue 20): each pass over the range
+  /// reads them back one at a time. Read them once the run is over, or follow them as they
+  /// complete with on_record.
+  analysis::RecordRange records() const;
   /// Why the records could not be kept out of memory, if so (a warning; the run is unaffected).
   const std::optional<std::string>& record_spill_error() const { return store_.spill_error(); }
   /// The measurement window (valid once finished()). --warmup auto: see docs/statistics.md.
@@ -147,16 +148,14 @@ class RunController {
   std::map<std::uint64_t, std::unique_ptr<Slot>> trackers_;
   std::vector<std::unique_ptr<Slot>> graveyard_;  // completed slots, destroyed at the next poll
   std::optional<TimePoint> last_event_;
-  // The finished requests as they complete (with their output events for --warmup auto), and
-  // once read (records()), in memory. Mutable: read back and settle() relabels them (auto warmup)
-  // on first read after the run; single-threaded.
-  RecordStore store_;
+  // The finished requests as they complete (with their output events for --warmup auto), read
+  // back by each analysis pass; settle() sets its warmup cut (auto warmup).
+  mutable RecordStore store_;  // mutable: settle() sets its warmup cut
   HttpTraceLog* http_trace_ = nullptr;
   ProbeStream* probes_ = nullptr;
   std::map<std::uint64_t, std::unique_ptr<Slot>> probe_slots_;  // probes in flight
   const tokenizer::Tokenizer* tokenizer_ = nullptr;
   mutable std::map<std::string, analysis::GraderSpec> graders_;  // parsed once per grader name
-  mutable std::vector<analysis::RequestRecord> records_;
   analysis::MetricsAccumulator acc_;
   std::optional<TimePoint> last_measured_done_;
   std::optional<Nanos> last_measured_intended_;  // offset from start_
