@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <memory>
 #include <map>
 #include <optional>
 #include <set>
@@ -149,7 +151,7 @@ void rejudge(MetricVerdict& v, const HdrHistogram& h, double percentile) {
 struct Shard {
   const ShardArtifact* artifact = nullptr;
   std::int64_t index = 0;
-  std::vector<RequestRecord> records;
+  std::size_t count = 0;  // its records
   bool measured = false;  // issued at least one measured request (its window is meaningful)
 };
 
@@ -186,7 +188,7 @@ std::vector<Shard> check_shards(const std::vector<ShardArtifact>& artifacts) {
                                    a.name, idx, n));
     }
     seen.emplace(idx, a.name);
-    shards.push_back(Shard{&a, idx, {}, false});
+    shards.push_back(Shard{&a, idx, 0, false});
   }
   std::vector<std::string> missing;
   for (std::int64_t i = 0; i < count; ++i) {
@@ -215,22 +217,18 @@ std::vector<Shard> check_shards(const std::vector<ShardArtifact>& artifacts) {
 }
 
 // Reads the records of a shard.
+// Reads the records of a shard once: counts them and checks every line.
 void load_records(Shard& s) {
-  std::size_t line = 0;
-  for (const auto& j : s.artifact->records) {
-    ++line;
-    try {
-      s.records.push_back(record_from_json(j));
-    } catch (const MergeError& e) {
-      throw MergeError(fmt::format("'{}': requests.jsonl line {}: {}", s.artifact->name, line, e.what()));
-    }
-    if (!s.records.back().warmup) s.measured = true;
+  const MergedRecords one(std::vector<const ShardArtifact*>{s.artifact});
+  for (const auto& r : RecordRange(one)) {
+    ++s.count;
+    if (!r.warmup) s.measured = true;
   }
   const json& issued = at_path(s.artifact->result, "requests.issued");
-  if (issued.is_number_integer() && issued.get<std::int64_t>() != static_cast<std::int64_t>(s.records.size())) {
+  if (issued.is_number_integer() && issued.get<std::int64_t>() != static_cast<std::int64_t>(s.count)) {
     throw MergeError(fmt::format("'{}': requests.jsonl has {} records but result.json counts {} requests: the artifact "
                                  "is incomplete (was it copied while being written?)",
-                                 s.artifact->name, s.records.size(), issued.get<std::int64_t>()));
+                                 s.artifact->name, s.count, issued.get<std::int64_t>()));
   }
 }
 
@@ -352,6 +350,110 @@ RequestRecord record_from_json(const json& j) {
   return r;
 }
 
+namespace {
+
+// One pass over a shard's requests.jsonl lines: from its file, a line at a time, or from its lines
+// in memory. Blank lines are skipped; a line that is not JSON is a MergeError naming the shard.
+class MergeShardLines {
+ public:
+  explicit MergeShardLines(const ShardArtifact& a) : a_(a) {
+    if (a_.records_file.empty()) return;
+    in_.open(a_.records_file);
+    if (!in_) throw MergeError(fmt::format("'{}': requests.jsonl cannot be read", a_.name));
+  }
+  bool next(json& out) {
+    if (a_.records_file.empty()) {
+      if (line_ >= a_.records.size()) return false;
+      out = a_.records[line_++];
+      return true;
+    }
+    std::string text;
+    while (std::getline(in_, text)) {
+      ++line_;
+      if (text.empty()) continue;
+      out = json::parse(text, nullptr, false);
+      if (out.is_discarded()) {
+        throw MergeError(fmt::format("'{}': requests.jsonl line {} is not valid JSON", a_.name, line_));
+      }
+      return true;
+    }
+    if (in_.bad()) throw MergeError(fmt::format("'{}': reading requests.jsonl failed at line {}", a_.name, line_));
+    return false;
+  }
+  std::size_t line() const { return line_; }
+
+ private:
+  const ShardArtifact& a_;
+  std::ifstream in_;
+  std::size_t line_ = 0;
+};
+
+class MergedRecordCursor : public RecordCursor {
+ public:
+  explicit MergedRecordCursor(const std::vector<const ShardArtifact*>& shards) : shards_(shards) {}
+  bool next(RequestRecord& out) override {
+    while (k_ < shards_.size()) {
+      if (!lines_) lines_ = std::make_unique<MergeShardLines>(*shards_[k_]);
+      json j;
+      if (lines_->next(j)) {
+        try {
+          out = record_from_json(j);
+        } catch (const MergeError& e) {
+          throw MergeError(fmt::format("'{}': requests.jsonl line {}: {}", shards_[k_]->name, lines_->line(), e.what()));
+        }
+        return true;
+      }
+      lines_.reset();
+      ++k_;
+    }
+    return false;
+  }
+
+ private:
+  const std::vector<const ShardArtifact*>& shards_;
+  std::size_t k_ = 0;
+  std::unique_ptr<MergeShardLines> lines_;
+};
+
+std::int64_t shard_index_of(const ShardArtifact& a) {
+  const json& i = at_path(a.result, "conditions.shard.index");
+  return i.is_number_integer() ? i.get<std::int64_t>() : 0;
+}
+
+}  // namespace
+
+MergedRecords::MergedRecords(const std::vector<ShardArtifact>& shards) {
+  for (const auto& a : shards) shards_.push_back(&a);
+  std::stable_sort(shards_.begin(), shards_.end(),
+                   [](const ShardArtifact* x, const ShardArtifact* y) { return shard_index_of(*x) < shard_index_of(*y); });
+}
+
+MergedRecords::MergedRecords(std::vector<const ShardArtifact*> in_order) : shards_(std::move(in_order)) {}
+
+std::size_t MergedRecords::size() const {
+  if (!size_) {
+    std::size_t n = 0;
+    MergedRecordCursor cursor(shards_);
+    RequestRecord r;
+    while (cursor.next(r)) ++n;
+    size_ = n;
+  }
+  return *size_;
+}
+
+std::unique_ptr<RecordCursor> MergedRecords::open() const { return std::make_unique<MergedRecordCursor>(shards_); }
+
+void MergedRecords::write_jsonl(std::ostream& out) const {
+  for (const ShardArtifact* a : shards_) {
+    MergeShardLines lines(*a);
+    json line;
+    while (lines.next(line)) {
+      if (!line.contains("shard")) line["shard"] = shard_index_of(*a);
+      out << line.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
+    }
+  }
+}
+
 RecordsFile parse_records_jsonl(std::string_view text) {
   RecordsFile out;
   std::size_t pos = 0;
@@ -437,8 +539,9 @@ MergedArtifact merge_artifacts(const std::vector<ShardArtifact>& artifacts) {
 
   // Counts, errors, throughput, achieved load and SLO attainment: the single-run rules over all
   // records (an accumulator without samples: its latency parts are replaced below).
-  std::vector<RequestRecord> all;
-  for (const auto& s : shards) all.insert(all.end(), s.records.begin(), s.records.end());
+  std::vector<const ShardArtifact*> in_order;
+  for (const auto& s : shards) in_order.push_back(s.artifact);
+  const MergedRecords all(in_order);
   const bool open_loop = at_path(ref, "validity.checked").is_boolean() && at_path(ref, "validity.checked").get<bool>();
   std::optional<SloSpec> slo;
   LatencyView view = LatencyView::kService;
@@ -469,7 +572,7 @@ MergedArtifact merge_artifacts(const std::vector<ShardArtifact>& artifacts) {
     if (at_path(s.artifact->result, "minimums.max_duration_reached") == true) validity.max_duration_reached = true;
   }
   validity.check_samples = true;
-  RunMetrics m = MetricsAccumulator().finalize(window, open_loop, slo, view, all, validity);
+  RunMetrics m = MetricsAccumulator().finalize(window, open_loop, slo, view, RecordRange(all), validity);
   m.latency = latency;
   m.histograms = hist;
   // Output tokens: each shard counted those arriving in its own window (which lies in the merged one).
@@ -510,7 +613,8 @@ MergedArtifact merge_artifacts(const std::vector<ShardArtifact>& artifacts) {
   for (std::size_t i = 0; i < shards.size(); ++i) {
     std::optional<Nanos> last;
     std::optional<Nanos> last_intended;
-    for (const auto& r : shards[i].records) {
+    const MergedRecords one(std::vector<const ShardArtifact*>{shards[i].artifact});
+    for (const auto& r : RecordRange(one)) {
       if (r.warmup) continue;
       if (r.t_done && (!last || *r.t_done > *last)) last = r.t_done;
       if (!last_intended || r.t_intended > *last_intended) last_intended = r.t_intended;
@@ -682,13 +786,7 @@ MergedArtifact merge_artifacts(const std::vector<ShardArtifact>& artifacts) {
   };
   out.result = std::move(res);
 
-  for (const auto& s : shards) {
-    for (const auto& j : s.artifact->records) {
-      json line = j;
-      if (!line.contains("shard")) line["shard"] = s.index;
-      out.records.push_back(std::move(line));
-    }
-  }
+  for (const auto& s : shards) out.record_count += static_cast<std::int64_t>(s.count);
 
   // The console report, with the shard table.
   const std::string title =

@@ -1,5 +1,6 @@
 #include "merge.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -48,18 +49,9 @@ analysis::ShardArtifact read_shard_artifact(const std::string& dir) {
     a.result = json::parse(ss.str(), nullptr, false);
     if (a.result.is_discarded()) throw MergeError(fmt::format("'{}': result.json is not valid JSON", dir));
   }
-  {
-    auto in = open_in(root / "requests.jsonl", dir);
-    std::string line;
-    std::size_t n = 0;
-    while (std::getline(in, line)) {
-      ++n;
-      if (line.empty()) continue;
-      json j = json::parse(line, nullptr, false);
-      if (j.is_discarded()) throw MergeError(fmt::format("'{}': requests.jsonl line {} is not valid JSON", dir, n));
-      a.records.push_back(std::move(j));
-    }
-  }
+  // requests.jsonl is read a line at a time by each pass of the merge (memory flat in its length).
+  open_in(root / "requests.jsonl", dir);
+  a.records_file = (root / "requests.jsonl").string();
   {
     auto in = open_in(root / "latency.hlog", dir);
     try {
@@ -73,13 +65,11 @@ analysis::ShardArtifact read_shard_artifact(const std::string& dir) {
 
 // Graded shards (issue 18): the accuracy of every shard's graded records together, with the
 // --slo accuracy verdict folded into the merged verdict, and the scorecard.
-void add_merged_correctness(analysis::MergedArtifact& m) {
-  bool graded = false;
-  for (const auto& j : m.records) graded = graded || j.contains("grader");
-  if (!graded) return;
-  std::vector<analysis::RequestRecord> records;
-  records.reserve(m.records.size());
-  for (const auto& j : m.records) records.push_back(analysis::record_from_json(j));
+void add_merged_correctness(analysis::MergedArtifact& m, const analysis::MergedRecords& all) {
+  const analysis::RecordRange records(all);
+  if (std::none_of(records.begin(), records.end(), [](const analysis::RequestRecord& r) { return !r.grader.empty(); })) {
+    return;
+  }
   ScenarioConfig cfg;
   if (const json& spec = m.result.value("slo", json()); spec.is_object() && spec.value("spec", json()).is_string()) {
     cfg.slo = analysis::parse_slo(spec["spec"].get<std::string>());
@@ -94,6 +84,7 @@ void add_merged_correctness(analysis::MergedArtifact& m) {
 int merge_command(const std::vector<std::string>& dirs, const std::string& output, bool print_report,
                   bool fail_on_slo, const MergeExtras& extras) {
   analysis::MergedArtifact merged;
+  std::vector<analysis::ShardArtifact> shards;
   std::string probe_dir;  // shard 0's, when it sent a probe stream
   try {
     if (!output.empty()) {
@@ -106,10 +97,9 @@ int merge_command(const std::vector<std::string>& dirs, const std::string& outpu
         }
       }
     }
-    std::vector<analysis::ShardArtifact> shards;
     for (const auto& d : dirs) shards.push_back(read_shard_artifact(d));
     merged = analysis::merge_artifacts(shards);
-    add_merged_correctness(merged);
+    add_merged_correctness(merged, analysis::MergedRecords(shards));
     probe_dir = merge_probe_section(merged, shards, dirs);
     if (fail_on_slo && !(merged.result.contains("slo") && merged.result["slo"].is_object())) {
       throw MergeError("--fail-on-slo needs an SLO to gate on, and the shards were run without --slo: run them "
@@ -142,7 +132,12 @@ int merge_command(const std::vector<std::string>& dirs, const std::string& outpu
   }
   {
     std::ofstream f(dir / "requests.jsonl");
-    for (const auto& r : merged.records) f << r.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
+    try {
+      analysis::MergedRecords(shards).write_jsonl(f);
+    } catch (const MergeError& e) {
+      fmt::print(stderr, "llmload merge: error: {}\n", e.what());
+      ok = false;
+    }
     ok = ok && static_cast<bool>(f);
   }
   {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "fake_server.hpp"
@@ -189,7 +191,7 @@ TEST(Merge, PoissonShardsMergeIntoExactlyTheSingleRun) {
     EXPECT_EQ(merged.result["shards"].size(), static_cast<std::size_t>(n));
     EXPECT_EQ(merged.result["conditions"]["shard"]["count"], n);
     EXPECT_EQ(merged.result["completed"], 400);
-    EXPECT_EQ(merged.records.size(), static_cast<std::size_t>(410));
+    EXPECT_EQ(merged.record_count, 410);
     EXPECT_TRUE(merged.notes.empty()) << merged.notes.front();
     EXPECT_NE(merged.console.find("merged " + std::to_string(n) + " shards"), std::string::npos);
     EXPECT_NE(merged.console.find(" Shards "), std::string::npos);
@@ -325,6 +327,48 @@ TEST(Merge, InconsistentShardsAreErrorsNamingTheFieldAndTheShards) {
   EXPECT_NE(e.find("latency.hlog has no 'ttft' histogram"), std::string::npos) << e;
 
   EXPECT_NE(merge_error({}).find("nothing to merge"), std::string::npos);
+}
+
+// Issue 20: shards whose requests.jsonl is on disk are read a line at a time, pass after pass,
+// and give the same merge as the same lines in memory; the merged file lists every shard's lines
+// in shard order with "shard" added; a line that is not JSON names the shard and the line.
+TEST(Merge, RecordsReadFromTheShardsFilesMergeAsFromMemory) {
+  const ScenarioConfig cfg = poisson(40, 300);
+  const auto in_memory = shards_of(cfg, 3);
+  const std::string dir = ::testing::TempDir() + "merge_from_files";
+  std::filesystem::create_directories(dir);
+  std::vector<analysis::ShardArtifact> on_disk = in_memory;
+  for (std::size_t i = 0; i < on_disk.size(); ++i) {
+    const std::string path = dir + "/requests-" + std::to_string(i) + ".jsonl";
+    std::ofstream f(path);
+    for (const auto& line : on_disk[i].records) f << line.dump() << "\n\n";  // blank lines are skipped
+    on_disk[i].records.clear();
+    on_disk[i].records_file = path;
+  }
+  const auto a = analysis::merge_artifacts(in_memory);
+  const auto b = analysis::merge_artifacts({on_disk[2], on_disk[0], on_disk[1]});
+  EXPECT_EQ(a.result["completed"], b.result["completed"]);
+  EXPECT_EQ(a.result["request_throughput"], b.result["request_throughput"]);
+  EXPECT_EQ(a.result["latency"], b.result["latency"]);
+  EXPECT_EQ(a.record_count, b.record_count);
+  std::ostringstream merged;
+  analysis::MergedRecords(on_disk).write_jsonl(merged);
+  std::istringstream lines(merged.str());
+  std::string line;
+  std::int64_t n = 0;
+  std::int64_t last_shard = 0;
+  while (std::getline(lines, line)) {
+    const auto j = nlohmann::json::parse(line);
+    EXPECT_GE(j["shard"].get<std::int64_t>(), last_shard);
+    last_shard = j["shard"].get<std::int64_t>();
+    ++n;
+  }
+  EXPECT_EQ(n, b.record_count);
+  EXPECT_EQ(last_shard, 2);
+  { std::ofstream(on_disk[1].records_file, std::ios::app) << "{\"index\": 1, cut\n"; }
+  EXPECT_NE(merge_error(on_disk).find("requests.jsonl line"), std::string::npos);
+  EXPECT_NE(merge_error(on_disk).find("is not valid JSON"), std::string::npos) << merge_error(on_disk);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Merge, AStragglingShardIsFlagged) {

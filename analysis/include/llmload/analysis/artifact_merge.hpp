@@ -20,7 +20,9 @@
 // - The per-shard breakdown is kept (`shards` in result.json, a table in the report), and a
 //   straggling shard (late start, late finish, a client that fell behind) is flagged.
 
+#include <memory>
 #include <optional>
+#include <ostream>
 #include <stdexcept>
 #include <string_view>
 #include <string>
@@ -29,6 +31,7 @@
 #include <nlohmann/json.hpp>
 
 #include "llmload/analysis/hdr_log.hpp"
+#include "llmload/analysis/record_range.hpp"
 #include "llmload/analysis/request_record.hpp"
 #include "llmload/analysis/run_metrics.hpp"
 
@@ -45,8 +48,30 @@ class MergeError : public std::runtime_error {
 struct ShardArtifact {
   std::string name;                     // its directory, for messages
   nlohmann::json result;                // result.json
-  std::vector<nlohmann::json> records;  // requests.jsonl, one object per line
+  /// requests.jsonl: its path, read a line at a time by every pass over the records (issue 20:
+  /// the merge's memory does not grow with the number of requests) ...
+  std::string records_file;
+  /// ... or, when records_file is empty, its lines held in memory (one object per line).
+  std::vector<nlohmann::json> records;
   HlogFile hlog;                        // latency.hlog
+};
+
+/// Every shard's records in shard order (conditions.shard.index), as the merged requests.jsonl
+/// lists them, read one at a time (a line that is not JSON or not a record: MergeError naming the
+/// shard and the line). The shards must outlive it.
+class MergedRecords : public RecordSource {
+ public:
+  explicit MergedRecords(const std::vector<ShardArtifact>& shards);
+  explicit MergedRecords(std::vector<const ShardArtifact*> in_order);
+  /// Reads every shard once to count (and check) the records.
+  std::size_t size() const override;
+  std::unique_ptr<RecordCursor> open() const override;
+  /// The merged requests.jsonl: each shard's lines in order, with "shard" added where missing.
+  void write_jsonl(std::ostream& out) const;
+
+ private:
+  std::vector<const ShardArtifact*> shards_;
+  mutable std::optional<std::size_t> size_;
 };
 
 /// A requests.jsonl line (record_json) back as a record: times from their ms values (to the
@@ -65,7 +90,7 @@ RecordsFile parse_records_jsonl(std::string_view text);
 struct MergedArtifact {
   RunMetrics metrics;
   nlohmann::json result;                // the merged result.json
-  std::vector<nlohmann::json> records;  // every shard's records, in shard order, each with "shard"
+  std::int64_t record_count = 0;        // every shard's records (MergedRecords reads them)
   double start_epoch_s = 0;             // the common start (for the .hlog StartTime)
   std::vector<std::string> notes;       // stragglers and harmless differences, one line each
   std::string console;                  // the report: console_report() plus the shard table
