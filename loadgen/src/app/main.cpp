@@ -103,6 +103,10 @@ See docs/statistics.md ("Comparing two runs").)HELP");
       "sweep", "run a scenario at several loads (concurrency or rate), or search the highest load meeting a p99 SLO");
   app::SweepOptions sweep_options;
   app::add_sweep_options(*sweep, sweep_options);
+  // --workers is run's: given to a sweep it gets an error that says so (not CLI11's "arguments
+  // were not expected"). Hidden from the sweep's --help.
+  std::string sweep_workers_arg;
+  sweep->add_option("--workers", sweep_workers_arg)->group("");
 
   auto* scaling = app.add_subcommand(
       "scaling", "speedup and efficiency across K replicas or devices at the same SLO, from artifacts at K = 1, 2, 4, ...");
@@ -137,7 +141,14 @@ See docs/statistics.md ("Comparing two runs").)HELP");
     if (compare->parsed()) return app::compare_command(compare_options);
     if (scaling->parsed()) return app::scaling_command(scaling_options);
     if (score->parsed()) return app::score_command(score_options);
-    if (sweep->parsed()) return app::sweep_command(sweep_options, argc, argv);
+    if (sweep->parsed()) {
+      if (!sweep_workers_arg.empty()) {
+        throw ConfigError("--workers is an option of `llmload run`, not of sweep: a sweep runs each load in one client "
+                          "process. Run the loads you need with `llmload run --workers N` (one command per load), or "
+                          "drop --workers");
+      }
+      return app::sweep_command(sweep_options, argc, argv);
+    }
     const ScenarioConfig cfg = app::build_config(options, argc, argv);
     if (const auto role = app::worker_role_from_env()) {  // a worker of `llmload run --workers N`
       return app::run_as_worker(*role, cfg, app::redacted_argv(argc, argv), app::environment_settings(options, argc, argv));

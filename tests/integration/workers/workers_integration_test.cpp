@@ -141,6 +141,12 @@ TEST_F(Workers, CombinationsThatCannotWorkExit2BeforeAnythingStarts) {
     EXPECT_NE(run.proc.err.find("llmload: error:"), std::string::npos) << run.proc.err;
     EXPECT_FALSE(std::filesystem::exists(dir.file("workers"))) << extra[2];
   }
+  // A sweep is told that --workers is run's, not CLI11's "arguments were not expected".
+  const auto sweep = run({binary_path("llmload"), "sweep", "--workers", "2", "--base-url", server_->base_url,
+                          "--concurrency", "1,2", "--num-requests", "4"},
+                         std::chrono::seconds(60));
+  EXPECT_EQ(sweep.exit_code, 2) << sweep.err;
+  EXPECT_NE(sweep.err.find("--workers is an option of `llmload run`, not of sweep"), std::string::npos) << sweep.err;
 }
 
 TEST_F(Workers, AnUnreachableServerIsReportedOnceWithTheWorkersError) {
