@@ -13,13 +13,6 @@ namespace llmload::app {
 
 namespace {
 
-std::string clock_text(double s) {
-  if (!std::isfinite(s) || s < 0) return "--:--";
-  const auto t = static_cast<std::int64_t>(s + 0.5);
-  if (t >= 3600) return fmt::format("{}:{:02}:{:02}", t / 3600, (t / 60) % 60, t % 60);
-  return fmt::format("{:02}:{:02}", t / 60, t % 60);
-}
-
 std::string ms_text(std::int64_t us) {
   const double ms = static_cast<double>(us) / 1e3;
   return ms >= 100 ? fmt::format("{:.0f}", ms) : fmt::format("{:.1f}", ms);
@@ -28,7 +21,10 @@ std::string ms_text(std::int64_t us) {
 }  // namespace
 
 RunMonitor::RunMonitor(RunController& controller, const Clock& clock, MonitorOptions options)
-    : controller_(controller), clock_(clock), options_(std::move(options)) {}
+    : controller_(controller),
+      clock_(clock),
+      options_(std::move(options)),
+      printer_(options_.progress_line, options_.log_interval) {}
 
 RunMonitor::~RunMonitor() { finish(); }
 
@@ -90,12 +86,7 @@ void RunMonitor::check_saturation() {
 
 std::string RunMonitor::line() const {
   const double elapsed = std::chrono::duration<double>(clock_.now() - controller_.start_time()).count();
-  double rate = 0;
-  if (rate_samples_.size() >= 2) {
-    const auto& a = rate_samples_.front();
-    const auto& b = rate_samples_.back();
-    if (b.first > a.first) rate = static_cast<double>(b.second - a.second) / (b.first - a.first);
-  }
+  const double rate = rate_.rate();
   // An SLO-sized run counts to its next look (it may stop there, or double).
   std::optional<std::int64_t> planned = options_.planned_requests;
   const char* what = "";
@@ -129,28 +120,11 @@ std::string RunMonitor::line() const {
 
 void RunMonitor::tick() {
   const double elapsed = std::chrono::duration<double>(clock_.now() - controller_.start_time()).count();
-  rate_samples_.emplace_back(elapsed, done_);
-  // The current rate: completions over the last 5 s (10 ticks).
-  while (rate_samples_.size() > 11) rate_samples_.erase(rate_samples_.begin());
+  rate_.add(elapsed, done_);  // the current rate: completions over the last 5 s (10 ticks)
   check_saturation();
-  if (options_.progress_line) {
-    // \r, the line, then erase to the end of the line (a shorter line leaves no tail).
-    fmt::print(stderr, "\r{}\x1b[K", line());
-    std::fflush(stderr);
-    drawn_ = true;
-  } else if (options_.log_interval &&
-             elapsed - last_log_s_ >= std::chrono::duration<double>(*options_.log_interval).count()) {
-    last_log_s_ = elapsed;
-    fmt::print(stderr, "llmload: progress: {}\n", line());
-    std::fflush(stderr);
-  }
+  if (printer_.shows_anything()) printer_.show(line(), elapsed);
 }
 
-void RunMonitor::finish() {
-  if (!drawn_) return;
-  fmt::print(stderr, "\r\x1b[K");
-  std::fflush(stderr);
-  drawn_ = false;
-}
+void RunMonitor::finish() { printer_.finish(); }
 
 }  // namespace llmload::app

@@ -21,6 +21,7 @@
 #include "llmload/analysis/hdr_histogram.hpp"
 #include "llmload/loadgen/clock.hpp"
 #include "llmload/loadgen/run_controller.hpp"
+#include "progress_line.hpp"
 
 namespace llmload::app {
 
@@ -67,17 +68,15 @@ class RunMonitor {
   std::int64_t errors_ = 0;
   analysis::HdrHistogram ttft_;
   analysis::HdrHistogram ttfo_;  // requests that reasoned first
-  // (elapsed s, done) samples for the current rate over the last few seconds.
-  std::vector<std::pair<double, std::int64_t>> rate_samples_;
+  RateWindow rate_;  // the current rate over the last few seconds
   // Saturation series, one value per tick.
   std::vector<double> in_flight_series_;
   std::vector<double> ttft_series_;
   double tick_ttft_sum_ms_ = 0;
   std::int64_t tick_ttft_n_ = 0;
   std::optional<std::string> saturation_;
-  bool drawn_ = false;
   bool warned_ = false;
-  double last_log_s_ = 0;
+  ProgressPrinter printer_;
 };
 
 }  // namespace llmload::app

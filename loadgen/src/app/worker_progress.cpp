@@ -11,13 +11,6 @@
 namespace llmload::app {
 namespace {
 
-std::string clock_text(double s) {
-  if (!std::isfinite(s) || s < 0) return "--:--";
-  const auto t = static_cast<std::int64_t>(s + 0.5);
-  if (t >= 3600) return fmt::format("{}:{:02}:{:02}", t / 3600, (t / 60) % 60, t % 60);
-  return fmt::format("{:02}:{:02}", t / 60, t % 60);
-}
-
 // At most this much of a journal is read per tick (a tick never stalls on a huge backlog).
 constexpr std::uint64_t kMaxReadPerTick = 64ull << 20;
 
@@ -27,7 +20,8 @@ WorkerProgress::WorkerProgress(std::vector<std::string> journals, WorkerProgress
     : journals_(std::move(journals)),
       offsets_(journals_.size(), 0),
       partial_(journals_.size()),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      printer_(options_.line, options_.log_interval) {}
 
 WorkerProgress::~WorkerProgress() { finish(); }
 
@@ -60,12 +54,7 @@ void WorkerProgress::read_new() {
 }
 
 std::string WorkerProgress::text(double elapsed) const {
-  double rate = 0;
-  if (rate_samples_.size() >= 2) {
-    const auto& a = rate_samples_.front();
-    const auto& b = rate_samples_.back();
-    if (b.first > a.first) rate = static_cast<double>(b.second - a.second) / (b.first - a.first);
-  }
+  const double rate = rate_.rate();
   double eta = std::nan("");
   if (options_.planned_requests && rate > 0) {
     eta = static_cast<double>(std::max<std::int64_t>(*options_.planned_requests - done_, 0)) / rate;
@@ -79,27 +68,13 @@ std::string WorkerProgress::text(double elapsed) const {
 }
 
 void WorkerProgress::tick() {
-  if (!start_ || (!options_.line && !options_.log_interval)) return;
+  if (!start_ || !printer_.shows_anything()) return;
   read_new();
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - *start_).count();
-  rate_samples_.emplace_back(elapsed, done_);
-  while (rate_samples_.size() > 11) rate_samples_.erase(rate_samples_.begin());
-  if (options_.line) {
-    fmt::print(stderr, "\r{}\x1b[K", text(elapsed));
-    std::fflush(stderr);
-    drawn_ = true;
-  } else if (elapsed - last_log_s_ >= std::chrono::duration<double>(*options_.log_interval).count()) {
-    last_log_s_ = elapsed;
-    fmt::print(stderr, "llmload: progress: {}\n", text(elapsed));
-    std::fflush(stderr);
-  }
+  rate_.add(elapsed, done_);
+  printer_.show(text(elapsed), elapsed);
 }
 
-void WorkerProgress::finish() {
-  if (!drawn_) return;
-  fmt::print(stderr, "\r\x1b[K");
-  std::fflush(stderr);
-  drawn_ = false;
-}
+void WorkerProgress::finish() { printer_.finish(); }
 
 }  // namespace llmload::app

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "progress_line.hpp"
+
 namespace llmload::app {
 
 struct WorkerProgressOptions {
@@ -45,9 +47,8 @@ class WorkerProgress {
   std::optional<std::chrono::steady_clock::time_point> start_;
   std::int64_t done_ = 0;
   std::int64_t errors_ = 0;
-  std::vector<std::pair<double, std::int64_t>> rate_samples_;
-  double last_log_s_ = 0;
-  bool drawn_ = false;
+  ProgressPrinter printer_;
+  RateWindow rate_;
 };
 
 }  // namespace llmload::app
