@@ -454,32 +454,40 @@ void MergedRecords::write_jsonl(std::ostream& out) const {
   }
 }
 
+RecordLine parse_record_line(std::string_view line, std::size_t line_no, bool unterminated, RequestRecord& out) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (line.find_first_not_of(" \t") == std::string_view::npos) return RecordLine::kBlank;
+  const json j = json::parse(line.begin(), line.end(), nullptr, false);
+  if (j.is_discarded()) {
+    if (unterminated) return RecordLine::kCut;
+    throw MergeError(fmt::format("line {} is not valid JSON", line_no));
+  }
+  try {
+    out = record_from_json(j);
+  } catch (const MergeError& e) {
+    throw MergeError(fmt::format("line {}: {}", line_no, e.what()));
+  }
+  return RecordLine::kRecord;
+}
+
 RecordsFile parse_records_jsonl(std::string_view text) {
   RecordsFile out;
   std::size_t pos = 0;
   std::size_t line_no = 0;
+  RequestRecord r;
   while (pos < text.size()) {
     const std::size_t nl = text.find('\n', pos);
     const bool unterminated = nl == std::string_view::npos;
     const std::size_t end = unterminated ? text.size() : nl;
-    std::string_view line = text.substr(pos, end - pos);
+    const std::string_view line = text.substr(pos, end - pos);
     pos = unterminated ? text.size() : nl + 1;
     ++line_no;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
-    json j = json::parse(line.begin(), line.end(), nullptr, false);
-    if (j.is_discarded()) {
-      if (unterminated) {
-        out.cut_line = line_no;
-        break;
-      }
-      throw MergeError(fmt::format("line {} is not valid JSON", line_no));
+    const RecordLine kind = parse_record_line(line, line_no, unterminated, r);
+    if (kind == RecordLine::kCut) {
+      out.cut_line = line_no;
+      break;
     }
-    try {
-      out.records.push_back(record_from_json(j));
-    } catch (const MergeError& e) {
-      throw MergeError(fmt::format("line {}: {}", line_no, e.what()));
-    }
+    if (kind == RecordLine::kRecord) out.records.push_back(std::move(r));
   }
   return out;
 }

@@ -19,6 +19,7 @@
 #include "llmload/analysis/compare.hpp"
 #include "llmload/analysis/hdr_codec.hpp"
 #include "llmload/analysis/hdr_log.hpp"
+#include "llmload/analysis/jsonl_records.hpp"
 #include "llmload/common/version.hpp"
 
 namespace llmload::analysis::report_html {
@@ -36,6 +37,17 @@ static std::optional<std::string> read_if_exists(const fs::path& p) {
   ss << in.rdbuf();
   if (in.bad()) throw ReportError(fmt::format("{}: read error", p.string()));
   return ss.str();
+}
+
+// Whether a file is there to be read (the same checks as read_if_exists), without reading it:
+// requests.jsonl is read a record at a time (JsonlRecordSource), never whole.
+static bool readable_file(const fs::path& p) {
+  std::error_code ec;
+  if (!fs::exists(p, ec)) return false;
+  if (fs::is_directory(p, ec)) throw ReportError(fmt::format("{}: is a directory, expected a file", p.string()));
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw ReportError(fmt::format("{}: cannot be read ({})", p.string(), std::strerror(errno)));
+  return true;
 }
 
 static json parse_json_text(const fs::path& p, const std::string& text) {
@@ -161,9 +173,9 @@ RunArtifact read_artifact(const std::string& dir, ReadMode mode) {
   a.dir = dir;
   a.name = name_of(root);
   const auto result_text = read_if_exists(root / "result.json");
-  const auto records_text = read_if_exists(root / "requests.jsonl");
+  const bool records_there = readable_file(root / "requests.jsonl");
   const auto hlog_text = read_if_exists(root / "latency.hlog");
-  if (!result_text && !records_text && !hlog_text) {
+  if (!result_text && !records_there && !hlog_text) {
     throw ReportError(fmt::format("'{}' holds no llmload artifact: no result.json, requests.jsonl or latency.hlog", dir));
   }
   if (result_text) {
@@ -185,21 +197,23 @@ RunArtifact read_artifact(const std::string& dir, ReadMode mode) {
     return a;
   }
   const bool skip_records = mode == ReadMode::kTrialHistogramsOnly && hlog_text.has_value();
-  if (records_text && !skip_records) {
+  if (records_there && !skip_records) {
     a.has_records = true;
     try {
-      RecordsFile parsed = parse_records_jsonl(*records_text);
-      a.records = std::move(parsed.records);
-      if (parsed.cut_line) {
+      auto source = std::make_shared<const JsonlRecordSource>((root / "requests.jsonl").string());
+      if (source->cut_line()) {
         a.notes.push_back(fmt::format("requests.jsonl: the last line ({}) is cut off (the run was stopped while "
                                       "writing?); it is left out",
-                                      *parsed.cut_line));
+                                      *source->cut_line()));
       }
+      a.set_records(std::move(source));
     } catch (const MergeError& e) {
       throw ReportError(fmt::format("{}: {}", (root / "requests.jsonl").string(), e.what()));
+    } catch (const std::runtime_error& e) {
+      throw ReportError(e.what());  // "PATH: cannot be read (...)"
     }
     if (a.records.empty()) a.notes.push_back("requests.jsonl holds no request");
-  } else if (!records_text) {
+  } else if (!records_there) {
     a.notes.push_back("no requests.jsonl: no time series");
   }
   if (hlog_text) {

@@ -87,6 +87,12 @@ struct RecordsFile {
 };
 RecordsFile parse_records_jsonl(std::string_view text);
 
+/// One line of a requests.jsonl by those rules (the one place they are): kRecord with `out` set,
+/// kBlank (skipped), or kCut (the file's last line, `unterminated`, and not JSON). Throws
+/// MergeError "line N: ..." for any other line that is not a record.
+enum class RecordLine { kRecord, kBlank, kCut };
+RecordLine parse_record_line(std::string_view line, std::size_t line_no, bool unterminated, RequestRecord& out);
+
 struct MergedArtifact {
   RunMetrics metrics;
   nlohmann::json result;                // the merged result.json

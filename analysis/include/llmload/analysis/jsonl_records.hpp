@@ -1,0 +1,38 @@
+#pragma once
+// A requests.jsonl read a record at a time (issue 20, "flat memory"): the report of a run of any
+// length reads its requests without holding them. The constructor reads the file once, checking
+// every line by the rules of parse_records_jsonl (artifact_merge.hpp: blank lines skipped, a last
+// line cut off mid-way left out and named, any other line that is not a record a MergeError
+// "line N: ..."), and counts the records; each pass (open()) reads the file again, a line at a
+// time, and yields those records (no more: a file that grew since gives every pass the same).
+// Memory: one line and one record, whatever the file's length.
+//
+// Threading: passes may run one after another or nested, on one thread.
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "llmload/analysis/record_range.hpp"
+
+namespace llmload::analysis {
+
+class JsonlRecordSource : public RecordSource {
+ public:
+  /// Throws MergeError "line N: ..." (a line that is not a record) or std::runtime_error "PATH:
+  /// cannot be read (...)" (a file that cannot be opened or read). A pass throws the same when the
+  /// file changed under it.
+  explicit JsonlRecordSource(std::string path);
+  std::size_t size() const override { return count_; }
+  std::unique_ptr<RecordCursor> open() const override;
+  /// The number of the last line when it was cut off (left out), as RecordsFile::cut_line.
+  const std::optional<std::size_t>& cut_line() const { return cut_line_; }
+
+ private:
+  std::string path_;
+  std::size_t count_ = 0;
+  std::optional<std::size_t> cut_line_;
+};
+
+}  // namespace llmload::analysis

@@ -1,0 +1,88 @@
+// A requests.jsonl read a record at a time: see jsonl_records.hpp.
+#include "llmload/analysis/jsonl_records.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "llmload/analysis/artifact_merge.hpp"
+
+namespace llmload::analysis {
+namespace {
+
+// One pass over the file's lines: each with its number and whether it ended without a newline
+// (only the file's last line can). Throws std::runtime_error when the file cannot be opened or a
+// read fails.
+class JsonlLineReader {
+ public:
+  explicit JsonlLineReader(const std::string& path) : path_(path), in_(path, std::ios::binary) {
+    if (!in_) throw std::runtime_error(fmt::format("{}: cannot be read ({})", path_, std::strerror(errno)));
+  }
+  bool next(std::string& line, bool& unterminated) {
+    if (!std::getline(in_, line)) {
+      if (in_.bad()) throw std::runtime_error(fmt::format("{}: read error after line {}", path_, line_no_));
+      return false;
+    }
+    ++line_no_;
+    unterminated = in_.eof();  // getline stopped at the end of the file, not at a newline
+    return true;
+  }
+  std::size_t line_no() const { return line_no_; }
+
+ private:
+  std::string path_;
+  std::ifstream in_;
+  std::size_t line_no_ = 0;
+};
+
+// Yields the records the constructor counted, and no more (a file still growing gives every pass
+// the same records).
+class JsonlRecordCursor : public RecordCursor {
+ public:
+  JsonlRecordCursor(const std::string& path, std::size_t count) : lines_(path), left_(count) {}
+  bool next(RequestRecord& out) override {
+    if (left_ == 0) return false;
+    bool unterminated = false;
+    while (lines_.next(line_, unterminated)) {
+      const RecordLine kind = parse_record_line(line_, lines_.line_no(), unterminated, out);
+      if (kind == RecordLine::kRecord) {
+        --left_;
+        return true;
+      }
+      if (kind == RecordLine::kCut) break;
+    }
+    left_ = 0;
+    return false;
+  }
+
+ private:
+  JsonlLineReader lines_;
+  std::size_t left_;
+  std::string line_;
+};
+
+}  // namespace
+
+JsonlRecordSource::JsonlRecordSource(std::string path) : path_(std::move(path)) {
+  JsonlLineReader lines(path_);
+  std::string line;
+  bool unterminated = false;
+  RequestRecord r;
+  while (lines.next(line, unterminated)) {
+    const RecordLine kind = parse_record_line(line, lines.line_no(), unterminated, r);
+    if (kind == RecordLine::kCut) {
+      cut_line_ = lines.line_no();
+      break;
+    }
+    if (kind == RecordLine::kRecord) ++count_;
+  }
+}
+
+std::unique_ptr<RecordCursor> JsonlRecordSource::open() const {
+  return std::make_unique<JsonlRecordCursor>(path_, count_);
+}
+
+}  // namespace llmload::analysis
