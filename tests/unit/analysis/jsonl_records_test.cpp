@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "llmload/analysis/artifact_merge.hpp"
 #include "llmload/analysis/report.hpp"
 
@@ -31,7 +33,10 @@ std::string jsonl_line(std::uint64_t i) {
 class JsonlFile {
  public:
   explicit JsonlFile(const std::string& text)
-      : path_(::testing::TempDir() + "jsonl_records_" + std::to_string(++serial_) + ".jsonl") {
+      // The process id too: ctest runs each test in a process of its own, in parallel, and every
+      // process counts from 1.
+      : path_(::testing::TempDir() + "jsonl_records_" + std::to_string(::getpid()) + "_" + std::to_string(++serial_) +
+              ".jsonl") {
     std::ofstream(path_, std::ios::binary) << text;
   }
   ~JsonlFile() { std::filesystem::remove(path_); }
