@@ -42,12 +42,18 @@ class JsonlLineReader {
 // the same records).
 class JsonlRecordCursor : public RecordCursor {
  public:
-  JsonlRecordCursor(const std::string& path, std::size_t count) : lines_(path), left_(count) {}
+  JsonlRecordCursor(const std::string& path, std::size_t count) : path_(path), lines_(path), left_(count) {}
   bool next(RequestRecord& out) override {
     if (left_ == 0) return false;
     bool unterminated = false;
     while (lines_.next(line_, unterminated)) {
-      const RecordLine kind = parse_record_line(line_, lines_.line_no(), unterminated, out);
+      RecordLine kind = RecordLine::kBlank;
+      try {
+        kind = parse_record_line(line_, lines_.line_no(), unterminated, out);
+      } catch (const MergeError& e) {
+        // The constructor found every line good: the file was changed since.
+        throw MergeError(fmt::format("{}: {} (the file changed after it was first read)", path_, e.what()));
+      }
       if (kind == RecordLine::kRecord) {
         --left_;
         return true;
@@ -59,6 +65,7 @@ class JsonlRecordCursor : public RecordCursor {
   }
 
  private:
+  std::string path_;
   JsonlLineReader lines_;
   std::size_t left_;
   std::string line_;

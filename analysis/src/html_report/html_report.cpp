@@ -234,9 +234,21 @@ ReportFiles write_report(const std::string& dir, const HtmlReportOptions& option
   files.html = (out / "report.html").string();
   files.markdown = (out / "summary.md").string();
   files.csv = (out / "summary.csv").string();
-  write_file(files.html, render_html(in, options));
-  write_file(files.markdown, render_markdown(in));
-  write_file(files.csv, render_csv(in));
+  std::string html, markdown, csv;
+  try {
+    html = render_html(in, options);
+    markdown = render_markdown(in);
+    csv = render_csv(in);
+  } catch (const ReportError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    // A pass over requests.jsonl (read a record at a time) found it changed or gone since it was
+    // read; the message names the file.
+    throw ReportError(e.what());
+  }
+  write_file(files.html, html);
+  write_file(files.markdown, markdown);
+  write_file(files.csv, csv);
   files.notes = in.notes;
   for (const auto& r : in.runs) {
     for (const auto& n : r.notes) files.notes.push_back(in.sweep ? r.name + ": " + n : n);

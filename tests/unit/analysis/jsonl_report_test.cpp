@@ -2,7 +2,7 @@
 // JsonlRecordSource (RunArtifact::records) and renders exactly what the same records held in
 // memory render; copies of an artifact keep their records; errors name the file and line. Also
 // the edge cases of the line rules beyond jsonl_records_test.cpp (lone \r, blank or CRLF cut last
-// lines, each error message) and a file that grows after it was counted.
+// lines, each error message) and a file that grows, changes or goes after it was counted.
 
 #include <gtest/gtest.h>
 
@@ -183,6 +183,27 @@ TEST(JsonlReport, AFileThatGrewGivesTheRecordsCounted) {
   }
   EXPECT_EQ(source.size(), 2U);
   EXPECT_EQ(range_lines(RecordRange(source)), (std::vector<std::string>{report_line(0), report_line(1)}));
+}
+
+TEST(JsonlReport, AFileChangedOrGoneSinceItWasReadIsAnErrorNamingIt) {
+  ReportScratchDir dir;
+  const fs::path p = dir.path() / "requests.jsonl";
+  write_report_bytes(p, report_line(0) + "\n" + report_line(1) + "\n");
+  const JsonlRecordSource source(p.string());
+  write_report_bytes(p, report_line(0) + "\n{oops\n");
+  try {
+    for (const auto& r : RecordRange(source)) (void)r;
+    ADD_FAILURE() << "no error";
+  } catch (const MergeError& e) {
+    EXPECT_EQ(std::string(e.what()), p.string() + ": line 2 is not valid JSON (the file changed after it was first read)");
+  }
+  fs::remove(p);
+  try {
+    for (const auto& r : RecordRange(source)) (void)r;
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(p.string() + ": cannot be read"), std::string::npos) << e.what();
+  }
 }
 
 // An artifact of requests.jsonl alone (no result.json, no latency.hlog: the report computes its
