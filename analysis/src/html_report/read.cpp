@@ -117,7 +117,7 @@ namespace {
 
 enum class ReadMode { kTop, kTrialWithRecords, kTrialHistogramsOnly };
 
-RunArtifact read_artifact(const std::string& dir, ReadMode mode);
+RunArtifact read_artifact(const std::string& dir, ReadMode mode, const RecordSource* records = nullptr);
 
 /// The trials of a trials artifact: result.json "trials"[].dir (default trial-<n>), else the
 /// directories trial-1, trial-2, ... that exist.
@@ -162,7 +162,24 @@ void read_trials(RunArtifact& a, const fs::path& root) {
   }
 }
 
-RunArtifact read_artifact(const std::string& dir, ReadMode mode) {
+// requests.jsonl, read a record at a time (JsonlRecordSource): counted and checked here.
+static void read_records_file(RunArtifact& a, const fs::path& path) {
+  try {
+    auto source = std::make_shared<const JsonlRecordSource>(path.string());
+    if (source->cut_line()) {
+      a.notes.push_back(fmt::format("requests.jsonl: the last line ({}) is cut off (the run was stopped while "
+                                    "writing?); it is left out",
+                                    *source->cut_line()));
+    }
+    a.set_records(std::move(source));
+  } catch (const MergeError& e) {
+    throw ReportError(fmt::format("{}: {}", path.string(), e.what()));
+  } catch (const std::runtime_error& e) {
+    throw ReportError(e.what());  // "PATH: cannot be read (...)"
+  }
+}
+
+RunArtifact read_artifact(const std::string& dir, ReadMode mode, const RecordSource* records) {
   const fs::path root(dir);
   std::error_code ec;
   if (!fs::exists(root, ec)) throw ReportError(fmt::format("'{}' does not exist", dir));
@@ -199,18 +216,12 @@ RunArtifact read_artifact(const std::string& dir, ReadMode mode) {
   const bool skip_records = mode == ReadMode::kTrialHistogramsOnly && hlog_text.has_value();
   if (records_there && !skip_records) {
     a.has_records = true;
-    try {
-      auto source = std::make_shared<const JsonlRecordSource>((root / "requests.jsonl").string());
-      if (source->cut_line()) {
-        a.notes.push_back(fmt::format("requests.jsonl: the last line ({}) is cut off (the run was stopped while "
-                                      "writing?); it is left out",
-                                      *source->cut_line()));
-      }
-      a.set_records(std::move(source));
-    } catch (const MergeError& e) {
-      throw ReportError(fmt::format("{}: {}", (root / "requests.jsonl").string(), e.what()));
-    } catch (const std::runtime_error& e) {
-      throw ReportError(e.what());  // "PATH: cannot be read (...)"
+    if (records != nullptr) {
+      // The run that has just written requests.jsonl gives its own record file: the same records
+      // (the file is written from it), not owned here.
+      a.set_records(std::shared_ptr<const RecordSource>(std::shared_ptr<const RecordSource>(), records));
+    } else {
+      read_records_file(a, root / "requests.jsonl");
     }
     if (a.records.empty()) a.notes.push_back("requests.jsonl holds no request");
   } else if (!records_there) {
@@ -371,9 +382,11 @@ void capacity_from_verdicts(ReportInput& in) {
 
 }  // namespace
 
-RunArtifact read_run_artifact(const std::string& dir) { return read_artifact(dir, ReadMode::kTop); }
+RunArtifact read_run_artifact(const std::string& dir, const RecordSource* records) {
+  return read_artifact(dir, ReadMode::kTop, records);
+}
 
-ReportInput read_report_input(const std::string& dir) {
+ReportInput read_report_input(const std::string& dir, const RecordSource* run_records) {
   const fs::path root(dir);
   std::error_code ec;
   if (!fs::exists(root, ec)) throw ReportError(fmt::format("'{}' does not exist", dir));
@@ -388,7 +401,7 @@ ReportInput read_report_input(const std::string& dir) {
   if (auto text = read_if_exists(sweep_path)) {
     read_sweep(root, dir, sweep_path, *text, in, points, kinds);
   } else if (holds_artifact(root)) {
-    RunArtifact a = read_run_artifact(dir);
+    RunArtifact a = read_run_artifact(dir, run_records);
     const Load l = offered_of_artifact(a);
     if (!l.kind.empty()) kinds.push_back(l.kind);
     points.push_back({std::move(a), l.value, nullptr});

@@ -459,7 +459,9 @@ bool write_artifact(const ScenarioConfig& cfg, const ScenarioConfig& local, cons
   // The report (report.html, summary.md, summary.csv) from the artifact just written; a failure
   // here loses nothing measured, so it is a warning.
   try {
-    analysis::write_report(cfg.output_dir);
+    analysis::HtmlReportOptions report_options;
+    report_options.run_records = records.source();  // the run's record file: no JSON to parse again
+    analysis::write_report(cfg.output_dir, report_options);
     if (notes) {
       fmt::print(stderr, "llmload: report written to {}/{{report.html,summary.md,summary.csv}}\n", cfg.output_dir);
     }

@@ -244,6 +244,7 @@ class Report : public ::testing::Test {
   void TrialsArrayGetsSpreadCharts();
   void PartialArtifactStillRendersWhatItHas();
   void MissingOrCorruptFilesAreClearErrors();
+  void TheRunsOwnReportIsTheOneMadeFromItsFiles();
 
   static TempDir* tmp_;
   static ServerHandle* server_;
@@ -254,6 +255,24 @@ TempDir* Report::tmp_ = nullptr;
 ServerHandle* Report::server_ = nullptr;
 fs::path Report::root_;
 std::string Report::chromium_;
+
+// The report a run writes at its end reads the run's own record file (issue 20: no JSON parsed
+// again on every pass); `llmload report` later reads requests.jsonl. Both give the same report.
+void Report::TheRunsOwnReportIsTheOneMadeFromItsFiles() {
+  // The same directory name (the report names the run after it), elsewhere.
+  const fs::path dir = root_ / "rebuilt" / "run";
+  fs::remove_all(dir.parent_path());
+  fs::create_directories(dir.parent_path());
+  fs::copy(root_ / "run", dir, fs::copy_options::recursive);
+  for (const char* f : {"report.html", "summary.md", "summary.csv"}) fs::remove(dir / f);
+  const RunResult r = llmload({"report", dir.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* f : {"summary.md", "summary.csv"}) {
+    const std::string at_run_end = read_file((root_ / "run" / f).string());
+    ASSERT_FALSE(at_run_end.empty()) << f;
+    EXPECT_EQ(read_file((dir / f).string()), at_run_end) << f;
+  }
+}
 
 void Report::RunReportRendersOfflineInChromiumWithEveryChart() {
   const fs::path dir = copy_run("run-html");
@@ -1108,6 +1127,10 @@ TEST_F(Report, RealArtifactsEndToEnd) {
   {
     SCOPED_TRACE("MissingOrCorruptFilesAreClearErrors");
     MissingOrCorruptFilesAreClearErrors();
+  }
+  {
+    SCOPED_TRACE("TheRunsOwnReportIsTheOneMadeFromItsFiles");
+    TheRunsOwnReportIsTheOneMadeFromItsFiles();
   }
   if (chromium_.empty()) {
     GTEST_SKIP() << "chromium is not installed (scripts/setup.sh installs the Debian package): the report.html "

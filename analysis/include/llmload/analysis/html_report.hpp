@@ -55,6 +55,10 @@ struct HtmlReportOptions {
   /// Width of the time-series intervals in seconds; 0: chosen from the run's length
   /// (choose_interval).
   double interval_s = 0;
+  /// The records of DIR's requests.jsonl as the run that has just written it holds them (its
+  /// record file): read instead of parsing the file's JSON on every pass. The same records, several
+  /// times faster; null: requests.jsonl is read.
+  const RecordSource* run_records = nullptr;
 };
 
 /// One run's artifact as read from its directory. Any of the three files may be missing (then
@@ -114,12 +118,14 @@ struct ReportInput {
 /// malformed .hlog line, a trials artifact whose "trials" is not an array). A requests.jsonl whose
 /// last line is cut off (a run killed while writing) is accepted with a note; so is a trial
 /// directory that holds no artifact yet.
-RunArtifact read_run_artifact(const std::string& dir);
+/// `records`: see HtmlReportOptions::run_records.
+RunArtifact read_run_artifact(const std::string& dir, const RecordSource* records = nullptr);
 
 /// Reads DIR: a run (DIR/result.json or DIR/requests.jsonl), or a sweep: DIR/sweep.json
 /// (docs/report.md gives its shape), else every subdirectory holding a result.json or
 /// requests.jsonl. Throws ReportError.
-ReportInput read_report_input(const std::string& dir);
+/// `run_records` (a run directory only): see HtmlReportOptions::run_records.
+ReportInput read_report_input(const std::string& dir, const RecordSource* run_records = nullptr);
 
 /// Per-interval series of one run, computed from its records (times in seconds from the run's
 /// start; one value per interval, NaN where the interval has no sample).

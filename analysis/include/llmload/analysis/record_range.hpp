@@ -80,6 +80,8 @@ class RecordRange {
   iterator begin() const;
   iterator end() const { return {}; }
   std::size_t size() const { return source_ != nullptr ? source_->size() : memory_.size(); }
+  /// The stored source read, or null for records in memory.
+  const RecordSource* source() const { return source_; }
   bool empty() const { return size() == 0; }
 
  private:
