@@ -11,6 +11,7 @@
 # 1M requests <= 150 MB, 10M <= 200 MB).
 #
 # Usage: bench/client_run_memory.sh [COUNTS...]   (default: 10000 100000 1000000)
+# LLMLOAD_BENCH_WORK=DIR keeps every run's artifact in DIR/n<COUNT> (otherwise deleted after its row).
 # Needs a build (scripts/build.sh); LLMLOAD_BUILD_DIR overrides build/. Loopback only; each run is
 # bounded by its request count and by a time limit (LLMLOAD_BENCH_LIMIT_S, default 3600 s).
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -43,5 +44,5 @@ for n in "${counts[@]}"; do
     first_kb=$kb
   fi
   printf '%-10s %10s %9s %14s\n' "$n" "$(python3 -c "print(f'{$kb / 1024:.1f}')")" "$wall" "$growth"
-  rm -rf "${work:?}/n$n"
+  [ -n "$keep_work" ] || rm -rf "${work:?}/n$n"  # LLMLOAD_BENCH_WORK=DIR keeps each run (e.g. to time `llmload report` on it)
 done
