@@ -9,6 +9,7 @@
 
 #include "llmload/analysis/hdr_log.hpp"
 #include "llmload/analysis/model_breakdown.hpp"
+#include "llmload/analysis/record_line.hpp"
 
 namespace llmload::analysis {
 namespace {
@@ -210,92 +211,7 @@ json metrics_json(const RunMetrics& m) {
   return j;
 }
 
-json record_json(const RequestRecord& r) {
-  json j;
-  j["index"] = r.index;
-  j["warmup"] = r.warmup;
-  j["in_window"] = r.in_window;
-  j["ok"] = r.ok();
-  j["t_intended_ms"] = ms(r.t_intended);
-  j["t_send_ms"] = opt_ms(r.t_send);
-  j["t_headers_ms"] = opt_ms(r.t_headers);
-  j["t_first_ms"] = opt_ms(r.t_first);
-  j["t_first_output_ms"] = opt_ms(r.t_first_output);
-  j["t_last_ms"] = opt_ms(r.t_last);
-  j["t_done_ms"] = opt_ms(r.t_done);
-  j["ttft_ms"] = opt_ms(r.ttft());
-  j["tpot_ms"] = opt_ms(r.tpot());
-  j["e2e_ms"] = opt_ms(r.e2e());
-  j["ttft_rt_ms"] = opt_ms(r.ttft_rt());
-  j["ttfo_ms"] = opt_ms(r.ttfo());
-  j["ttfo_rt_ms"] = opt_ms(r.ttfo_rt());
-  j["e2e_rt_ms"] = opt_ms(r.e2e_rt());
-  j["schedule_lag_ms"] = opt_ms(r.schedule_lag());
-  j["requested_input_tokens"] = r.requested_input_tokens;
-  j["requested_output_tokens"] = r.requested_output_tokens;
-  j["input_tokens"] = r.input_tokens;
-  j["output_tokens"] = r.output_tokens;
-  j["tokens_from_usage"] = r.tokens_from_usage;
-  j["tokens_from_tokenizer"] = r.tokens_from_tokenizer;
-  j["output_tokens_source"] = r.tokens_from_usage ? "usage" : (r.tokens_from_tokenizer ? "tokenizer" : "events");
-  j["client_output_tokens"] = r.client_output_tokens ? json(*r.client_output_tokens) : json(nullptr);
-  j["output_events"] = r.output_events;
-  j["cached_tokens"] = r.cached_tokens ? json(*r.cached_tokens) : json(nullptr);
-  if (!r.reasoning_tokens_source.empty()) {
-    j["reasoning_tokens"] = r.reasoning_tokens;
-    j["reasoning_tokens_source"] = r.reasoning_tokens_source;
-  }
-  if (!r.model.empty()) j["model"] = r.model;
-  j["finish_reason"] = r.finish_reason ? json(*r.finish_reason) : json(nullptr);
-  j["ended_early"] = r.ended_early;
-  if (r.session >= 0) {
-    j["session"] = r.session;
-    j["turn"] = r.turn;
-  }
-  if (r.stage >= 0) j["stage"] = r.stage;
-  if (r.server_first_token_s) {
-    j["server"] = {{"queue_s", r.server_queue_s ? json(*r.server_queue_s) : json(nullptr)},
-                   {"first_token_s", *r.server_first_token_s},
-                   {"last_token_s", r.server_last_token_s ? json(*r.server_last_token_s) : json(nullptr)}};
-  }
-  j["item"] = r.item;
-  if (!r.grader.empty()) {
-    j["grader"] = r.grader;
-    j["grade"] = to_string(r.grade);
-    j["extracted"] = r.grade == Grade::kNone || r.grade == Grade::kUnparsed ? json(nullptr) : json(r.extracted);
-    if (!r.subset.empty()) j["subset"] = r.subset;
-  }
-  if (!r.reference.empty()) j["reference"] = r.reference;
-  if (r.output_text) j["output_text"] = *r.output_text;
-  if (!r.server_tokens_from.empty()) {
-    json tokens = json::array();
-    for (const auto& t : r.server_tokens) {
-      if (r.server_tokens_from == "token_ids") {
-        tokens.push_back(json::parse(t, nullptr, false));  // the ids as numbers, as the server sent them
-      } else {
-        tokens.push_back(t);
-      }
-    }
-    j["server_tokens"] = {{"from", r.server_tokens_from}, {"tokens", std::move(tokens)}};
-  }
-  if (!r.structured.empty()) {
-    j["structured"] = r.structured;
-    j["structured_verdict"] = r.structured_verdict.empty() ? json(nullptr) : json(r.structured_verdict);
-    if (!r.structured_error.empty()) j["structured_error"] = r.structured_error;
-  }
-  if (!r.tool_call_names.empty()) {
-    json calls = json::array();
-    for (std::size_t i = 0; i < r.tool_call_names.size(); ++i) {
-      calls.push_back({{"name", r.tool_call_names[i]},
-                       {"arguments", i < r.tool_call_arguments.size() ? r.tool_call_arguments[i] : std::string()}});
-    }
-    j["tool_calls"] = std::move(calls);
-  }
-  j["http_status"] = r.http_status;
-  j["error_class"] = to_string(r.error);
-  j["error"] = r.error_message.empty() ? json(nullptr) : json(r.error_message);
-  return j;
-}
+json record_json(const RequestRecord& r) { return json::parse(record_line(r)); }
 
 void write_latency_hlog(std::ostream& out, const RunMetrics& m, double start_epoch_sec, const std::string& tool) {
   HlogWriter w(out);

@@ -7,19 +7,17 @@
 #include <fmt/format.h>
 
 #include "file_write.hpp"
-#include "llmload/analysis/report.hpp"
+#include "llmload/analysis/record_line.hpp"
 
 namespace llmload::app {
 
 using nlohmann::json;
 
 std::string request_line(const analysis::RequestRecord& r, const ScenarioConfig& local, const ShardPlan& plan) {
-  json line = analysis::record_json(r);
-  if (local.shard.sharded()) {
-    line["shard"] = local.shard.index;
-    line["global_index"] = plan.global(r.index);
-  }
-  return line.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (!local.shard.sharded()) return analysis::record_line(r);
+  const analysis::ExtraLineField shard[] = {{"shard", static_cast<std::int64_t>(local.shard.index)},
+                                            {"global_index", static_cast<std::int64_t>(plan.global(r.index))}};
+  return analysis::record_line(r, shard);
 }
 
 RunJournal::RunJournal(std::string dir, const json& in_progress, LineFn line, bool quiet)

@@ -26,7 +26,7 @@ namespace llmload::app {
 inline constexpr const char* kInProgressFile = "run-in-progress.json";
 inline constexpr std::chrono::seconds kJournalFlushInterval{1};
 
-/// One requests.jsonl line (without the newline): record_json, with the shard and the global
+/// One requests.jsonl line (without the newline): record_line, with the shard and the global
 /// index for a shard of a sharded run.
 std::string request_line(const analysis::RequestRecord& r, const ScenarioConfig& local, const ShardPlan& plan);
 

@@ -27,7 +27,8 @@ nlohmann::json metrics_json(const RunMetrics& m);
 /// verdict's view, the summary and every look (n, confidence, decision, detail).
 nlohmann::json sequential_json(const SequentialSlo& s);
 
-/// One line of requests.jsonl (times in ms from run start; null when missing).
+/// One line of requests.jsonl (times in ms from run start; null when missing) as a JSON tree:
+/// record_line (record_line.hpp) parsed.
 nlohmann::json record_json(const RequestRecord& r);
 
 /// Writes the .hlog (format 1.3): one tagged interval per metric covering the window.
