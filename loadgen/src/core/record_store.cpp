@@ -54,7 +54,16 @@ class SpillWriter {
 class SpillReader {
  public:
   explicit SpillReader(int fd) : fd_(fd) {}
+  // The buffer usually holds the whole field: one copy of a size known where it is inlined.
   void read(void* p, std::size_t n) {
+    if (n <= buf_.size() - pos_) [[likely]] {
+      std::memcpy(p, buf_.data() + pos_, n);
+      pos_ += n;
+      return;
+    }
+    read_across(p, n);
+  }
+  void read_across(void* p, std::size_t n) {
     auto* out = static_cast<char*>(p);
     while (n > 0) {
       if (pos_ == buf_.size()) fill();
