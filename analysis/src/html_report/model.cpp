@@ -313,7 +313,7 @@ static void summarize_cost(RunSummary& s, const json& r) {
 static void summarize_records(RunSummary& s, const RunArtifact& a) {
   std::int64_t ok = 0, bad = 0, warm = 0;
   std::map<std::string, std::int64_t> by_class;
-  for (const auto& rec : a.records) {
+  for (const auto& rec : a.records()) {
     if (rec.warmup) {
       ++warm;
     } else if (rec.ok()) {
@@ -326,7 +326,7 @@ static void summarize_records(RunSummary& s, const RunArtifact& a) {
   s.completed = static_cast<double>(ok);
   s.failed = static_cast<double>(bad);
   s.warmup = static_cast<double>(warm);
-  s.issued = static_cast<double>(a.records.size());
+  s.issued = static_cast<double>(a.records().size());
   for (const auto& [cls, n] : by_class) s.errors.emplace_back(cls, n);
 }
 
@@ -531,7 +531,7 @@ static void summarize_trial_runs(RunSummary& s, const RunArtifact& a, double off
 bool shows_ttfo(const RunArtifact& a) {
   if (auto n = num_at(a.result, {"requests", "reasoning_first"})) return *n > 0;
   if (a.is_trials()) return std::any_of(a.trials.begin(), a.trials.end(), [](const RunArtifact& t) { return shows_ttfo(t); });
-  return std::any_of(a.records.begin(), a.records.end(),
+  return std::any_of(a.records().begin(), a.records().end(),
                      [](const RequestRecord& r) { return !r.warmup && r.reasoning_first(); });
 }
 

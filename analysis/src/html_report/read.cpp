@@ -87,7 +87,7 @@ static void histograms_from_records(RunArtifact& a) {
       auto it = a.histograms.try_emplace(tag).first;
       it->second.record(std::llround(static_cast<double>(v->count()) / 1e3));
     };
-    for (const auto& r : a.records) {
+    for (const auto& r : a.records()) {
       if (r.warmup || !r.ok() || (only_window && !r.in_window)) continue;
       ++n;
       rec("ttft", r.ttft());
@@ -223,7 +223,7 @@ RunArtifact read_artifact(const std::string& dir, ReadMode mode, const RecordSou
     } else {
       read_records_file(a, root / "requests.jsonl");
     }
-    if (a.records.empty()) a.notes.push_back("requests.jsonl holds no request");
+    if (a.records().empty()) a.notes.push_back("requests.jsonl holds no request");
   } else if (!records_there) {
     a.notes.push_back("no requests.jsonl: no time series");
   }
@@ -242,7 +242,7 @@ RunArtifact read_artifact(const std::string& dir, ReadMode mode, const RecordSou
     a.histogram_source = "latency.hlog";
     if (a.histograms.empty()) a.notes.push_back("latency.hlog holds no histogram");
   }
-  if (a.histograms.empty() && !a.records.empty()) {
+  if (a.histograms.empty() && !a.records().empty()) {
     histograms_from_records(a);
     if (!a.histograms.empty()) {
       a.histogram_source = "requests.jsonl";

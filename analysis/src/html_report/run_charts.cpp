@@ -107,7 +107,7 @@ std::vector<Band> window_bands(const RunArtifact& a, const TimeSeries& ts) {
   std::vector<Band> bands;
   const bool discarded_start =
       ts.window_start_s && *ts.window_start_s > 0 &&
-      std::any_of(a.records.begin(), a.records.end(),
+      std::any_of(a.records().begin(), a.records().end(),
                   [&](const RequestRecord& r) { return r.warmup || to_seconds(r.t_intended) < *ts.window_start_s - 1e-9; });
   const bool auto_warmup = str_at(a.result, {"window", "warmup", "method"}) == "auto";
   if (discarded_start) {
@@ -211,8 +211,8 @@ std::optional<Chart> server_chart(const SeriesFrame& f, const json& result) {
 
 std::vector<Chart> time_series_charts(const RunArtifact& a, double interval_s, const std::string& which) {
   std::vector<Chart> charts;
-  if (!a.has_records || a.records.empty()) return charts;
-  const TimeSeries ts = compute_time_series(a.records, a.result, interval_s);
+  if (!a.has_records || a.records().empty()) return charts;
+  const TimeSeries ts = compute_time_series(a.records(), a.result, interval_s);
   SeriesFrame f{ts, window_bands(a, ts), warmup_words(a.result), which, {}};
   for (double s : ts.start_s) f.mid.push_back(std::min(s + ts.interval_s / 2, ts.end_s));
   {

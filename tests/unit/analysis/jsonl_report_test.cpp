@@ -225,14 +225,14 @@ TEST(JsonlReport, ReportReadsTheFileAsItWouldTheRecordsInMemory) {
   ASSERT_EQ(streamed.runs.size(), 1U);
   const RunArtifact& a = streamed.runs.front();
   EXPECT_TRUE(a.has_records);
-  EXPECT_EQ(a.records.size(), 40U);
+  EXPECT_EQ(a.records().size(), 40U);
   EXPECT_EQ(a.histogram_source, "requests.jsonl");
   EXPECT_TRUE(has_note(a.notes, "requests.jsonl: the last line (42) is cut off")) << fmt::format("{}", fmt::join(a.notes, "\n"));
 
   // The same artifact with its records in memory renders the same page, summary and CSV.
   ReportInput in_memory = streamed;
-  in_memory.runs.front().set_records(to_vector(a.records));
-  EXPECT_EQ(in_memory.runs.front().records.size(), 40U);
+  in_memory.runs.front().set_records(to_vector(a.records()));
+  EXPECT_EQ(in_memory.runs.front().records().size(), 40U);
   const std::string html = render_html(streamed);
   EXPECT_NE(html.find("<svg"), std::string::npos);  // charts drawn from the records
   EXPECT_EQ(html, render_html(in_memory));
@@ -243,8 +243,8 @@ TEST(JsonlReport, ReportReadsTheFileAsItWouldTheRecordsInMemory) {
   std::optional<ReportInput> original(read_report_input(run.string()));
   const ReportInput copy = *original;
   original.reset();
-  EXPECT_EQ(copy.runs.front().records.size(), 40U);
-  EXPECT_EQ(range_lines(copy.runs.front().records), range_lines(a.records));
+  EXPECT_EQ(copy.runs.front().records().size(), 40U);
+  EXPECT_EQ(range_lines(copy.runs.front().records()), range_lines(a.records()));
   EXPECT_EQ(render_html(copy), html);
 }
 
@@ -274,22 +274,22 @@ TEST(JsonlReport, ErrorsNameTheFileAndLine) {
   write_report_bytes(run / "requests.jsonl", "");
   const RunArtifact empty = read_run_artifact(run.string());
   EXPECT_TRUE(empty.has_records);
-  EXPECT_TRUE(empty.records.empty());
+  EXPECT_TRUE(empty.records().empty());
   EXPECT_TRUE(has_note(empty.notes, "requests.jsonl holds no request"));
 }
 
 TEST(JsonlReport, HandMadeArtifactKeepsItsRecordsInCopies) {
   RunArtifact a;
-  EXPECT_TRUE(a.records.empty());
+  EXPECT_TRUE(a.records().empty());
   std::vector<RequestRecord> rs;
   for (std::uint64_t i = 0; i < 5; ++i) rs.push_back(report_record(i));
   a.set_records(rs);
   RunArtifact b = a;
   a = RunArtifact{};
-  EXPECT_TRUE(a.records.empty());
-  ASSERT_EQ(b.records.size(), 5U);
+  EXPECT_TRUE(a.records().empty());
+  ASSERT_EQ(b.records().size(), 5U);
   std::uint64_t i = 0;
-  for (const auto& r : b.records) EXPECT_EQ(r.index, i++);
+  for (const auto& r : b.records()) EXPECT_EQ(r.index, i++);
 }
 
 }  // namespace jsonl_report_test

@@ -72,10 +72,6 @@ struct RunArtifact {
   std::string dir;                          // as given (for messages)
   std::string name;                         // its last path component (sweep points, CSV rows)
   nlohmann::json result;                    // result.json; null when missing
-  /// requests.jsonl, read a record at a time by each pass (issue 20: a report's memory does not
-  /// grow with the run); `records_owner` keeps what it reads alive in every copy of the artifact.
-  RecordRange records;
-  std::shared_ptr<const void> records_owner;
   bool has_records = false;                 // requests.jsonl was there
   std::map<std::string, HdrHistogram> histograms;  // by .hlog tag: ttft, tpot, itl, e2e, ttft_rt, ...
   std::string histogram_source;             // "latency.hlog", "requests.jsonl" or "" (none)
@@ -84,17 +80,25 @@ struct RunArtifact {
   std::vector<RunArtifact> trials;          // a trials artifact's trials (each kind "run")
   std::vector<int> trial_numbers;           // per entry of `trials`: its trial number (1-based)
   bool is_trials() const { return kind == "trials"; }
+  /// requests.jsonl's records, read a record at a time by each pass (issue 20: a report's memory
+  /// does not grow with the run). Set only through set_records, which keeps what the range reads
+  /// alive in every copy of the artifact.
+  const RecordRange& records() const { return records_; }
   /// Records held in memory (an artifact made by hand, tests).
   void set_records(std::vector<RequestRecord> in_memory) {
     auto owned = std::make_shared<const std::vector<RequestRecord>>(std::move(in_memory));
-    records = RecordRange(*owned);
-    records_owner = std::move(owned);
+    records_ = RecordRange(*owned);
+    records_owner_ = std::move(owned);
   }
   /// Records read from a source (JsonlRecordSource for a requests.jsonl).
   void set_records(std::shared_ptr<const RecordSource> source) {
-    records = RecordRange(*source);
-    records_owner = std::move(source);
+    records_ = RecordRange(*source);
+    records_owner_ = std::move(source);
   }
+
+ private:
+  RecordRange records_;
+  std::shared_ptr<const void> records_owner_;
 };
 
 /// What `llmload report DIR` reports: one run, or the points of a sweep in increasing offered
