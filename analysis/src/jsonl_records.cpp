@@ -14,16 +14,16 @@ namespace llmload::analysis {
 namespace {
 
 // One pass over the file's lines: each with its number and whether it ended without a newline
-// (only the file's last line can). Throws std::runtime_error when the file cannot be opened or a
+// (only the file's last line can). Throws RecordFileError when the file cannot be opened or a
 // read fails.
 class JsonlLineReader {
  public:
   explicit JsonlLineReader(const std::string& path) : path_(path), in_(path, std::ios::binary) {
-    if (!in_) throw std::runtime_error(fmt::format("{}: cannot be read ({})", path_, std::strerror(errno)));
+    if (!in_) throw RecordFileError(fmt::format("{}: cannot be read ({})", path_, std::strerror(errno)));
   }
   bool next(std::string& line, bool& unterminated) {
     if (!std::getline(in_, line)) {
-      if (in_.bad()) throw std::runtime_error(fmt::format("{}: read error after line {}", path_, line_no_));
+      if (in_.bad()) throw RecordFileError(fmt::format("{}: read error after line {}", path_, line_no_));
       return false;
     }
     ++line_no_;
@@ -52,7 +52,7 @@ class JsonlRecordCursor : public RecordCursor {
         kind = parse_record_line(line_, lines_.line_no(), unterminated, out);
       } catch (const MergeError& e) {
         // The constructor found every line good: the file was changed since.
-        throw MergeError(fmt::format("{}: {} (the file changed after it was first read)", path_, e.what()));
+        throw RecordFileError(fmt::format("{}: {} (the file changed after it was first read)", path_, e.what()));
       }
       if (kind == RecordLine::kRecord) {
         --left_;

@@ -21,6 +21,7 @@
 #include "llmload/analysis/compare.hpp"
 #include "llmload/analysis/hdr_codec.hpp"
 #include "llmload/analysis/hdr_log.hpp"
+#include "llmload/analysis/jsonl_records.hpp"
 #include "llmload/common/version.hpp"
 
 namespace llmload::analysis::report_html {
@@ -239,11 +240,9 @@ ReportFiles write_report(const std::string& dir, const HtmlReportOptions& option
     html = render_html(in, options);
     markdown = render_markdown(in);
     csv = render_csv(in);
-  } catch (const ReportError&) {
-    throw;
-  } catch (const std::runtime_error& e) {
+  } catch (const RecordFileError& e) {
     // A pass over requests.jsonl (read a record at a time) found it changed or gone since it was
-    // read; the message names the file.
+    // read; the message names the file. Any other error is the program's own, not bad input.
     throw ReportError(e.what());
   }
   write_file(files.html, html);

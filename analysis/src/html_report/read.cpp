@@ -174,7 +174,7 @@ static void read_records_file(RunArtifact& a, const fs::path& path) {
     a.set_records(std::move(source));
   } catch (const MergeError& e) {
     throw ReportError(fmt::format("{}: {}", path.string(), e.what()));
-  } catch (const std::runtime_error& e) {
+  } catch (const RecordFileError& e) {
     throw ReportError(e.what());  // "PATH: cannot be read (...)"
   }
 }

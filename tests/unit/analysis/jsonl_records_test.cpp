@@ -99,7 +99,7 @@ TEST(JsonlRecords, ALineThatIsNotARecordIsTheSameErrorAsTheWholeFileParse) {
       EXPECT_EQ(std::string(e.what()), whole_error);
     }
   }
-  EXPECT_THROW(JsonlRecordSource("/nonexistent/requests.jsonl"), std::runtime_error);
+  EXPECT_THROW(JsonlRecordSource("/nonexistent/requests.jsonl"), RecordFileError);
 }
 
 TEST(JsonlRecords, PassesMayRepeatAndNest) {

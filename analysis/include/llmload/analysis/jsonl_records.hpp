@@ -12,17 +12,25 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "llmload/analysis/record_range.hpp"
 
 namespace llmload::analysis {
 
+/// A requests.jsonl that cannot be opened or read, or that changed between two passes: bad input
+/// (the report names the file), not an internal error.
+class RecordFileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class JsonlRecordSource : public RecordSource {
  public:
-  /// Throws MergeError "line N: ..." (a line that is not a record) or std::runtime_error "PATH:
-  /// cannot be read (...)" (a file that cannot be opened or read). A pass throws the same when the
-  /// file changed under it.
+  /// Throws MergeError "line N: ..." (a line that is not a record) or RecordFileError "PATH:
+  /// cannot be read (...)" (a file that cannot be opened or read). A pass throws RecordFileError
+  /// naming the file when it changed under it or can no longer be read.
   explicit JsonlRecordSource(std::string path);
   std::size_t size() const override { return count_; }
   std::unique_ptr<RecordCursor> open() const override;
