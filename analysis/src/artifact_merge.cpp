@@ -1,4 +1,5 @@
 #include "llmload/analysis/artifact_merge.hpp"
+#include "jsonl_lines.hpp"
 #include "numeric.hpp"
 #include "llmload/common/duration.hpp"
 
@@ -358,33 +359,40 @@ class MergeShardLines {
  public:
   explicit MergeShardLines(const ShardArtifact& a) : a_(a) {
     if (a_.records_file.empty()) return;
-    in_.open(a_.records_file);
-    if (!in_) throw MergeError(fmt::format("'{}': requests.jsonl cannot be read", a_.name));
+    try {
+      file_.emplace(a_.records_file);
+    } catch (const RecordFileError&) {
+      throw MergeError(fmt::format("'{}': requests.jsonl cannot be read", a_.name));
+    }
   }
   bool next(json& out) {
-    if (a_.records_file.empty()) {
+    if (!file_) {
       if (line_ >= a_.records.size()) return false;
       out = a_.records[line_++];
       return true;
     }
     std::string text;
-    while (std::getline(in_, text)) {
-      ++line_;
-      if (text.empty()) continue;
-      out = json::parse(text, nullptr, false);
-      if (out.is_discarded()) {
-        throw MergeError(fmt::format("'{}': requests.jsonl line {} is not valid JSON", a_.name, line_));
+    bool unterminated = false;  // a shard's last line must be whole too: any line not JSON is an error
+    try {
+      while (file_->next(text, unterminated)) {
+        line_ = file_->line_no();
+        if (text.empty()) continue;
+        out = json::parse(text, nullptr, false);
+        if (out.is_discarded()) {
+          throw MergeError(fmt::format("'{}': requests.jsonl line {} is not valid JSON", a_.name, line_));
+        }
+        return true;
       }
-      return true;
+    } catch (const RecordFileError&) {
+      throw MergeError(fmt::format("'{}': reading requests.jsonl failed at line {}", a_.name, line_ + 1));
     }
-    if (in_.bad()) throw MergeError(fmt::format("'{}': reading requests.jsonl failed at line {}", a_.name, line_));
     return false;
   }
   std::size_t line() const { return line_; }
 
  private:
   const ShardArtifact& a_;
-  std::ifstream in_;
+  std::optional<JsonlLineReader> file_;
   std::size_t line_ = 0;
 };
 

@@ -9,34 +9,10 @@
 #include <fmt/format.h>
 
 #include "llmload/analysis/artifact_merge.hpp"
+#include "jsonl_lines.hpp"
 
 namespace llmload::analysis {
 namespace {
-
-// One pass over the file's lines: each with its number and whether it ended without a newline
-// (only the file's last line can). Throws RecordFileError when the file cannot be opened or a
-// read fails.
-class JsonlLineReader {
- public:
-  explicit JsonlLineReader(const std::string& path) : path_(path), in_(path, std::ios::binary) {
-    if (!in_) throw RecordFileError(fmt::format("{}: cannot be read ({})", path_, std::strerror(errno)));
-  }
-  bool next(std::string& line, bool& unterminated) {
-    if (!std::getline(in_, line)) {
-      if (in_.bad()) throw RecordFileError(fmt::format("{}: read error after line {}", path_, line_no_));
-      return false;
-    }
-    ++line_no_;
-    unterminated = in_.eof();  // getline stopped at the end of the file, not at a newline
-    return true;
-  }
-  std::size_t line_no() const { return line_no_; }
-
- private:
-  std::string path_;
-  std::ifstream in_;
-  std::size_t line_no_ = 0;
-};
 
 // Yields the records the constructor counted, and no more (a file still growing gives every pass
 // the same records).
