@@ -12,6 +12,7 @@
 #include "file_write.hpp"
 #include "llmload/analysis/artifact_merge.hpp"
 #include "llmload/analysis/html_report.hpp"
+#include "llmload/analysis/jsonl_records.hpp"
 #include "llmload/analysis/report.hpp"
 #include "llmload/analysis/steady_state.hpp"
 #include "llmload/analysis/token_accounting.hpp"
@@ -81,17 +82,48 @@ Judging judging_from(const json& j, const fs::path& path) {
   return g;
 }
 
+// requests.jsonl of a run that did not finish, read a record at a time (the file of a long run
+// need not fit in memory): every record not warmup is measured, and once --warmup auto has found
+// the steady state, those released before it are warmup.
+class RebuiltRecords : public analysis::RecordSource {
+ public:
+  explicit RebuiltRecords(const analysis::JsonlRecordSource& file) : file_(file) {}
+  void cut_before(Nanos t) { cut_ = t; }
+  std::size_t size() const override { return file_.size(); }
+  std::unique_ptr<analysis::RecordCursor> open() const override {
+    return std::make_unique<Cursor>(file_.open(), cut_);
+  }
+
+ private:
+  class Cursor : public analysis::RecordCursor {
+   public:
+    Cursor(std::unique_ptr<analysis::RecordCursor> in, std::optional<Nanos> cut) : in_(std::move(in)), cut_(cut) {}
+    bool next(RequestRecord& r) override {
+      if (!in_->next(r)) return false;
+      if (cut_ && !r.warmup && r.t_intended < *cut_) r.warmup = true;
+      r.in_window = !r.warmup;
+      return true;
+    }
+
+   private:
+    std::unique_ptr<analysis::RecordCursor> in_;
+    std::optional<Nanos> cut_;
+  };
+  const analysis::JsonlRecordSource& file_;
+  std::optional<Nanos> cut_;
+};
+
 // The window of a run that never finished: from the first measured request's intended time to
 // the last completion recorded (at most --duration after its start); --warmup auto is detected
 // over it as a finished run would, and the records before the steady state relabeled.
-analysis::Window rebuilt_window(std::vector<RequestRecord>& records, const Judging& g) {
+analysis::Window rebuilt_window(RebuiltRecords& records, const Judging& g) {
   analysis::Window w;
   w.warmup_method = g.warmup_method;
   w.warmup_requests = g.warmup_requests;
   w.warmup_duration = g.warmup_duration;
   std::optional<Nanos> start;
   std::optional<Nanos> last_done;
-  for (const auto& r : records) {
+  for (const auto& r : analysis::RecordRange(records)) {
     if (r.warmup) continue;
     start = start ? std::min(*start, r.t_intended) : r.t_intended;
     if (r.t_done) last_done = last_done ? std::max(*last_done, *r.t_done) : *r.t_done;
@@ -110,10 +142,10 @@ analysis::Window rebuilt_window(std::vector<RequestRecord>& records, const Judgi
     w.method += " (at most --duration)";
   }
   if (g.warmup_method == "auto") {
-    analysis::WarmupDetection d = analysis::detect_warmup(records, w.end);
+    analysis::WarmupDetection d = analysis::detect_warmup(analysis::RecordRange(records), w.end);
     if (d.found && d.start > w.start) {
       const Nanos cut = std::min(d.start, w.end);
-      analysis::mark_warmup_before(records, cut);
+      records.cut_before(cut);
       w.start = cut;
       w.method += fmt::format("; warmup auto: from the start of steady state at {:.3f} s", to_seconds(cut));
     }
@@ -178,15 +210,17 @@ std::optional<RebuildOutcome> rebuild_unfinished_run(const std::string& dir) {
                                   "and there is nothing to rebuild",
                                   dir, kInProgressFile));
   }
-  analysis::RecordsFile file;
+  std::optional<analysis::JsonlRecordSource> file;
   try {
-    file = analysis::parse_records_jsonl(read_text(root / "requests.jsonl"));
+    file.emplace((root / "requests.jsonl").string());
   } catch (const analysis::MergeError& e) {
     throw ReportError(fmt::format("{}: {}", (root / "requests.jsonl").string(), e.what()));
+  } catch (const analysis::RecordFileError& e) {
+    throw ReportError(e.what());
   }
-  std::vector<RequestRecord>& records = file.records;
-  for (auto& r : records) r.in_window = !r.warmup;
-  const analysis::Window window = rebuilt_window(records, g);
+  RebuiltRecords source(*file);
+  const analysis::RecordRange records(source);
+  const analysis::Window window = rebuilt_window(source, g);
   analysis::MetricsAccumulator acc;
   for (const auto& r : records) acc.add(r, spread_output(r), /*itl=*/false);
   const analysis::RunMetrics metrics =
@@ -223,7 +257,7 @@ std::optional<RebuildOutcome> rebuild_unfinished_run(const std::string& dir) {
       {"reason", "the run did not finish (killed, crashed, or its machine was lost): result.json was rebuilt from the "
                  "requests it recorded"},
       {"requests", records.size()},
-      {"cut_off_line", file.cut_line ? json(*file.cut_line) : json(nullptr)},
+      {"cut_off_line", file->cut_line() ? json(*file->cut_line()) : json(nullptr)},
       {"not_rebuilt",
        {"inter-token latency (ITL): requests.jsonl has no per-event times", "sequential looks", "per-stage results",
         "max_in_flight", "client_cpu", "connections_opened", "server_metrics", "overload", "cost"}},
@@ -235,7 +269,7 @@ std::optional<RebuildOutcome> rebuild_unfinished_run(const std::string& dir) {
   write_or_throw(root / "latency.hlog", hlog.str());
   write_or_throw(root / "result.json", result.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
   fs::remove(marker, ec);
-  return RebuildOutcome{records.size(), file.cut_line, window.method};
+  return RebuildOutcome{records.size(), file->cut_line(), window.method};
 }
 
 }  // namespace llmload::app
