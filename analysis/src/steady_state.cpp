@@ -1,4 +1,5 @@
 #include "llmload/analysis/steady_state.hpp"
+#include "bounded_samples.hpp"
 #include "numeric.hpp"
 
 #include <fmt/format.h>
@@ -205,7 +206,7 @@ WarmupDetection detect_warmup(RecordRange records, Nanos span_end) {
   const std::int64_t end = static_cast<std::int64_t>(n) * w;
   std::vector<double> completions(n, 0.0);
   std::vector<double> busy(n, 0.0);  // request-nanoseconds in flight
-  std::vector<std::vector<double>> ttfts(n);
+  std::vector<BoundedSamples> ttfts(n);
   const auto bin = [&](Nanos t) -> std::optional<std::size_t> {
     if (t.count() < 0 || t.count() >= end) return std::nullopt;
     return static_cast<std::size_t>(t.count() / w);
@@ -216,7 +217,7 @@ WarmupDetection detect_warmup(RecordRange records, Nanos span_end) {
       if (auto i = bin(*r.t_done)) completions[*i] += 1;
     }
     if (auto v = r.ttft(); v && r.ok()) {
-      if (auto i = bin(*r.t_send)) ttfts[*i].push_back(static_cast<double>(v->count()) / 1e6);
+      if (auto i = bin(*r.t_send)) ttfts[*i].add(static_cast<double>(v->count()) / 1e6);
     }
     // In flight over [t_send, t_done), clipped to the span.
     const std::int64_t a = std::max<std::int64_t>(0, r.t_send->count());
@@ -237,9 +238,7 @@ WarmupDetection detect_warmup(RecordRange records, Nanos span_end) {
     if (v.empty()) {
       ttft.values.push_back(kNaN);
     } else {
-      std::sort(v.begin(), v.end());
-      const std::size_t m = v.size() / 2;
-      ttft.values.push_back(v.size() % 2 == 1 ? v[m] : (v[m - 1] + v[m]) / 2.0);
+      ttft.values.push_back(v.median());
     }
     inflight.values.push_back(busy[i] / static_cast<double>(w));
   }

@@ -1,6 +1,7 @@
 // One run's charts: percentile distributions, the time series (and compute_time_series), a trials
 // artifact's per-trial spread and overlaid distributions.
 #include "html_report/internal.hpp"
+#include "bounded_samples.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -19,7 +20,6 @@
 #include "llmload/analysis/artifact_merge.hpp"
 #include "llmload/analysis/compare.hpp"
 #include "llmload/analysis/hdr_codec.hpp"
-#include "llmload/analysis/hdr_histogram.hpp"
 #include "llmload/analysis/hdr_log.hpp"
 #include "llmload/common/version.hpp"
 
@@ -375,45 +375,6 @@ double choose_interval(double run_length_s) {
   return std::ceil(run_length_s / 60 / 3600) * 3600;
 }
 
-namespace {
-
-// The TTFTs of one interval of the time series: kept exactly while they are few (percentiles by
-// nearest rank), in an HdrHistogram (microseconds, 3 significant digits) once there are more than
-// kExact, so that the report's memory per interval stays bounded however long the run (issue 20).
-class IntervalTtfts {
- public:
-  void add(double ms) {
-    if (hist_) return record(ms);
-    exact_.push_back(ms);
-    if (exact_.size() <= kExact) return;
-    hist_ = std::make_unique<HdrHistogram>();
-    for (double v : exact_) record(v);
-    std::vector<double>().swap(exact_);
-  }
-  bool empty() const { return hist_ ? hist_->total_count() == 0 : exact_.empty(); }
-  // Sorts the exact values once: call after the last add.
-  double at(double p) {
-    if (hist_) return static_cast<double>(hist_->value_at_percentile(p)) / 1e3;
-    if (!sorted_) std::sort(exact_.begin(), exact_.end());
-    sorted_ = true;
-    const auto n = static_cast<double>(exact_.size());
-    const auto rank = std::max<std::size_t>(1, static_cast<std::size_t>(std::ceil(p / 100 * n - 1e-9)));
-    return exact_[std::min(rank, exact_.size()) - 1];
-  }
-
- private:
-  static constexpr std::size_t kExact = 4096;
-  void record(double ms) {
-    const auto us = static_cast<std::int64_t>(std::llround(ms * 1e3));
-    hist_->record(std::clamp<std::int64_t>(us, 0, hist_->highest_trackable()));
-  }
-  std::vector<double> exact_;
-  bool sorted_ = false;
-  std::unique_ptr<HdrHistogram> hist_;
-};
-
-}  // namespace
-
 TimeSeries compute_time_series(RecordRange records, const json& result, double interval_s) {
   TimeSeries ts;
   double end = 0;
@@ -460,7 +421,7 @@ TimeSeries compute_time_series(RecordRange records, const json& result, double i
     }
   };
   std::vector<double> sends(n, 0), done(n, 0), errs(n, 0), tokens(n, 0), busy(n, 0);
-  std::vector<IntervalTtfts> ttft(n);
+  std::vector<BoundedSamples> ttft(n);
   for (const auto& r : records) {
     if (r.t_send) ++sends[bin(to_seconds(*r.t_send))];
     if (r.t_done) ++(r.ok() ? done : errs)[bin(to_seconds(*r.t_done))];
@@ -496,8 +457,8 @@ TimeSeries compute_time_series(RecordRange records, const json& result, double i
       ts.ttft_p50_ms.push_back(kNaN);
       ts.ttft_p99_ms.push_back(kNaN);
     } else {
-      ts.ttft_p50_ms.push_back(v.at(50));
-      ts.ttft_p99_ms.push_back(v.at(99));
+      ts.ttft_p50_ms.push_back(v.percentile(50));
+      ts.ttft_p99_ms.push_back(v.percentile(99));
     }
   }
   return ts;
