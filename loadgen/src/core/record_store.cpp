@@ -57,6 +57,7 @@ class SpillReader {
   // The buffer usually holds the whole field: one copy of a size known where it is inlined.
   void read(void* p, std::size_t n) {
     if (n <= buf_.size() - pos_) [[likely]] {
+      if (n == 0) return;  // an empty field: its destination may be null (memcpy must not see it)
       std::memcpy(p, buf_.data() + pos_, n);
       pos_ += n;
       return;
