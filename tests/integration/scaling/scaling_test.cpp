@@ -320,7 +320,10 @@ TEST_F(Scaling, SweepsScaleByTheirCapacityPoint) {
   const ServerHandle s1 = server(1);
   const ServerHandle s2 = server(2);
   TempDir c1, c2, out;
-  // A short capacity search over concurrency 4..8 (460 requests a point: a p99 PASS needs 459).
+  // A short capacity search over concurrency 4..8: 460 requests a probe (a p99 PASS with no
+  // exceedance needs 459: --capacity-margin 0), no 20 s minimum window, and an INCONCLUSIVE probe
+  // run again once at most, so that a loaded machine cannot grow the search past the wait below
+  // (with the defaults a probe is 838 requests and ~20 s, and an extension doubles it).
   // Both servers are saturated from concurrency 4 on, so the goodput at the capacity point is the
   // server's capacity whichever load the search settles on: ~50 req/s at K = 1, ~100 at K = 2.
   // Both at once, as the runs above.
@@ -328,6 +331,7 @@ TEST_F(Scaling, SweepsScaleByTheirCapacityPoint) {
     return std::make_unique<Subprocess>(std::vector<std::string>{
         binary_path("llmload"), "sweep", "--base-url", s.base_url, "--find-capacity", "--capacity-load", "concurrency",
         "--capacity-start", "4", "--capacity-max", "8", "--capacity-tolerance", "0.5", "--trials-near-boundary", "1",
+        "--capacity-margin", "0", "--capacity-min-window", "2s", "--capacity-max-extensions", "1",
         "--slo", "ttft:100ms", "--num-requests", "460", "--input-tokens", "16", "--output-tokens", "8", "--seed", "7",
         "--quiet", "--output", dir.path()});
   };
