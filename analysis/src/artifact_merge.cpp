@@ -8,6 +8,7 @@
 #include <fstream>
 #include <memory>
 #include <map>
+#include <limits>
 #include <optional>
 #include <set>
 
@@ -311,6 +312,20 @@ RequestRecord record_from_json(const json& j) {
   r.turn = j.value("turn", std::int64_t{0});
   r.stage = j.value("stage", std::int32_t{-1});
   r.item = j.value("item", r.index);  // absent before issue 18: the item was the index
+  if (const json& sv = j.value("server", json()); !sv.is_null()) {
+    // The server's own timing of the request (llmload-server's ground truth), when it sent one.
+    if (!sv.is_object()) throw MergeError("\"server\" is not an object");
+    auto seconds = [&](const char* key) -> std::optional<double> {
+      const json& v = sv.value(key, json());
+      if (v.is_null()) return std::nullopt;
+      if (!v.is_number()) throw MergeError(fmt::format("\"server\".\"{}\" is not a number", key));
+      return v.get<double>();
+    };
+    r.server_queue_s = seconds("queue_s");
+    // Written only when the server named its first token: a null one was not a finite number.
+    r.server_first_token_s = seconds("first_token_s").value_or(std::numeric_limits<double>::quiet_NaN());
+    r.server_last_token_s = seconds("last_token_s");
+  }
   r.grader = j.value("grader", std::string());
   if (!r.grader.empty()) r.grade = grade_from(j.value("grade", std::string("none")));
   if (const json& x = j.value("extracted", json()); x.is_string()) r.extracted = x.get<std::string>();

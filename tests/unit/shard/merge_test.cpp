@@ -532,6 +532,20 @@ TEST(RecordFromJson, RoundTripsARecord) {
   json bad = analysis::record_json(r);
   bad["error_class"] = "cosmic_ray";
   EXPECT_THROW(analysis::record_from_json(bad), MergeError);
+
+  // The server's ground truth comes back (a merged or rebuilt run keeps it), and a malformed one is an error.
+  r.error = analysis::ErrorClass::kNone;
+  r.server_first_token_s = 0.042;
+  r.server_last_token_s = 0.25;
+  const auto timed = analysis::record_from_json(analysis::record_json(r));
+  EXPECT_EQ(timed.server_first_token_s, 0.042);
+  EXPECT_EQ(timed.server_last_token_s, 0.25);
+  EXPECT_EQ(timed.server_queue_s, std::nullopt);
+  for (const json& server : {json(3), json{{"first_token_s", "soon"}}}) {
+    json odd = analysis::record_json(r);
+    odd["server"] = server;
+    EXPECT_THROW(analysis::record_from_json(odd), MergeError) << server.dump();
+  }
 }
 
 }  // namespace
