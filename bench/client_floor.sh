@@ -3,7 +3,9 @@
 # bench/client_cpu.sh: llmload_raw_stream_floor (bench/raw_stream_floor.cpp: plain asio socket
 # reads into 4 KiB, its own chunked decoding, llmload's SseParser) with llmload's JSON decoder
 # (nlohmann), the DOM-free prototype (fast), and either with one steady_timer re-armed per read
-# (as beast::tcp_stream's idle timeout does in llmload). Same loads as client_cpu.sh:
+# (as beast::tcp_stream's idle timeout does in llmload); and, where liburing is installed,
+# llmload_uring_stream_floor (bench/uring_stream_floor.cpp: the same reader on io_uring multishot
+# receive with provided buffers; "defer": SINGLE_ISSUER | DEFER_TASKRUN). Same loads as client_cpu.sh:
 #   paced    100 streams x 1,000 tokens, ITL 10 ms (one event per read)
 #   1stream  1 stream x 100,000 tokens, zero TTFT/ITL
 # Each variant REPEATS times; prints the median [min..max] of CPU microseconds per token.
@@ -16,6 +18,7 @@ source "$here/client_bench_lib.sh"
 repeats="${1:-3}"
 floor="$bin/llmload_raw_stream_floor"
 [ -x "$floor" ] || { echo "$floor is not built (cmake --build ... --target llmload_raw_stream_floor)" >&2; exit 2; }
+uring="$bin/llmload_uring_stream_floor"  # built where liburing is installed
 
 echo "# per-token CPU floor of a lean receive path, $(date -u +%FT%TZ)"
 for load in paced 1stream; do
@@ -27,11 +30,15 @@ for load in paced 1stream; do
     args=(1 1 100000)
   fi
   port="${url##*:}"
-  for variant in "nlohmann" "nlohmann --timer" "fast" "fast --timer"; do
+  variants=("nlohmann" "nlohmann --timer" "fast" "fast --timer")
+  [ -x "$uring" ] && variants+=("uring fast" "uring fast --defer")
+  for variant in "${variants[@]}"; do
     read -r -a extra <<<"$variant"
+    program="$floor"
+    if [ "${extra[0]}" = uring ]; then program="$uring"; extra=("${extra[@]:1}"); fi
     v=(); rpt=()
     for _ in $(seq 1 "$repeats"); do
-      line=$(timeout 300 "$floor" 127.0.0.1 "$port" "${args[@]}" --decode "${extra[@]}")
+      line=$(timeout 300 "$program" 127.0.0.1 "$port" "${args[@]}" --decode "${extra[@]}")
       v+=("$(awk '{for (i = 1; i < NF; ++i) if ($i == "us_per_token") print $(i + 1)}' <<<"$line")")
       rpt+=("$(awk '{for (i = 1; i < NF; ++i) if ($i == "reads_per_token") print $(i + 1)}' <<<"$line")")
     done

@@ -30,6 +30,8 @@ test_packages=(
   # tests and benchmarks; clang with its sanitizer and libFuzzer runtimes for the ASan/UBSan,
   # TSan and fuzzing stages
   libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
+  # bench/uring_stream_floor.cpp: the lean receive path on io_uring (issue 20)
+  liburing-dev
   # third-party readers of our exported histograms
   default-jdk-headless libhdrhistogram-java
   # third-party reader of the server's /metrics (the official Prometheus Python client)

@@ -1,0 +1,225 @@
+// llmload_uring_stream_floor: the lean receive path's per-token CPU floor with io_uring instead of
+// the epoll reactor (issue 20, "where the kernel offers it, multishot receive with provided
+// buffers"): does the kernel's io_uring lower the floor that llmload_raw_stream_floor measures?
+// Same connections, request, response reader (floor_response.hpp) and one steady_clock read per
+// read as raw_stream_floor.cpp; only the way bytes arrive differs:
+//   - one multishot receive per connection, armed once, into a ring of provided 4 KiB buffers
+//     (IOSQE_BUFFER_SELECT): no system call per read, no reactor re-arm;
+//   - sends are queued to the ring too, so that one io_uring_enter submits the sends of every
+//     connection that finished and waits for the next completions;
+//   - --defer: IORING_SETUP_SINGLE_ISSUER | DEFER_TASKRUN (the kernel runs the completions' task
+//     work in io_uring_enter, not on every arrival); else COOP_TASKRUN.
+// Not a load generator: closed loop, fixed request, no records. CPU = getrusage(RUSAGE_SELF) over
+// the streaming phase.
+//
+// Usage: llmload_uring_stream_floor HOST PORT CONNECTIONS REQUESTS OUTPUT_TOKENS
+//            [--decode nlohmann|fast] [--defer]
+// HOST is a numeric IPv4 address (loopback). Prints what llmload_raw_stream_floor prints, and
+// io_uring_enter calls per token. Exit 1 when io_uring is not available (kernel or policy).
+#include <arpa/inet.h>
+#include <liburing.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "floor_response.hpp"
+
+namespace {
+
+constexpr unsigned kBuffers = 1024;  // provided buffers (a power of two)
+constexpr unsigned kBufferBytes = 4096;
+constexpr unsigned short kGroup = 0;  // the buffer group id
+constexpr std::uint64_t kSendTag = 1;  // user_data = connection << 1 | kind
+
+[[noreturn]] void die(const char* what, int err) {
+  std::fprintf(stderr, "%s: %s\n", what, std::strerror(err));
+  std::exit(1);
+}
+
+struct Conn {
+  int fd = -1;
+  std::unique_ptr<llmload_bench::FloorResponse> response;
+};
+
+class UringFloor {
+ public:
+  UringFloor(bool defer, llmload_bench::FloorCounts& counts) : counts_(counts) {
+    io_uring_params p{};
+    p.flags = defer ? (IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN) : IORING_SETUP_COOP_TASKRUN;
+    if (const int rc = io_uring_queue_init_params(4096, &ring_, &p); rc < 0) die("io_uring_queue_init_params", -rc);
+    const std::size_t ring_bytes = kBuffers * sizeof(io_uring_buf);
+    void* mem = mmap(nullptr, ring_bytes, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
+    if (mem == MAP_FAILED) die("mmap", errno);
+    br_ = static_cast<io_uring_buf_ring*>(mem);
+    io_uring_buf_ring_init(br_);
+    io_uring_buf_reg reg{};
+    reg.ring_addr = reinterpret_cast<std::uint64_t>(mem);
+    reg.ring_entries = kBuffers;
+    reg.bgid = kGroup;
+    if (const int rc = io_uring_register_buf_ring(&ring_, &reg, 0); rc < 0) die("io_uring_register_buf_ring", -rc);
+    data_.resize(static_cast<std::size_t>(kBuffers) * kBufferBytes);
+    for (unsigned b = 0; b < kBuffers; ++b) {
+      io_uring_buf_ring_add(br_, buffer(b), kBufferBytes, static_cast<unsigned short>(b), io_uring_buf_ring_mask(kBuffers),
+                            static_cast<int>(b));
+    }
+    io_uring_buf_ring_advance(br_, static_cast<int>(kBuffers));
+  }
+
+  void add(int fd) {
+    conns_.push_back({fd, std::make_unique<llmload_bench::FloorResponse>(counts_)});
+    arm_receive(conns_.size() - 1);
+  }
+
+  void run(const std::string& request, std::int64_t requests) {
+    request_ = &request;
+    requests_left_ = requests;
+    for (std::size_t i = 0; i < conns_.size(); ++i) send(i);
+    while (counts_.requests_done < requests) {
+      ++enters_;
+      if (const int rc = io_uring_submit_and_wait(&ring_, 1); rc < 0 && rc != -EINTR) die("io_uring_submit_and_wait", -rc);
+      unsigned head = 0;
+      unsigned seen = 0;
+      int recycled = 0;
+      io_uring_cqe* cqe = nullptr;
+      io_uring_for_each_cqe(&ring_, head, cqe) {
+        ++seen;
+        on_completion(*cqe, recycled);
+      }
+      io_uring_cq_advance(&ring_, seen);
+      if (recycled > 0) io_uring_buf_ring_advance(br_, recycled);
+    }
+  }
+
+  std::int64_t enters() const { return enters_; }
+  std::int64_t sink() const { return sink_; }
+
+ private:
+  char* buffer(unsigned b) { return data_.data() + static_cast<std::size_t>(b) * kBufferBytes; }
+
+  io_uring_sqe* sqe() {
+    io_uring_sqe* s = io_uring_get_sqe(&ring_);
+    if (s == nullptr) {
+      io_uring_submit(&ring_);
+      s = io_uring_get_sqe(&ring_);
+      if (s == nullptr) die("io_uring_get_sqe", EBUSY);
+    }
+    return s;
+  }
+
+  void arm_receive(std::size_t i) {
+    io_uring_sqe* s = sqe();
+    io_uring_prep_recv_multishot(s, conns_[i].fd, nullptr, 0, 0);
+    s->flags |= IOSQE_BUFFER_SELECT;
+    s->buf_group = kGroup;
+    io_uring_sqe_set_data64(s, static_cast<std::uint64_t>(i) << 1);
+  }
+
+  void send(std::size_t i) {
+    if (requests_left_ == 0) return;
+    --requests_left_;
+    conns_[i].response->reset();
+    io_uring_sqe* s = sqe();
+    io_uring_prep_send(s, conns_[i].fd, request_->data(), request_->size(), 0);
+    io_uring_sqe_set_data64(s, (static_cast<std::uint64_t>(i) << 1) | kSendTag);
+  }
+
+  void on_completion(const io_uring_cqe& c, int& recycled) {
+    const std::size_t i = c.user_data >> 1;
+    if ((c.user_data & kSendTag) != 0) {
+      if (c.res < 0) die("send", -c.res);
+      if (static_cast<std::size_t>(c.res) != request_->size()) die("send (short)", EIO);
+      return;
+    }
+    if (c.res == -ENOBUFS) {  // every buffer was in use: the multishot receive ended; arm it again
+      arm_receive(i);
+      return;
+    }
+    if (c.res < 0) die("recv", -c.res);
+    if (c.res == 0) die("recv (the server closed the connection)", ECONNRESET);
+    if ((c.flags & IORING_CQE_F_BUFFER) == 0) die("recv (no buffer selected)", EINVAL);
+    const unsigned b = c.flags >> IORING_CQE_BUFFER_SHIFT;
+    ++counts_.reads;
+    sink_ += std::chrono::steady_clock::now().time_since_epoch().count() & 1;
+    const bool done = conns_[i].response->feed(std::string_view(buffer(b), static_cast<std::size_t>(c.res)));
+    io_uring_buf_ring_add(br_, buffer(b), kBufferBytes, static_cast<unsigned short>(b), io_uring_buf_ring_mask(kBuffers),
+                          recycled++);
+    if ((c.flags & IORING_CQE_F_MORE) == 0) arm_receive(i);
+    if (done) send(i);
+  }
+
+  llmload_bench::FloorCounts& counts_;
+  io_uring ring_{};
+  io_uring_buf_ring* br_ = nullptr;
+  std::vector<char> data_;
+  std::vector<Conn> conns_;
+  const std::string* request_ = nullptr;
+  std::int64_t requests_left_ = 0;
+  std::int64_t enters_ = 0;
+  std::int64_t sink_ = 0;
+};
+
+int connect_to(const char* host, int port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  if (inet_pton(AF_INET, host, &a.sin_addr) != 1) {
+    std::fprintf(stderr, "HOST must be a numeric IPv4 address (e.g. 127.0.0.1), not '%s'\n", host);
+    std::exit(2);
+  }
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) die("socket", errno);
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0) die("connect", errno);
+  const int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return fd;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 6) {
+    std::fprintf(stderr, "usage: %s HOST PORT CONNECTIONS REQUESTS OUTPUT_TOKENS [--decode nlohmann|fast] [--defer]\n",
+                 argv[0]);
+    return 2;
+  }
+  llmload_bench::FloorCounts counts;
+  bool defer = false;
+  for (int i = 6; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--decode" && i + 1 < argc) {
+      counts.fast = std::string_view(argv[++i]) == "fast";
+    } else if (a == "--defer") {
+      defer = true;
+    }
+  }
+  const int conns = std::atoi(argv[3]);
+  const std::int64_t requests = std::atoll(argv[4]);
+  const std::string request = llmload_bench::floor_request(argv[1], argv[2], std::atol(argv[5]));
+  UringFloor floor(defer, counts);
+  for (int i = 0; i < conns; ++i) floor.add(connect_to(argv[1], std::atoi(argv[2])));
+  const double c0 = llmload_bench::floor_cpu_now();
+  const auto w0 = std::chrono::steady_clock::now();
+  floor.run(request, requests);
+  const double cpu = llmload_bench::floor_cpu_now() - c0;
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+  const auto tokens = static_cast<double>(counts.tokens);
+  std::printf(
+      "tokens %lld requests %lld cpu_s %.4f us_per_token %.3f reads_per_token %.3f core_share %.3f "
+      "enters_per_token %.3f %s io_uring%s\n",
+      static_cast<long long>(counts.tokens), static_cast<long long>(counts.requests_done), cpu, cpu / tokens * 1e6,
+      static_cast<double>(counts.reads) / tokens, cpu / wall, static_cast<double>(floor.enters()) / tokens,
+      counts.fast ? "decode=fast" : "decode=nlohmann", defer ? " defer" : "");
+  return floor.sink() == -1 ? 1 : 0;
+}
