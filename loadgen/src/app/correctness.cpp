@@ -2,15 +2,14 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "llmload/analysis/accuracy.hpp"
 #include "llmload/analysis/artifact_merge.hpp"
 #include "llmload/analysis/consistency.hpp"
+#include "llmload/analysis/jsonl_records.hpp"
 #include "llmload/analysis/slo.hpp"
 #include "llmload/loadgen/config_error.hpp"
 #include "llmload/tokenizer/tokenizer.hpp"
@@ -75,21 +74,24 @@ analysis::OutputPair output_pair(std::uint64_t item, const analysis::RequestReco
   return p;
 }
 
+// The answers an earlier run kept (--save-outputs), read a record at a time: only the records
+// with a saved answer are held (the rest of a long run is not).
 std::vector<analysis::RequestRecord> read_saved_records(const std::string& dir) {
   const auto path = std::filesystem::path(dir) / "requests.jsonl";
-  std::ifstream f(path);
-  if (!f) {
+  std::vector<analysis::RequestRecord> out;
+  try {
+    const analysis::JsonlRecordSource file(path.string());
+    for (const analysis::RequestRecord& r : analysis::RecordRange(file)) {
+      if (r.ok() && r.output_text) out.push_back(r);
+    }
+  } catch (const analysis::RecordFileError&) {
     throw ConfigError(fmt::format("--reference {}: cannot read {}: give the output directory of an earlier run made "
                                   "with --save-outputs",
                                   dir, path.string()));
-  }
-  std::stringstream text;
-  text << f.rdbuf();
-  try {
-    return analysis::parse_records_jsonl(text.str()).records;
-  } catch (const std::exception& e) {
+  } catch (const analysis::MergeError& e) {
     throw ConfigError(fmt::format("--reference {}: {} is not an llmload requests.jsonl: {}", dir, path.string(), e.what()));
   }
+  return out;
 }
 
 analysis::TokenSplitter splitter(const tokenizer::Tokenizer* tok) {

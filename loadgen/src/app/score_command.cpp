@@ -2,6 +2,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -12,6 +15,8 @@
 #include "llmload/analysis/accuracy.hpp"
 #include "llmload/analysis/artifact_merge.hpp"
 #include "llmload/analysis/grading.hpp"
+#include "llmload/analysis/jsonl_records.hpp"
+#include "llmload/analysis/record_range.hpp"
 #include "llmload/analysis/slo.hpp"
 #include "llmload/loadgen/config_error.hpp"
 #include "run_command.hpp"
@@ -29,6 +34,65 @@ std::string read_whole(const std::filesystem::path& p) {
   s << f.rdbuf();
   return s.str();
 }
+
+// The run's records, each re-graded as it is read (with its own grader or --grader): one record
+// in memory at a time, whatever the run's length. Counts the saved answers of the last pass.
+class RegradedRecords final : public analysis::RecordSource {
+ public:
+  RegradedRecords(const analysis::RecordSource& file, std::optional<analysis::GraderSpec> forced, std::string dir)
+      : file_(file), forced_(std::move(forced)), dir_(std::move(dir)) {}
+  std::size_t size() const override { return file_.size(); }
+  std::unique_ptr<analysis::RecordCursor> open() const override {
+    saved_ = 0;
+    return std::make_unique<Cursor>(*this, file_.open());
+  }
+  std::int64_t saved() const { return saved_; }
+
+ private:
+  class Cursor final : public analysis::RecordCursor {
+   public:
+    Cursor(const RegradedRecords& owner, std::unique_ptr<analysis::RecordCursor> file)
+        : owner_(owner), file_(std::move(file)) {}
+    bool next(analysis::RequestRecord& r) override {
+      if (!file_->next(r)) return false;
+      owner_.regrade(r);
+      return true;
+    }
+
+   private:
+    const RegradedRecords& owner_;
+    std::unique_ptr<analysis::RecordCursor> file_;
+  };
+
+  void regrade(analysis::RequestRecord& r) const {
+    if (!r.ok() || !r.output_text) return;
+    ++saved_;
+    const std::string name = forced_ ? forced_->name() : r.grader;
+    if (name.empty()) return;
+    const analysis::GradeResult g = analysis::grade_output(spec(name, r.index), *r.output_text, r.reference);
+    r.grader = name;
+    r.grade = g.grade;
+    r.extracted = g.extracted;
+  }
+
+  // A grader named by the records, parsed once.
+  const analysis::GraderSpec& spec(const std::string& name, std::uint64_t index) const {
+    if (forced_) return *forced_;
+    if (auto it = specs_.find(name); it != specs_.end()) return it->second;
+    try {
+      return specs_.emplace(name, analysis::GraderSpec::parse(name)).first->second;
+    } catch (const std::invalid_argument& e) {
+      throw ConfigError(fmt::format("{}: request {} names grader '{}': {}; give --grader to grade it with another",
+                                    dir_, index, name, e.what()));
+    }
+  }
+
+  const analysis::RecordSource& file_;
+  std::optional<analysis::GraderSpec> forced_;
+  std::string dir_;
+  mutable std::map<std::string, analysis::GraderSpec> specs_;
+  mutable std::int64_t saved_ = 0;
+};
 
 // The run's latency SLO and the view it was judged in, so the correct goodput counts the same
 // requests as good as the run did.
@@ -71,44 +135,36 @@ int score_command(const ScoreOptions& o) {
     }
   }
   const std::filesystem::path dir(o.dir);
-  std::vector<analysis::RequestRecord> records;
+  const std::string records_path = (dir / "requests.jsonl").string();
+  std::optional<analysis::JsonlRecordSource> file;  // read a record at a time, never whole
   try {
-    records = analysis::parse_records_jsonl(read_whole(dir / "requests.jsonl")).records;
+    file.emplace(records_path);
+  } catch (const analysis::RecordFileError&) {
+    throw ConfigError(fmt::format("cannot read {}: give the output directory of an llmload run", records_path));
   } catch (const analysis::MergeError& e) {
-    throw ConfigError(fmt::format("{}: not an llmload requests.jsonl: {}", (dir / "requests.jsonl").string(), e.what()));
+    throw ConfigError(fmt::format("{}: not an llmload requests.jsonl: {}", records_path, e.what()));
   }
   const json result = json::parse(read_whole(dir / "result.json"), nullptr, false);
-  std::int64_t saved = 0;
-  for (auto& r : records) {
-    if (!r.ok() || !r.output_text) continue;
-    ++saved;
-    const std::string name = forced ? forced->name() : r.grader;
-    if (name.empty()) continue;
-    analysis::GraderSpec spec;
-    try {
-      spec = forced ? *forced : analysis::GraderSpec::parse(name);
-    } catch (const std::invalid_argument& e) {
-      throw ConfigError(fmt::format("{}: request {} names grader '{}': {}; give --grader to grade it with another",
-                                    o.dir, r.index, name, e.what()));
-    }
-    const analysis::GradeResult g = analysis::grade_output(spec, *r.output_text, r.reference);
-    r.grader = name;
-    r.grade = g.grade;
-    r.extracted = g.extracted;
-  }
-  if (saved == 0) {
-    throw ConfigError(fmt::format("{}: no saved answers: run it with --save-outputs to keep each answer (and its "
-                                  "reference) in requests.jsonl",
-                                  o.dir));
-  }
   const auto slo = result.is_object() ? run_slo(result) : std::nullopt;
   const auto meets = [&](const analysis::RequestRecord& r) {
     return r.ok() && (!slo || slo->first.empty() || analysis::meets_slo(r, slo->first, slo->second));
   };
   double window_s = 0;
   if (result.is_object()) window_s = result.value("duration", 0.0);
-  json out = {{"dir", o.dir}, {"grader", forced ? json(forced->name()) : json("each request's own")},
-              {"accuracy", analysis::accuracy_summary(records, meets, window_s)}};
+  json out = {{"dir", o.dir}, {"grader", forced ? json(forced->name()) : json("each request's own")}};
+  std::int64_t saved = 0;
+  try {
+    const RegradedRecords regraded(*file, forced, o.dir);
+    out["accuracy"] = analysis::accuracy_summary(analysis::RecordRange(regraded), meets, window_s);
+    saved = regraded.saved();
+  } catch (const analysis::RecordFileError& e) {  // changed or gone since it was checked
+    throw ConfigError(fmt::format("{}: {}", records_path, e.what()));
+  }
+  if (saved == 0) {
+    throw ConfigError(fmt::format("{}: no saved answers: run it with --save-outputs to keep each answer (and its "
+                                  "reference) in requests.jsonl",
+                                  o.dir));
+  }
   if (out["accuracy"].is_null()) {
     throw ConfigError(fmt::format("{}: no answer has a grader and a reference: give --grader (json grades without a "
                                   "reference) or score a run of a graded dataset",

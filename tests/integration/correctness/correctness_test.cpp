@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -304,6 +305,34 @@ TEST(Correctness, SavedOutputsAreRegradedByScore) {
   auto refused = llmload::testing::run({binary_path("llmload"), "score", plain.path()}, std::chrono::seconds(60));
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_NE(refused.err.find("--save-outputs"), std::string::npos) << refused.err;
+
+  // A record naming a grader that does not exist, and a line that is not a record: exit 2, naming
+  // the request or the line.
+  TempDir odd;
+  std::filesystem::copy_file(out.file("result.json"), odd.file("result.json"));
+  std::vector<std::string> lines;
+  {
+    std::ifstream in(out.file("requests.jsonl"));
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+  }
+  ASSERT_GE(lines.size(), 3u);
+  json first = json::parse(lines[1]);
+  first["grader"] = "vibes";
+  {
+    std::ofstream f(odd.file("requests.jsonl"));
+    for (std::size_t i = 0; i < lines.size(); ++i) f << (i == 1 ? first.dump() : lines[i]) << "\n";
+  }
+  auto unknown = llmload::testing::run({binary_path("llmload"), "score", odd.path()}, std::chrono::seconds(60));
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.err;
+  EXPECT_NE(unknown.err.find("names grader 'vibes'"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("--grader"), std::string::npos) << unknown.err;
+  {
+    std::ofstream f(odd.file("requests.jsonl"));
+    for (std::size_t i = 0; i < lines.size(); ++i) f << (i == 1 ? std::string("{\"index\": 1}") : lines[i]) << "\n";
+  }
+  auto corrupt = llmload::testing::run({binary_path("llmload"), "score", odd.path()}, std::chrono::seconds(60));
+  EXPECT_EQ(corrupt.exit_code, 2) << corrupt.err;
+  EXPECT_NE(corrupt.err.find("not an llmload requests.jsonl: line 2"), std::string::npos) << corrupt.err;
 }
 
 }  // namespace
