@@ -5,7 +5,8 @@
 # (nlohmann), the DOM-free prototype (fast), and either with one steady_timer re-armed per read
 # (as beast::tcp_stream's idle timeout does in llmload); and, where liburing is installed,
 # llmload_uring_stream_floor (bench/uring_stream_floor.cpp: the same reader on io_uring multishot
-# receive with provided buffers; "defer": SINGLE_ISSUER | DEFER_TASKRUN). Same loads as client_cpu.sh:
+# receive with provided buffers; "defer": SINGLE_ISSUER | DEFER_TASKRUN; "timestamps": multishot
+# recvmsg with each read's kernel receive time, as llmload stamps reads). Same loads as client_cpu.sh:
 #   paced    100 streams x 1,000 tokens, ITL 10 ms (one event per read)
 #   1stream  1 stream x 100,000 tokens, zero TTFT/ITL
 # Each variant REPEATS times; prints the median [min..max] of CPU microseconds per token.
@@ -31,7 +32,7 @@ for load in paced 1stream; do
   fi
   port="${url##*:}"
   variants=("nlohmann" "nlohmann --timer" "fast" "fast --timer")
-  [ -x "$uring" ] && variants+=("uring fast" "uring fast --defer")
+  [ -x "$uring" ] && variants+=("uring fast" "uring fast --defer" "uring fast --timestamps")
   for variant in "${variants[@]}"; do
     read -r -a extra <<<"$variant"
     program="$floor"
@@ -42,7 +43,7 @@ for load in paced 1stream; do
       v+=("$(awk '{for (i = 1; i < NF; ++i) if ($i == "us_per_token") print $(i + 1)}' <<<"$line")")
       rpt+=("$(awk '{for (i = 1; i < NF; ++i) if ($i == "reads_per_token") print $(i + 1)}' <<<"$line")")
     done
-    printf '%-8s %-18s us/token %s; reads/token %s\n' "$load" "$variant" "$(median_spread "${v[@]}")" "$(median_spread "${rpt[@]}")"
+    printf '%-8s %-24s us/token %s; reads/token %s\n' "$load" "$variant" "$(median_spread "${v[@]}")" "$(median_spread "${rpt[@]}")"
   done
   stop_server
 done

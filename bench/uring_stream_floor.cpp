@@ -8,15 +8,20 @@
 //   - sends are queued to the ring too, so that one io_uring_enter submits the sends of every
 //     connection that finished and waits for the next completions;
 //   - --defer: IORING_SETUP_SINGLE_ISSUER | DEFER_TASKRUN (the kernel runs the completions' task
-//     work in io_uring_enter, not on every arrival); else COOP_TASKRUN.
+//     work in io_uring_enter, not on every arrival); else COOP_TASKRUN;
+//   - --timestamps: SO_TIMESTAMPING on every socket and a multishot recvmsg (not recv), whose
+//     completions carry each read's kernel receive time as llmload's transport needs (the time
+//     is read, not used).
 // Not a load generator: closed loop, fixed request, no records. CPU = getrusage(RUSAGE_SELF) over
 // the streaming phase.
 //
 // Usage: llmload_uring_stream_floor HOST PORT CONNECTIONS REQUESTS OUTPUT_TOKENS
-//            [--decode nlohmann|fast] [--defer]
+//            [--decode nlohmann|fast] [--defer] [--timestamps]
 // HOST is a numeric IPv4 address (loopback). Prints what llmload_raw_stream_floor prints, and
-// io_uring_enter calls per token. Exit 1 when io_uring is not available (kernel or policy).
+// io_uring_enter calls per token (and with --timestamps the share of reads that carried one). Exit 1 when io_uring is not available (kernel or policy).
 #include <arpa/inet.h>
+#include <linux/errqueue.h>
+#include <linux/net_tstamp.h>
 #include <liburing.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -55,7 +60,9 @@ struct Conn {
 
 class UringFloor {
  public:
-  UringFloor(bool defer, llmload_bench::FloorCounts& counts) : counts_(counts) {
+  UringFloor(bool defer, bool timestamps, llmload_bench::FloorCounts& counts)
+      : counts_(counts), timestamps_(timestamps) {
+    msg_.msg_controllen = CMSG_SPACE(sizeof(scm_timestamping));
     io_uring_params p{};
     p.flags = defer ? (IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN) : IORING_SETUP_COOP_TASKRUN;
     if (const int rc = io_uring_queue_init_params(4096, &ring_, &p); rc < 0) die("io_uring_queue_init_params", -rc);
@@ -78,6 +85,10 @@ class UringFloor {
   }
 
   void add(int fd) {
+    if (timestamps_) {
+      const int flags = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
+      if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof flags) != 0) die("SO_TIMESTAMPING", errno);
+    }
     conns_.push_back({fd, std::make_unique<llmload_bench::FloorResponse>(counts_)});
     arm_receive(conns_.size() - 1);
   }
@@ -103,6 +114,7 @@ class UringFloor {
   }
 
   std::int64_t enters() const { return enters_; }
+  std::int64_t stamped() const { return stamped_; }
   std::int64_t sink() const { return sink_; }
 
  private:
@@ -120,7 +132,11 @@ class UringFloor {
 
   void arm_receive(std::size_t i) {
     io_uring_sqe* s = sqe();
-    io_uring_prep_recv_multishot(s, conns_[i].fd, nullptr, 0, 0);
+    if (timestamps_) {
+      io_uring_prep_recvmsg_multishot(s, conns_[i].fd, &msg_, 0);
+    } else {
+      io_uring_prep_recv_multishot(s, conns_[i].fd, nullptr, 0, 0);
+    }
     s->flags |= IOSQE_BUFFER_SELECT;
     s->buf_group = kGroup;
     io_uring_sqe_set_data64(s, static_cast<std::uint64_t>(i) << 1);
@@ -152,14 +168,36 @@ class UringFloor {
     const unsigned b = c.flags >> IORING_CQE_BUFFER_SHIFT;
     ++counts_.reads;
     sink_ += std::chrono::steady_clock::now().time_since_epoch().count() & 1;
-    const bool done = conns_[i].response->feed(std::string_view(buffer(b), static_cast<std::size_t>(c.res)));
+    std::string_view bytes(buffer(b), static_cast<std::size_t>(c.res));
+    if (timestamps_) bytes = unwrap(bytes);
+    const bool done = conns_[i].response->feed(bytes);
     io_uring_buf_ring_add(br_, buffer(b), kBufferBytes, static_cast<unsigned short>(b), io_uring_buf_ring_mask(kBuffers),
                           recycled++);
     if ((c.flags & IORING_CQE_F_MORE) == 0) arm_receive(i);
     if (done) send(i);
   }
 
+  // A recvmsg completion's buffer: header, control data (the receive time), then the payload.
+  std::string_view unwrap(std::string_view b) {
+    io_uring_recvmsg_out* o = io_uring_recvmsg_validate(const_cast<char*>(b.data()), static_cast<int>(b.size()), &msg_);
+    if (o == nullptr) die("recvmsg (a completion too short for its header)", EINVAL);
+    for (cmsghdr* cm = io_uring_recvmsg_cmsg_firsthdr(o, &msg_); cm != nullptr;
+         cm = io_uring_recvmsg_cmsg_nexthdr(o, &msg_, cm)) {
+      if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SO_TIMESTAMPING) continue;
+      scm_timestamping ts;
+      std::memcpy(&ts, CMSG_DATA(cm), sizeof ts);
+      ++stamped_;
+      sink_ += ts.ts[0].tv_nsec & 1;
+    }
+    const auto n = io_uring_recvmsg_payload_length(o, static_cast<int>(b.size()), &msg_);
+    if (n == 0) die("recv (the server closed the connection)", ECONNRESET);
+    return {static_cast<const char*>(io_uring_recvmsg_payload(o, &msg_)), n};
+  }
+
   llmload_bench::FloorCounts& counts_;
+  bool timestamps_ = false;
+  msghdr msg_{};  // the recvmsg template: no address, room for one timestamp
+  std::int64_t stamped_ = 0;
   io_uring ring_{};
   io_uring_buf_ring* br_ = nullptr;
   std::vector<char> data_;
@@ -190,24 +228,29 @@ int connect_to(const char* host, int port) {
 
 int main(int argc, char** argv) {
   if (argc < 6) {
-    std::fprintf(stderr, "usage: %s HOST PORT CONNECTIONS REQUESTS OUTPUT_TOKENS [--decode nlohmann|fast] [--defer]\n",
+    std::fprintf(stderr,
+                 "usage: %s HOST PORT CONNECTIONS REQUESTS OUTPUT_TOKENS [--decode nlohmann|fast] [--defer] "
+                 "[--timestamps]\n",
                  argv[0]);
     return 2;
   }
   llmload_bench::FloorCounts counts;
   bool defer = false;
+  bool timestamps = false;
   for (int i = 6; i < argc; ++i) {
     const std::string_view a = argv[i];
     if (a == "--decode" && i + 1 < argc) {
       counts.fast = std::string_view(argv[++i]) == "fast";
     } else if (a == "--defer") {
       defer = true;
+    } else if (a == "--timestamps") {
+      timestamps = true;
     }
   }
   const int conns = std::atoi(argv[3]);
   const std::int64_t requests = std::atoll(argv[4]);
   const std::string request = llmload_bench::floor_request(argv[1], argv[2], std::atol(argv[5]));
-  UringFloor floor(defer, counts);
+  UringFloor floor(defer, timestamps, counts);
   for (int i = 0; i < conns; ++i) floor.add(connect_to(argv[1], std::atoi(argv[2])));
   const double c0 = llmload_bench::floor_cpu_now();
   const auto w0 = std::chrono::steady_clock::now();
@@ -217,9 +260,10 @@ int main(int argc, char** argv) {
   const auto tokens = static_cast<double>(counts.tokens);
   std::printf(
       "tokens %lld requests %lld cpu_s %.4f us_per_token %.3f reads_per_token %.3f core_share %.3f "
-      "enters_per_token %.3f %s io_uring%s\n",
+      "enters_per_token %.3f stamped_per_read %.3f %s io_uring%s%s\n",
       static_cast<long long>(counts.tokens), static_cast<long long>(counts.requests_done), cpu, cpu / tokens * 1e6,
       static_cast<double>(counts.reads) / tokens, cpu / wall, static_cast<double>(floor.enters()) / tokens,
-      counts.fast ? "decode=fast" : "decode=nlohmann", defer ? " defer" : "");
+      static_cast<double>(floor.stamped()) / static_cast<double>(counts.reads), counts.fast ? "decode=fast" : "decode=nlohmann",
+      defer ? " defer" : "", timestamps ? " timestamps" : "");
   return floor.sink() == -1 ? 1 : 0;
 }
