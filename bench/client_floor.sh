@@ -3,7 +3,8 @@
 # bench/client_cpu.sh: llmload_raw_stream_floor (bench/raw_stream_floor.cpp: plain asio socket
 # reads into 4 KiB, its own chunked decoding, llmload's SseParser) with llmload's JSON decoder
 # (nlohmann), the DOM-free prototype (fast), and either with one steady_timer re-armed per read
-# (as beast::tcp_stream's idle timeout does in llmload); and, where liburing is installed,
+# (as beast::tcp_stream's idle timeout does in llmload), or with each read's kernel receive time
+# (--timestamps: SO_TIMESTAMPING and recvmsg, as llmload's transport reads); and, where liburing is installed,
 # llmload_uring_stream_floor (bench/uring_stream_floor.cpp: the same reader on io_uring multishot
 # receive with provided buffers; "defer": SINGLE_ISSUER | DEFER_TASKRUN; "timestamps": multishot
 # recvmsg with each read's kernel receive time, as llmload stamps reads). Same loads as client_cpu.sh:
@@ -31,7 +32,7 @@ for load in paced 1stream; do
     args=(1 1 100000)
   fi
   port="${url##*:}"
-  variants=("nlohmann" "nlohmann --timer" "fast" "fast --timer")
+  variants=("nlohmann" "nlohmann --timer" "fast" "fast --timer" "fast --timestamps")
   [ -x "$uring" ] && variants+=("uring fast" "uring fast --defer" "uring fast --timestamps")
   for variant in "${variants[@]}"; do
     read -r -a extra <<<"$variant"

@@ -8,6 +8,8 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <cctype>
 #include <cstddef>
 #include <cstdint>
@@ -136,6 +138,25 @@ inline std::string floor_request(std::string_view host, std::string_view port, l
       "POST /v1/chat/completions HTTP/1.1\r\nHost: {}:{}\r\nContent-Type: application/json\r\n"
       "Accept: text/event-stream\r\nContent-Length: {}\r\n\r\n{}",
       host, port, body.size(), body);
+}
+
+/// A positive whole number from the command line, or 0 when the text is not one.
+inline long long floor_count(const char* text) {
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(text, &end, 10);
+  return (errno != 0 || end == text || *end != '\0' || v <= 0) ? 0 : v;
+}
+
+/// CONNECTIONS REQUESTS OUTPUT_TOKENS (argv[3..5]) checked: an empty string, or what is wrong.
+inline std::string floor_counts_error(char** argv) {
+  const char* names[] = {"CONNECTIONS", "REQUESTS", "OUTPUT_TOKENS"};
+  for (int i = 0; i < 3; ++i) {
+    if (floor_count(argv[3 + i]) == 0) {
+      return fmt::format("{} must be a positive whole number, not '{}'", names[i], argv[3 + i]);
+    }
+  }
+  return {};
 }
 
 /// CPU seconds (user + system) of this process so far.

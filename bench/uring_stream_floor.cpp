@@ -47,6 +47,7 @@ constexpr unsigned kBuffers = 1024;  // provided buffers (a power of two)
 constexpr unsigned kBufferBytes = 4096;
 constexpr unsigned short kGroup = 0;  // the buffer group id
 constexpr std::uint64_t kSendTag = 1;  // user_data = connection << 1 | kind
+constexpr long long kQuietLimitS = 30;  // the longest wait for a completion
 
 [[noreturn]] void die(const char* what, int err) {
   std::fprintf(stderr, "%s: %s\n", what, std::strerror(err));
@@ -99,7 +100,12 @@ class UringFloor {
     for (std::size_t i = 0; i < conns_.size(); ++i) send(i);
     while (counts_.requests_done < requests) {
       ++enters_;
-      if (const int rc = io_uring_submit_and_wait(&ring_, 1); rc < 0 && rc != -EINTR) die("io_uring_submit_and_wait", -rc);
+      // Bounded: a server that stops sending ends the bench instead of hanging it.
+      __kernel_timespec limit{.tv_sec = kQuietLimitS, .tv_nsec = 0};
+      io_uring_cqe* first = nullptr;
+      const int rc = io_uring_submit_and_wait_timeout(&ring_, &first, 1, &limit, nullptr);
+      if (rc == -ETIME) die("no data from the server for 30 s", ETIMEDOUT);
+      if (rc < 0 && rc != -EINTR) die("io_uring_submit_and_wait_timeout", -rc);
       unsigned head = 0;
       unsigned seen = 0;
       int recycled = 0;
@@ -227,11 +233,12 @@ int connect_to(const char* host, int port) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 6) {
+  const std::string bad = argc < 6 ? "too few arguments" : llmload_bench::floor_counts_error(argv);
+  if (!bad.empty()) {
     std::fprintf(stderr,
-                 "usage: %s HOST PORT CONNECTIONS REQUESTS OUTPUT_TOKENS [--decode nlohmann|fast] [--defer] "
+                 "%s\nusage: %s HOST PORT CONNECTIONS REQUESTS OUTPUT_TOKENS [--decode nlohmann|fast] [--defer] "
                  "[--timestamps]\n",
-                 argv[0]);
+                 bad.c_str(), argv[0]);
     return 2;
   }
   llmload_bench::FloorCounts counts;
@@ -247,11 +254,12 @@ int main(int argc, char** argv) {
       timestamps = true;
     }
   }
-  const int conns = std::atoi(argv[3]);
-  const std::int64_t requests = std::atoll(argv[4]);
-  const std::string request = llmload_bench::floor_request(argv[1], argv[2], std::atol(argv[5]));
+  const auto conns = llmload_bench::floor_count(argv[3]);
+  const std::int64_t requests = llmload_bench::floor_count(argv[4]);
+  const std::string request =
+      llmload_bench::floor_request(argv[1], argv[2], static_cast<long>(llmload_bench::floor_count(argv[5])));
   UringFloor floor(defer, timestamps, counts);
-  for (int i = 0; i < conns; ++i) floor.add(connect_to(argv[1], std::atoi(argv[2])));
+  for (long long i = 0; i < conns; ++i) floor.add(connect_to(argv[1], std::atoi(argv[2])));
   const double c0 = llmload_bench::floor_cpu_now();
   const auto w0 = std::chrono::steady_clock::now();
   floor.run(request, requests);
