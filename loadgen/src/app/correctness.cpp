@@ -81,6 +81,10 @@ std::vector<analysis::RequestRecord> read_saved_records(const std::string& dir) 
   std::vector<analysis::RequestRecord> out;
   try {
     const analysis::JsonlRecordSource file(path.string());
+    if (file.cut_line()) {
+      fmt::print(stderr, "llmload: note: --reference {}: the last line ({}) of {} is cut off: left out\n", dir,
+                 *file.cut_line(), path.string());
+    }
     for (const analysis::RequestRecord& r : analysis::RecordRange(file)) {
       if (r.ok() && r.output_text) out.push_back(r);
     }

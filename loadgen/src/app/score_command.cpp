@@ -144,6 +144,10 @@ int score_command(const ScoreOptions& o) {
   } catch (const analysis::MergeError& e) {
     throw ConfigError(fmt::format("{}: not an llmload requests.jsonl: {}", records_path, e.what()));
   }
+  if (file->cut_line()) {
+    fmt::print(stderr, "llmload score: note: {}: the last line ({}) is cut off (the run was stopped while writing it): "
+               "left out\n", records_path, *file->cut_line());
+  }
   const json result = json::parse(read_whole(dir / "result.json"), nullptr, false);
   const auto slo = result.is_object() ? run_slo(result) : std::nullopt;
   const auto meets = [&](const analysis::RequestRecord& r) {

@@ -333,6 +333,17 @@ TEST(Correctness, SavedOutputsAreRegradedByScore) {
   auto corrupt = llmload::testing::run({binary_path("llmload"), "score", odd.path()}, std::chrono::seconds(60));
   EXPECT_EQ(corrupt.exit_code, 2) << corrupt.err;
   EXPECT_NE(corrupt.err.find("not an llmload requests.jsonl: line 2"), std::string::npos) << corrupt.err;
+  // A last line cut off mid-way (a run stopped while writing it) is left out, and said.
+  {
+    std::ofstream f(odd.file("requests.jsonl"));
+    for (std::size_t i = 0; i < lines.size(); ++i) f << lines[i] << (i + 1 < lines.size() ? "\n" : "");
+    f.seekp(-5, std::ios::cur);
+    f << "\"";
+  }
+  auto cut = llmload::testing::run({binary_path("llmload"), "score", odd.path()}, std::chrono::seconds(60));
+  EXPECT_EQ(cut.exit_code, 0) << cut.err;
+  EXPECT_NE(cut.err.find("is cut off"), std::string::npos) << cut.err;
+  EXPECT_EQ(json::parse(read_file(odd.file("score.json")))["accuracy"]["graded"], lines.size() - 1);
 }
 
 }  // namespace
