@@ -455,6 +455,28 @@ TEST(Throughput, WarmupStartedCompletionsCountAndTheSendRateIgnoresTheDrain) {
   EXPECT_NEAR(m.intended_send_rate, 10.0, 1e-9);
 }
 
+// The achieved rate is over the sends, the intended one over the schedule, whatever order the
+// requests completed in; only the measured requests count.
+TEST(Throughput, AchievedAndIntendedSendRatesAreEachOverTheirOwnSpan) {
+  MetricsAccumulator acc;
+  std::vector<RequestRecord> records;
+  // Scheduled every 100 ms; request i is sent i ms late; records in reverse (completion) order.
+  for (int i = 29; i >= 0; --i) {
+    const Nanos t = i * 100ms;
+    auto r = rec(t, t + i * 1ms, t + 60ms, t + 250ms, 5);
+    r.warmup = i < 5;
+    r.in_window = !r.warmup;
+    acc.add(r, std::vector<ChunkArrival>{{t + 60ms, 5}});
+    records.push_back(r);
+  }
+  auto m = acc.finalize(Window{500ms, 3000ms, "test"}, true, std::nullopt, LatencyView::kResponse, records);
+  // Measured: 5..29. Intended 0.5 .. 2.9 s; sent 0.505 .. 2.929 s.
+  EXPECT_NEAR(m.intended_send_rate, 24 / 2.4, 1e-9);
+  EXPECT_NEAR(m.achieved_send_rate, 24 / 2.424, 1e-9);
+  // Gaps of 101 ms exactly: no spread.
+  EXPECT_NEAR(m.realized_interarrival_cv, 0.0, 1e-9);
+}
+
 // The token-arrival series stays bounded however long the run (issue 16's soak: memory flat): past
 // kMaxTokenBins bins its width doubles, and the window's token count is still exact up to its two
 // edge bins.
