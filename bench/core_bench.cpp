@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "llmload/analysis/hdr_histogram.hpp"
+#include "llmload/analysis/record_line.hpp"
 #include "llmload/loadgen/sse_parser.hpp"
 #include "llmload/loadgen/stream_decoder.hpp"
 
@@ -66,6 +67,42 @@ void BM_HdrRecord(benchmark::State& state) {
   benchmark::DoNotOptimize(h.total_count());
 }
 BENCHMARK(BM_HdrRecord);
+
+// One requests.jsonl line of a finished streamed request, as the run journal writes it per
+// request (a short request of 8 tokens against llmload-server, which reports its own times).
+void BM_RecordLine(benchmark::State& state) {
+  using llmload::analysis::Nanos;
+  llmload::analysis::RequestRecord r;
+  r.index = 12345;
+  r.in_window = true;
+  r.t_intended = Nanos(1'234'567'891);
+  r.t_send = Nanos(1'234'601'234);
+  r.t_headers = Nanos(1'234'912'345);
+  r.t_first = Nanos(1'235'023'456);
+  r.t_first_output = r.t_first;
+  r.t_last = Nanos(1'235'634'567);
+  r.t_done = Nanos(1'235'645'678);
+  r.requested_input_tokens = r.input_tokens = 16;
+  r.requested_output_tokens = r.output_tokens = 8;
+  r.tokens_from_usage = true;
+  r.client_output_tokens = 8;
+  r.output_events = 8;
+  r.model = "llmload-mock";
+  r.finish_reason = "length";
+  r.server_queue_s = 0.000012345;
+  r.server_first_token_s = 0.000234567;
+  r.server_last_token_s = 0.000834567;
+  r.item = 4321;
+  r.http_status = 200;
+  std::string line;
+  for (auto _ : state) {
+    line.clear();
+    llmload::analysis::append_record_line(line, r);
+    benchmark::DoNotOptimize(line.data());
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * line.size()));
+}
+BENCHMARK(BM_RecordLine);
 
 }  // namespace
 

@@ -4,7 +4,10 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <initializer_list>
 #include <optional>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +21,12 @@ using nlohmann::json;
 /// keeps an object's keys sorted, and the line must read as its dump would).
 class LineFields {
  public:
+  // Room for a usual line's fields (about 40) and values at once, not grown step by step.
+  LineFields() {
+    fields_.reserve(64);
+    values_.reserve(768);
+  }
+
   void boolean(std::string_view key, bool v) { add(key, v ? std::string_view("true") : std::string_view("false")); }
   void null(std::string_view key) { add(key, "null"); }
 
@@ -32,10 +41,25 @@ class LineFields {
     add(key, std::string_view(buf.data(), static_cast<std::size_t>(end - buf.data())));
   }
   void number(std::string_view key, double v) {
-    if (!std::isfinite(v)) return null(key);  // as nlohmann's serializer writes a NaN or infinity
     std::array<char, 64> buf{};
-    const char* end = nlohmann::detail::to_chars(buf.data(), buf.data() + buf.size(), v);
-    add(key, std::string_view(buf.data(), static_cast<std::size_t>(end - buf.data())));
+    add(key, number_text(buf, v));
+  }
+  /// An object of numbers, its keys given in sorted order (how nlohmann prints an object).
+  void number_object(std::string_view key, std::initializer_list<std::pair<std::string_view, std::optional<double>>> members) {
+    const std::size_t begin = values_.size();
+    values_ += '{';
+    bool first = true;
+    for (const auto& [name, v] : members) {
+      if (!first) values_ += ',';
+      first = false;
+      values_ += '"';
+      values_ += name;
+      values_ += "\":";
+      std::array<char, 64> buf{};
+      values_ += v ? number_text(buf, *v) : std::string_view("null");
+    }
+    values_ += '}';
+    fields_.push_back({key, begin, values_.size(), key_prefix(key)});
   }
   void ms(std::string_view key, const std::optional<Nanos>& v) {
     if (v) {
@@ -50,7 +74,7 @@ class LineFields {
       values_ += '"';
       values_ += s;
       values_ += '"';
-      fields_.push_back({key, begin, values_.size()});
+      fields_.push_back({key, begin, values_.size(), key_prefix(key)});
     } else {
       value(key, json(std::string(s)));
     }
@@ -66,7 +90,13 @@ class LineFields {
   void value(std::string_view key, const json& v) { add(key, v.dump(-1, ' ', false, json::error_handler_t::replace)); }
 
   void write(std::string& out) {
-    std::sort(fields_.begin(), fields_.end(), [](const Field& a, const Field& b) { return a.key < b.key; });
+    // Keys mostly differ in their first 8 bytes: those are compared as one number, the whole
+    // keys only when they tie (a memcmp call per comparison was a few percent of a short
+    // request's CPU).
+    std::sort(fields_.begin(), fields_.end(), [](const Field& a, const Field& b) {
+      if (a.prefix != b.prefix) return a.prefix < b.prefix;
+      return a.key < b.key;
+    });
     out += '{';
     bool first = true;
     for (const auto& f : fields_) {
@@ -85,7 +115,23 @@ class LineFields {
     std::string_view key;
     std::size_t begin;
     std::size_t end;
+    std::uint64_t prefix;  // the key's first 8 bytes, big-endian, zero-padded: orders as the key does
   };
+
+  static std::uint64_t key_prefix(std::string_view key) {
+    std::uint64_t p = 0;
+    for (std::size_t i = 0; i < 8; ++i) {
+      p = (p << 8) | (i < key.size() ? static_cast<unsigned char>(key[i]) : 0U);
+    }
+    return p;
+  }
+
+  /// A double as nlohmann's serializer writes it (null for a NaN or an infinity).
+  static std::string_view number_text(std::array<char, 64>& buf, double v) {
+    if (!std::isfinite(v)) return "null";
+    const char* end = nlohmann::detail::to_chars(buf.data(), buf.data() + buf.size(), v);
+    return {buf.data(), static_cast<std::size_t>(end - buf.data())};
+  }
 
   /// Printable ASCII with no quote or backslash: written as it is (anything else goes through
   /// nlohmann's escaping, which also replaces invalid UTF-8).
@@ -98,14 +144,12 @@ class LineFields {
   void add(std::string_view key, std::string_view text) {
     const std::size_t begin = values_.size();
     values_ += text;
-    fields_.push_back({key, begin, values_.size()});
+    fields_.push_back({key, begin, values_.size(), key_prefix(key)});
   }
 
   std::vector<Field> fields_;
   std::string values_;
 };
-
-json optional_number(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
 /// The fields every record has, and those it has when it went through a session, a stage, the
 /// server's ground truth, a grader or an outputs-keeping run (docs/artifact.md, requests.jsonl).
@@ -160,9 +204,9 @@ void record_fields(LineFields& f, const RequestRecord& r) {
   }
   if (r.stage >= 0) f.integer("stage", r.stage);
   if (r.server_first_token_s) {
-    f.value("server", {{"queue_s", optional_number(r.server_queue_s)},
-                       {"first_token_s", *r.server_first_token_s},
-                       {"last_token_s", optional_number(r.server_last_token_s)}});
+    f.number_object("server", {{"first_token_s", r.server_first_token_s},
+                               {"last_token_s", r.server_last_token_s},
+                               {"queue_s", r.server_queue_s}});
   }
   f.unsigned_integer("item", r.item);
   f.integer("http_status", r.http_status);

@@ -702,7 +702,11 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   if (hooks.print_report) {
     if (const std::string lines = correctness_report(outcome.result); !lines.empty()) fmt::print("{}", lines);
   }
-  if (!write_artifact(cfg, local, plan, controller.records(), metrics, outcome.result, wall_start, hooks)) {
+  // The journal's requests.jsonl is the final one unless a line is missing or a record was
+  // relabeled after it was written (run_journal.hpp).
+  const bool requests_written = journal.whole(controller.records().size()) && !controller.records_relabeled();
+  if (!write_artifact(cfg, local, plan, controller.records(), requests_written, metrics, outcome.result, wall_start,
+                      hooks)) {
     outcome.exit_code = kExitFailure;
   }
   if (probes) {

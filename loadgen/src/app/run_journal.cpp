@@ -66,8 +66,14 @@ void RunJournal::close() {
   if (file_ == nullptr) return;
   flush();
   if (file_ != nullptr) {
-    std::fclose(file_);
+    errno = 0;
+    const int closed = std::fclose(file_);
     file_ = nullptr;
+    if (closed != 0) {
+      fail(errno != 0 ? errno : EIO);
+      return;
+    }
+    closed_ = true;
   }
 }
 
@@ -87,6 +93,7 @@ void RunJournal::fail(int err) {
   }
   if (file_ != nullptr) std::fclose(file_);
   file_ = nullptr;
+  failed_ = true;
 }
 
 }  // namespace llmload::app

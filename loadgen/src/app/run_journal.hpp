@@ -2,8 +2,11 @@
 // What a run leaves on disk while it runs, so that SIGKILL, a crash or a lost machine costs at
 // most the last second of what was measured:
 // - requests.jsonl, streamed: each request's line is appended as it completes and the file is
-//   flushed at least every second (kJournalFlushInterval). At the end the artifact replaces it
-//   with the final lines (--warmup auto relabels records once the run is over).
+//   flushed at least every second (kJournalFlushInterval). At the end the artifact keeps it as
+//   it is when it is whole (every record's line written and the file closed cleanly) and no
+//   record was relabeled since (--warmup auto relabels records once the run is over); otherwise
+//   it replaces it with lines made again from the records. Keeping it spares making and writing
+//   every line twice (a tenth of the client's CPU per short request, docs/benchmarks.md).
 // - run-in-progress.json (kInProgressFile): the run's conditions and the rules that judge it,
 //   written when the load starts and removed once result.json is written. Its presence beside a
 //   requests.jsonl and no result.json means the run never finished; `llmload report DIR` then
@@ -53,6 +56,9 @@ class RunJournal {
 
   /// Lines appended so far.
   std::uint64_t lines() const { return lines_; }
+  /// Whether requests.jsonl holds exactly `records` lines, all written and flushed, and is
+  /// closed (false after any write failure, and before close()).
+  bool whole(std::uint64_t records) const { return closed_ && !failed_ && lines_ == records; }
 
  private:
   void flush();
@@ -62,6 +68,8 @@ class RunJournal {
   LineFn line_;
   bool quiet_ = false;
   std::FILE* file_ = nullptr;
+  bool failed_ = false;
+  bool closed_ = false;
   std::uint64_t lines_ = 0;
   std::chrono::steady_clock::time_point last_flush_;
 };

@@ -409,7 +409,7 @@ void print_console_report(const ScenarioConfig& cfg, const analysis::RunMetrics&
 }
 
 bool write_artifact(const ScenarioConfig& cfg, const ScenarioConfig& local, const ShardPlan& plan,
-                    analysis::RecordRange records, const analysis::RunMetrics& metrics,
+                    analysis::RecordRange records, bool requests_written, const analysis::RunMetrics& metrics,
                     const json& result, WallTime wall_start, const RunHooks& hooks) {
   if (cfg.output_dir.empty()) return true;
   const std::filesystem::path dir(cfg.output_dir);
@@ -433,9 +433,11 @@ bool write_artifact(const ScenarioConfig& cfg, const ScenarioConfig& local, cons
       failures.push_back(fmt::format("{}: {}", path.string(), write_failure_reason(written ? ec.value() : err)));
     }
   };
-  stream_file("requests.jsonl", [&](std::ostream& f) {
-    for (const auto& r : records) f << request_line(r, local, plan) << '\n';
-  });
+  if (!requests_written) {
+    stream_file("requests.jsonl", [&](std::ostream& f) {
+      for (const auto& r : records) f << request_line(r, local, plan) << '\n';
+    });
+  }
   stream_file("latency.hlog", [&](std::ostream& f) {
     analysis::write_latency_hlog(f, metrics, epoch_seconds(wall_start), fmt::format("llmload {}", kVersion));
   });

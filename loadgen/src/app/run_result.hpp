@@ -67,9 +67,11 @@ void print_console_report(const ScenarioConfig& cfg, const analysis::RunMetrics&
                           const analysis::SequentialSlo* sequential);
 
 /// Writes result.json, requests.jsonl and latency.hlog into cfg.output_dir, then the report.
-/// false when a file could not be written (the message is printed).
+/// `requests_written`: requests.jsonl already holds every record's final line (the journal's,
+/// RunJournal::whole), so it is kept rather than written again. false when a file could not be
+/// written (the message is printed).
 bool write_artifact(const ScenarioConfig& cfg, const ScenarioConfig& local, const ShardPlan& plan,
-                    analysis::RecordRange records, const analysis::RunMetrics& metrics,
+                    analysis::RecordRange records, bool requests_written, const analysis::RunMetrics& metrics,
                     const nlohmann::json& result, WallTime wall_start, const RunHooks& hooks);
 
 }  // namespace llmload::app

@@ -465,6 +465,11 @@ analysis::RecordRange RunController::records() const {
   return analysis::RecordRange(store_);
 }
 
+bool RunController::records_relabeled() const {
+  settle();
+  return store_.relabeled();
+}
+
 analysis::Window RunController::window() const {
   settle();
   return auto_window_ ? *auto_window_ : planned_window();

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
@@ -97,13 +98,39 @@ TEST(Journal, ARunKilledOutrightLeavesItsRequestsAndAReportRebuildsItsResult) {
   EXPECT_EQ(again.err.find("did not finish"), std::string::npos) << again.err;
 }
 
+// requests.jsonl streamed whole (every line written, none relabeled after: a counted warmup) is
+// kept as the final file, not made and written again: the file the run streamed is still there.
 TEST(Journal, AFinishedRunLeavesNoInProgressFileAndTheFinalRequests) {
   auto srv = start_server({"--latency-model", "fixed", "--ttft", "5ms", "--itl", "1ms"});
   TempDir dir;
-  auto r = run(run_args(srv.base_url, dir, {"--concurrency", "2", "--num-requests", "30", "--warmup", "5"}), 60s);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Subprocess p(run_args(srv.base_url, dir, {"--concurrency", "2", "--num-requests", "300", "--warmup", "5"}));
+  ino_t streamed = 0;
+  poll_until(
+      [&] {
+        struct stat st {};
+        if (::stat(dir.file("requests.jsonl").c_str(), &st) != 0 || fs::exists(dir.file("result.json"))) return false;
+        streamed = st.st_ino;
+        return true;
+      },
+      2ms);
+  ASSERT_EQ(p.wait(60s), 0) << p.err();
+  ASSERT_NE(streamed, 0u) << "the run ended before its requests.jsonl could be seen";
+  struct stat after {};
+  ASSERT_EQ(::stat(dir.file("requests.jsonl").c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, streamed) << "requests.jsonl was written again";
+  EXPECT_FALSE(fs::exists(dir.file("requests.jsonl.tmp")));
   EXPECT_FALSE(fs::exists(dir.file("run-in-progress.json")));
-  EXPECT_EQ(complete_lines(dir.file("requests.jsonl")), 35u);
+  EXPECT_EQ(complete_lines(dir.file("requests.jsonl")), 305u);
+  // The lines are the records as the run counted them: the 5 warmup requests are the first 5
+  // sent (indexes 0-4), whatever order they completed in.
+  std::size_t warm = 0;
+  std::istringstream lines(read_file(dir.file("requests.jsonl")));
+  for (std::string line; std::getline(lines, line);) {
+    const json rec = json::parse(line);
+    EXPECT_EQ(rec["warmup"].get<bool>(), rec["index"].get<int>() < 5) << line;
+    warm += rec["warmup"].get<bool>() ? 1 : 0;
+  }
+  EXPECT_EQ(warm, 5u);
   const json result = json::parse(read_file(dir.file("result.json")));
   EXPECT_FALSE(result.contains("rebuilt"));
   // Nothing to rebuild: the report leaves result.json as the run wrote it.

@@ -170,7 +170,9 @@ TEST(RecordStore, TheWarmupCutReadsBackAsWarmupOutOfTheWindow) {
     r.t_intended = Nanos(static_cast<std::int64_t>(i) * 1'000'000);
     store.append(r, record_store_chunks(i));
   }
+  EXPECT_FALSE(store.relabeled());  // every record reads back as appended: a journal of them is final
   store.mark_warmup_before(Nanos(5'000'000));
+  EXPECT_TRUE(store.relabeled());
   std::uint64_t i = 0;
   for (const auto& r : analysis::RecordRange(store)) {
     EXPECT_EQ(r.warmup, i < 5) << i;

@@ -50,6 +50,8 @@ class RecordStore : public analysis::RecordSource {
   /// --warmup auto's cut: from now on every record intended before `cut` reads back as warmup
   /// (out of the window), as analysis::mark_warmup_before would have marked it.
   void mark_warmup_before(analysis::Nanos cut) { warmup_cut_ = cut; }
+  /// Whether a record may read back other than as it was appended (a warmup cut was set).
+  bool relabeled() const { return warmup_cut_.has_value(); }
 
   /// Records written to the temporary file so far.
   std::size_t spilled() const { return spilled_; }

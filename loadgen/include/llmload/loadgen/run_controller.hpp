@@ -93,6 +93,9 @@ class RunController {
   /// reads them back one at a time. Read them once the run is over, or follow them as they
   /// complete with on_record.
   analysis::RecordRange records() const;
+  /// Whether records() reads any record other than as on_record saw it (--warmup auto's cut
+  /// relabels those before the steady state once the run is over).
+  bool records_relabeled() const;
   /// Why the records could not be kept out of memory, if so (a warning; the run is unaffected).
   const std::optional<std::string>& record_spill_error() const { return store_.spill_error(); }
   /// The measurement window (valid once finished()). --warmup auto: see docs/statistics.md.
