@@ -178,7 +178,15 @@ struct PlainExchange final : ExchangeBase, std::enable_shared_from_this<PlainExc
     }
   }
 
+  // Whether a pooled connection may carry the next request. Bytes or a hang-up that came while it
+  // was idle raised an event (kept in `pending` by on_poll): only then is the socket looked at
+  // (a MSG_PEEK read; the event may also be a late edge of the last response's own bytes). With
+  // no event, no system call: a FIN still on its way is met by the retry of a reused connection
+  // closed before any byte of answer (on_eof, fail_or_retry), as one arriving just after a
+  // look would be.
   static bool still_open(PlainConn& c) {
+    constexpr std::uint32_t kIn = EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR;
+    if ((c.pending & kIn) == 0) return true;
     char byte;
     const ssize_t n = ::recv(c.fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
     return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
@@ -435,6 +443,7 @@ struct PlainExchange final : ExchangeBase, std::enable_shared_from_this<PlainExc
       conn->owner = nullptr;
       if (keep_alive && cls == ErrorClass::kNone) {
         conn->reused = false;
+        conn->pending = 0;  // the response was read to its end: from here on an event is news (still_open)
         transport->idle_plain.push_back(std::move(conn));
       } else {
         if (conn->fd >= 0) ::shutdown(conn->fd, SHUT_RDWR);
