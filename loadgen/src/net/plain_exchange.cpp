@@ -178,18 +178,24 @@ struct PlainExchange final : ExchangeBase, std::enable_shared_from_this<PlainExc
     }
   }
 
-  // Whether a pooled connection may carry the next request. Bytes or a hang-up that came while it
-  // was idle raised an event (kept in `pending` by on_poll): only then is the socket looked at
-  // (a MSG_PEEK read; the event may also be a late edge of the last response's own bytes). With
-  // no event, no system call: a FIN still on its way is met by the retry of a reused connection
-  // closed before any byte of answer (on_eof, fail_or_retry), as one arriving just after a
-  // look would be.
-  static bool still_open(PlainConn& c) {
+  // Whether a pooled connection may carry the next request. The socket is looked at (a MSG_PEEK
+  // read) when bytes or a hang-up came while it was idle (an event kept in `pending` by on_poll;
+  // it may also be a late edge of the last response's own bytes), or when it has been idle long
+  // enough for a server's keep-alive timeout to have closed it unseen (the set is not watched
+  // while nobody waits on it). A connection whose response ended under kFreshIdle ago with no
+  // event since (a closed loop's next request) is reused without that system call: a FIN still
+  // on its way is met by the retry of a reused connection closed before any byte of answer
+  // (on_eof, fail_or_retry), as one arriving just after a look would be.
+  static constexpr Nanos kFreshIdle{std::chrono::milliseconds(1)};
+  bool still_open(PlainConn& c) const {
     constexpr std::uint32_t kIn = EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR;
-    if ((c.pending & kIn) == 0) return true;
+    if ((c.pending & kIn) == 0 && now() - c.pooled_at < kFreshIdle) return true;
+    ++transport->stats.idle_checks;
     char byte;
     const ssize_t n = ::recv(c.fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+    const bool open = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+    if (!open) ++transport->stats.stale;
+    return open;
   }
 
   void acquire() {
@@ -439,11 +445,13 @@ struct PlainExchange final : ExchangeBase, std::enable_shared_from_this<PlainExc
     if (finished) return;
     finished = true;
     transport->unlink(this);
+    const TimePoint t = now();
     if (conn) {
       conn->owner = nullptr;
       if (keep_alive && cls == ErrorClass::kNone) {
         conn->reused = false;
         conn->pending = 0;  // the response was read to its end: from here on an event is news (still_open)
+        conn->pooled_at = t;
         transport->idle_plain.push_back(std::move(conn));
       } else {
         if (conn->fd >= 0) ::shutdown(conn->fd, SHUT_RDWR);
@@ -452,7 +460,7 @@ struct PlainExchange final : ExchangeBase, std::enable_shared_from_this<PlainExc
       }
     }
     std::string().swap(wire);
-    observer.on_complete(now(), TransportError{cls, std::move(message)});
+    observer.on_complete(t, TransportError{cls, std::move(message)});
   }
 
   void cancel() override {

@@ -44,6 +44,8 @@ struct TransportStats {
   std::uint64_t wakeups = 0;      // times the transport's epoll set was collected (one epoll_wait each)
   std::uint64_t poll_waits = 0;   // waits started on the set (each one epoll_ctl in Asio's reactor)
   std::uint64_t registrations = 0;  // sockets added to the set (once per connection)
+  std::uint64_t idle_checks = 0;    // pooled connections looked at (MSG_PEEK) before reuse
+  std::uint64_t stale = 0;          // of which were found closed (or sent bytes) and replaced
 };
 
 /// Plain TCP reads every socket found ready by one wake-up in one handler. The driver sets this
