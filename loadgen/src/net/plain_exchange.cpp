@@ -178,18 +178,12 @@ struct PlainExchange final : ExchangeBase, std::enable_shared_from_this<PlainExc
     }
   }
 
-  // Whether a pooled connection may carry the next request. The socket is looked at (a MSG_PEEK
-  // read) when bytes or a hang-up came while it was idle (an event kept in `pending` by on_poll;
-  // it may also be a late edge of the last response's own bytes), or when it has been idle long
-  // enough for a server's keep-alive timeout to have closed it unseen (the set is not watched
-  // while nobody waits on it). A connection whose response ended under kFreshIdle ago with no
-  // event since (a closed loop's next request) is reused without that system call: a FIN still
-  // on its way is met by the retry of a reused connection closed before any byte of answer
-  // (on_eof, fail_or_retry), as one arriving just after a look would be.
-  static constexpr Nanos kFreshIdle{std::chrono::milliseconds(1)};
+  // Whether a pooled connection may carry the next request: a MSG_PEEK read finds nothing
+  // waiting (no bytes after the last response, no FIN). Made before every reuse. Skipping it for
+  // a connection reused at once was tried and withdrawn (docs/benchmarks.md, fifth part): a FIN
+  // that came with the last response's bytes, or bytes sent on the idle connection, would then be
+  // met only by the request sent on it (a retry, or a wrong answer).
   bool still_open(PlainConn& c) const {
-    constexpr std::uint32_t kIn = EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR;
-    if ((c.pending & kIn) == 0 && now() - c.pooled_at < kFreshIdle) return true;
     ++transport->stats.idle_checks;
     char byte;
     const ssize_t n = ::recv(c.fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
@@ -450,8 +444,6 @@ struct PlainExchange final : ExchangeBase, std::enable_shared_from_this<PlainExc
       conn->owner = nullptr;
       if (keep_alive && cls == ErrorClass::kNone) {
         conn->reused = false;
-        conn->pending = 0;  // the response was read to its end: from here on an event is news (still_open)
-        conn->pooled_at = t;
         transport->idle_plain.push_back(std::move(conn));
       } else {
         if (conn->fd >= 0) ::shutdown(conn->fd, SHUT_RDWR);

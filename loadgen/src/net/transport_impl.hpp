@@ -74,7 +74,6 @@ struct PlainConn {
   bool want_out = false;           // EPOLLOUT registered (after a write that did not fit)
   bool reused = false;
   bool rx_timestamps = false;  // SO_TIMESTAMPING is on
-  TimePoint pooled_at{};       // when its last response ended and it went to the idle pool
   // 4 KiB per connection: a token chunk is a few hundred bytes, and a larger body just takes more
   // reads; with 10,000 streams open this buffer is most of the client's memory per stream.
   std::array<char, 4096> buf;  // not zero-filled: only bytes read are used

@@ -751,13 +751,11 @@ TEST_F(TransportDeadline, ConcurrentStreamsRegisterOnceAndReadOncePerArrival) {
   EXPECT_GE(st.wakeups, 1u);
 }
 
-// A pooled connection idle for a while is looked at before it carries a request (a server's
-// keep-alive timeout may have closed it with nobody watching): one still open is reused, one
-// the server closed is replaced before the request goes out, so the request neither fails nor
-// is sent twice. (A connection reused within a millisecond of its last response, with no event
-// since, is not looked at: a closed loop's next request costs no system call for it.)
+// A pooled connection is looked at before it carries a request (a server's keep-alive timeout
+// may have closed it while nobody watched): one still open is reused, one the server closed is
+// replaced before the request goes out, so the request neither fails nor is sent twice.
 TEST(PlainPool, AnIdleConnectionIsLookedAtAndOneTheServerClosedIsReplaced) {
-  auto server = start_server({"--latency-model", "fixed", "--ttft", "1ms", "--itl", "1ms", "--keepalive-timeout", "300ms"});
+  auto server = start_server({"--latency-model", "fixed", "--ttft", "1ms", "--itl", "1ms", "--keepalive-timeout", "2s"});
   TransportOptions o;
   o.connect_timeout = 5s;
   o.idle_timeout = 20s;
@@ -770,16 +768,16 @@ TEST(PlainPool, AnIdleConnectionIsLookedAtAndOneTheServerClosedIsReplaced) {
     EXPECT_EQ(summarize(obs.body).token_events, 2);
   };
   one();
-  std::this_thread::sleep_for(20ms);  // idle for longer than a fresh reuse, shorter than the server's timeout
+  std::this_thread::sleep_for(20ms);  // idle, well within the server's keep-alive timeout
   one();
   net::TransportStats st = c.transport.stats();
   EXPECT_EQ(c.transport.connections_opened(), 1u);
   EXPECT_EQ(st.idle_checks, 1u);
   EXPECT_EQ(st.stale, 0u);
-  std::this_thread::sleep_for(900ms);  // the server closes the idle connection after 300 ms
+  std::this_thread::sleep_for(3s);  // the server closes the idle connection after 2 s
   one();
   st = c.transport.stats();
-  EXPECT_EQ(c.transport.connections_opened(), 2u);  // replaced, not retried: one more connection
+  EXPECT_EQ(c.transport.connections_opened(), 2u);  // replaced (stale, below), not sent on and retried
   EXPECT_EQ(st.idle_checks, 2u);
   EXPECT_EQ(st.stale, 1u);
 }
