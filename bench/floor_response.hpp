@@ -13,8 +13,10 @@
 #include <cctype>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -148,8 +150,11 @@ inline long long floor_count(const char* text) {
   return (errno != 0 || end == text || *end != '\0' || v <= 0) ? 0 : v;
 }
 
-/// CONNECTIONS REQUESTS OUTPUT_TOKENS (argv[3..5]) checked: an empty string, or what is wrong.
+/// PORT CONNECTIONS REQUESTS OUTPUT_TOKENS (argv[2..5]) checked: an empty string, or what is wrong.
 inline std::string floor_counts_error(char** argv) {
+  if (const long long port = floor_count(argv[2]); port == 0 || port > 65535) {
+    return fmt::format("PORT must be a number from 1 to 65535, not '{}'", argv[2]);
+  }
   const char* names[] = {"CONNECTIONS", "REQUESTS", "OUTPUT_TOKENS"};
   for (int i = 0; i < 3; ++i) {
     if (floor_count(argv[3 + i]) == 0) {
@@ -157,6 +162,30 @@ inline std::string floor_counts_error(char** argv) {
     }
   }
   return {};
+}
+
+/// The options after OUTPUT_TOKENS (argv[6..]): `--decode nlohmann|fast` into counts.fast, and
+/// each of `flags` (e.g. "--timer") that is given into `given`. An empty string, or what is
+/// wrong (an unknown option, or --decode without one of its two values).
+inline std::string floor_options_error(int argc, char** argv, std::initializer_list<std::string_view> flags,
+                                       FloorCounts& counts, std::vector<std::string_view>& given) {
+  for (int i = 6; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--decode") {
+      const std::string_view v = i + 1 < argc ? std::string_view(argv[++i]) : std::string_view();
+      if (v != "nlohmann" && v != "fast") return fmt::format("--decode takes nlohmann or fast, not '{}'", v);
+      counts.fast = v == "fast";
+    } else if (std::find(flags.begin(), flags.end(), a) != flags.end()) {
+      given.push_back(a);
+    } else {
+      return fmt::format("unknown option '{}'", a);
+    }
+  }
+  return {};
+}
+
+inline bool floor_given(const std::vector<std::string_view>& given, std::string_view flag) {
+  return std::find(given.begin(), given.end(), flag) != given.end();
 }
 
 /// CPU seconds (user + system) of this process so far.

@@ -155,7 +155,10 @@ class Conn : public std::enable_shared_from_this<Conn> {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string bad = argc < 6 ? "too few arguments" : llmload_bench::floor_counts_error(argv);
+  Shared sh;
+  std::vector<std::string_view> given;
+  std::string bad = argc < 6 ? "too few arguments" : llmload_bench::floor_counts_error(argv);
+  if (bad.empty()) bad = llmload_bench::floor_options_error(argc, argv, {"--timer", "--timestamps"}, sh.counts, given);
   if (!bad.empty()) {
     std::fprintf(stderr,
                  "%s\nusage: %s HOST PORT CONNECTIONS REQUESTS OUTPUT_TOKENS [--decode nlohmann|fast] [--timer] "
@@ -163,20 +166,11 @@ int main(int argc, char** argv) {
                  bad.c_str(), argv[0]);
     return 2;
   }
-  Shared sh;
   const auto conns = llmload_bench::floor_count(argv[3]);
   sh.requests_left = llmload_bench::floor_count(argv[4]);
   const long out_tokens = static_cast<long>(llmload_bench::floor_count(argv[5]));
-  for (int i = 6; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    if (a == "--decode" && i + 1 < argc) {
-      sh.counts.fast = std::string_view(argv[++i]) == "fast";
-    } else if (a == "--timer") {
-      sh.timer = true;
-    } else if (a == "--timestamps") {
-      sh.timestamps = true;
-    }
-  }
+  sh.timer = llmload_bench::floor_given(given, "--timer");
+  sh.timestamps = llmload_bench::floor_given(given, "--timestamps");
   sh.request = llmload_bench::floor_request(argv[1], argv[2], out_tokens);
 
   asio::io_context ioc;

@@ -233,7 +233,10 @@ int connect_to(const char* host, int port) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string bad = argc < 6 ? "too few arguments" : llmload_bench::floor_counts_error(argv);
+  llmload_bench::FloorCounts counts;
+  std::vector<std::string_view> given;
+  std::string bad = argc < 6 ? "too few arguments" : llmload_bench::floor_counts_error(argv);
+  if (bad.empty()) bad = llmload_bench::floor_options_error(argc, argv, {"--defer", "--timestamps"}, counts, given);
   if (!bad.empty()) {
     std::fprintf(stderr,
                  "%s\nusage: %s HOST PORT CONNECTIONS REQUESTS OUTPUT_TOKENS [--decode nlohmann|fast] [--defer] "
@@ -241,19 +244,8 @@ int main(int argc, char** argv) {
                  bad.c_str(), argv[0]);
     return 2;
   }
-  llmload_bench::FloorCounts counts;
-  bool defer = false;
-  bool timestamps = false;
-  for (int i = 6; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    if (a == "--decode" && i + 1 < argc) {
-      counts.fast = std::string_view(argv[++i]) == "fast";
-    } else if (a == "--defer") {
-      defer = true;
-    } else if (a == "--timestamps") {
-      timestamps = true;
-    }
-  }
+  const bool defer = llmload_bench::floor_given(given, "--defer");
+  const bool timestamps = llmload_bench::floor_given(given, "--timestamps");
   const auto conns = llmload_bench::floor_count(argv[3]);
   const std::int64_t requests = llmload_bench::floor_count(argv[4]);
   const std::string request =
