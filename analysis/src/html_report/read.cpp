@@ -190,7 +190,8 @@ RunArtifact read_artifact(const std::string& dir, ReadMode mode, const RecordSou
   a.dir = dir;
   a.name = name_of(root);
   const auto result_text = read_if_exists(root / "result.json");
-  const bool records_there = readable_file(root / "requests.jsonl");
+  // The run that has just written requests.jsonl hands its own records: the file is not opened.
+  const bool records_there = records != nullptr || readable_file(root / "requests.jsonl");
   const auto hlog_text = read_if_exists(root / "latency.hlog");
   if (!result_text && !records_there && !hlog_text) {
     throw ReportError(fmt::format("'{}' holds no llmload artifact: no result.json, requests.jsonl or latency.hlog", dir));

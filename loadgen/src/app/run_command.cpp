@@ -638,7 +638,7 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   dopts.tick_interval = RunMonitor::kTick;
   dopts.on_tick = [&] {
     if (monitor_ticks) monitor.tick();
-    journal.flush_if_due();
+    journal.tick();
   };
 
   // The client's own CPU while the load ran: whether the client could have been the bottleneck.

@@ -1,5 +1,7 @@
 #include "run_journal.hpp"
 
+#include <fcntl.h>
+
 #include <cerrno>
 #include <filesystem>
 #include <system_error>
@@ -21,7 +23,7 @@ std::string request_line(const analysis::RequestRecord& r, const ScenarioConfig&
 }
 
 RunJournal::RunJournal(std::string dir, const json& in_progress, LineFn line, bool quiet)
-    : dir_(std::move(dir)), line_(std::move(line)), quiet_(quiet), last_flush_(std::chrono::steady_clock::now()) {
+    : dir_(std::move(dir)), line_(std::move(line)), quiet_(quiet) {
   if (dir_.empty()) return;
   const std::filesystem::path root(dir_);
   // A result.json of an earlier run in this directory (--overwrite) must never be taken for this
@@ -33,48 +35,43 @@ RunJournal::RunJournal(std::string dir, const json& in_progress, LineFn line, bo
     if (!quiet_) fmt::print(stderr, "llmload: warning: {} not written: {}\n", kInProgressFile, *e);
   }
   errno = 0;
-  file_ = std::fopen((root / "requests.jsonl").c_str(), "w");
-  if (file_ == nullptr) fail(errno != 0 ? errno : EIO);
+  const int fd = ::open((root / "requests.jsonl").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    fail(errno != 0 ? errno : EIO);
+    return;
+  }
+  BackgroundAppender::Options options;
+  options.flush_interval = kJournalFlushInterval;
+  file_ = std::make_unique<BackgroundAppender>(fd, options);
 }
 
 RunJournal::~RunJournal() { close(); }
 
 void RunJournal::append(const analysis::RequestRecord& r) {
-  if (file_ == nullptr) return;
-  const std::string text = line_(r) + "\n";
-  errno = 0;
-  if (std::fwrite(text.data(), 1, text.size(), file_) != text.size()) {
-    fail(errno != 0 ? errno : EIO);
+  if (file_ == nullptr || failed_) return;
+  std::string text = line_(r);
+  text += '\n';
+  if (!file_->append(text)) {
+    fail(file_->error());
     return;
   }
   ++lines_;
-  flush_if_due();
 }
 
-void RunJournal::flush_if_due() {
-  if (file_ == nullptr) return;
-  if (std::chrono::steady_clock::now() - last_flush_ >= kJournalFlushInterval) flush();
-}
-
-void RunJournal::flush() {
-  last_flush_ = std::chrono::steady_clock::now();
-  errno = 0;
-  if (std::fflush(file_) != 0) fail(errno != 0 ? errno : EIO);
+void RunJournal::tick() {
+  if (file_ != nullptr && file_->error() != 0) fail(file_->error());
 }
 
 void RunJournal::close() {
   if (file_ == nullptr) return;
-  flush();
-  if (file_ != nullptr) {
-    errno = 0;
-    const int closed = std::fclose(file_);
-    file_ = nullptr;
-    if (closed != 0) {
-      fail(errno != 0 ? errno : EIO);
-      return;
-    }
-    closed_ = true;
+  const int err = file_->close();
+  waits_ = file_->waits();
+  file_.reset();
+  if (err != 0) {
+    fail(err);
+    return;
   }
+  closed_ = !failed_;
 }
 
 void RunJournal::finish() {
@@ -85,15 +82,15 @@ void RunJournal::finish() {
 }
 
 void RunJournal::fail(int err) {
+  failed_ = true;
+  if (warned_) return;
+  warned_ = true;
   if (!quiet_) {
     fmt::print(stderr,
                "llmload: warning: requests.jsonl can no longer be written as the run goes ({}): the run goes on, and "
                "its results are written when it ends\n",
-               write_failure_reason(err));
+               write_failure_reason(err != 0 ? err : EIO));
   }
-  if (file_ != nullptr) std::fclose(file_);
-  file_ = nullptr;
-  failed_ = true;
 }
 
 }  // namespace llmload::app

@@ -2,7 +2,8 @@
 // What a run leaves on disk while it runs, so that SIGKILL, a crash or a lost machine costs at
 // most the last second of what was measured:
 // - requests.jsonl, streamed: each request's line is appended as it completes and the file is
-//   flushed at least every second (kJournalFlushInterval). At the end the artifact keeps it as
+//   written at least every second (kJournalFlushInterval), from a thread of its own
+//   (BackgroundAppender): the event loop never waits for the disk. At the end the artifact keeps it as
 //   it is when it is whole (every record's line written and the file closed cleanly) and no
 //   record was relabeled since (--warmup auto relabels records once the run is over); otherwise
 //   it replaces it with lines made again from the records. Keeping it spares making and writing
@@ -13,14 +14,15 @@
 //   rebuilds result.json from the two (rebuild.hpp).
 
 #include <chrono>
-#include <cstdio>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "llmload/analysis/request_record.hpp"
+#include "llmload/loadgen/background_appender.hpp"
 #include "llmload/loadgen/scenario.hpp"
 #include "llmload/loadgen/shard_plan.hpp"
 
@@ -45,33 +47,36 @@ class RunJournal {
   RunJournal(const RunJournal&) = delete;
   RunJournal& operator=(const RunJournal&) = delete;
 
-  /// Appends the record's line; flushes when the last flush is kJournalFlushInterval old.
+  /// Queues the record's line for the writer thread (it waits only if 16 MiB are queued).
   void append(const analysis::RequestRecord& r);
-  /// Flushes when due (called from the driver's tick, so a quiet second is flushed too).
-  void flush_if_due();
-  /// Flushes and closes requests.jsonl: the artifact is about to replace it.
+  /// Says once that requests.jsonl could not be written (called from the driver's tick; the
+  /// writer thread writes by itself at least every kJournalFlushInterval).
+  void tick();
+  /// Writes what is queued and closes requests.jsonl.
   void close();
   /// result.json is written: removes run-in-progress.json.
   void finish();
 
   /// Lines appended so far.
   std::uint64_t lines() const { return lines_; }
-  /// Whether requests.jsonl holds exactly `records` lines, all written and flushed, and is
-  /// closed (false after any write failure, and before close()).
+  /// Whether requests.jsonl holds exactly `records` lines, all written, and is closed (false
+  /// after any write failure, and before close()).
   bool whole(std::uint64_t records) const { return closed_ && !failed_ && lines_ == records; }
+  /// How many times an append waited for the disk (the queue was full).
+  std::uint64_t waits() const { return waits_; }
 
  private:
-  void flush();
   void fail(int err);
 
   std::string dir_;
   LineFn line_;
   bool quiet_ = false;
-  std::FILE* file_ = nullptr;
+  std::unique_ptr<BackgroundAppender> file_;
   bool failed_ = false;
+  bool warned_ = false;
   bool closed_ = false;
   std::uint64_t lines_ = 0;
-  std::chrono::steady_clock::time_point last_flush_;
+  std::uint64_t waits_ = 0;
 };
 
 }  // namespace llmload::app

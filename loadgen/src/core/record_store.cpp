@@ -1,9 +1,11 @@
 #include "llmload/loadgen/record_store.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <type_traits>
@@ -49,11 +51,12 @@ class SpillWriter {
   std::vector<char> bytes;
 };
 
-// Reads the file through its descriptor at its own offset (pread), so that several passes can be
-// open at once and appends go on at the end whatever was read.
+// Reads the file at its own offset (the appender's read_at: pread, or memory for bytes a failed
+// write left), so that several passes can be open at once and appends go on at the end whatever
+// was read.
 class SpillReader {
  public:
-  explicit SpillReader(int fd) : fd_(fd) {}
+  explicit SpillReader(BackgroundAppender* file) : file_(file) {}
   // The buffer usually holds the whole field: one copy of a size known where it is inlined.
   void read(void* p, std::size_t n) {
     if (n <= buf_.size() - pos_) [[likely]] {
@@ -126,17 +129,14 @@ class SpillReader {
   void fill() {
     static constexpr std::size_t kBuffer = 256 * 1024;
     buf_.resize(kBuffer);
-    ssize_t got = 0;
-    do {
-      got = ::pread(fd_, buf_.data(), kBuffer, offset_);
-    } while (got < 0 && errno == EINTR);
+    const std::ptrdiff_t got = file_ != nullptr ? file_->read_at(offset_, buf_.data(), kBuffer) : 0;
     if (got <= 0) throw std::runtime_error("the run's record file was cut short");
     buf_.resize(static_cast<std::size_t>(got));
-    offset_ += got;
+    offset_ += static_cast<std::uint64_t>(got);
     pos_ = 0;
   }
-  int fd_;
-  off_t offset_ = 0;
+  BackgroundAppender* file_;
+  std::uint64_t offset_ = 0;
   std::vector<char> buf_;
   std::size_t pos_ = 0;
 };
@@ -206,27 +206,49 @@ struct RecordStoreGet {
 
 }  // namespace
 
-RecordStore::RecordStore(bool keep_chunks, std::size_t batch) : keep_chunks_(keep_chunks), batch_(std::max<std::size_t>(batch, 1)) {}
+RecordStore::RecordStore(bool keep_chunks, std::size_t batch, int spill_fd)
+    : keep_chunks_(keep_chunks), batch_(std::max<std::size_t>(batch, 1)), spill_fd_(spill_fd) {}
 
 RecordStore::~RecordStore() {
-  if (file_ != nullptr) std::fclose(file_);
+  if (file_ == nullptr && spill_fd_ >= 0) ::close(spill_fd_);
+}
+
+std::optional<std::string> RecordStore::spill_error() const {
+  if (create_error_) return create_error_;
+  if (file_ != nullptr && file_->error() != 0) {
+    return fmt::format("the run's records no longer fit in a temporary file ({})", std::strerror(file_->error()));
+  }
+  return std::nullopt;
 }
 
 void RecordStore::append(const RequestRecord& r, std::span<const ChunkArrival> chunks) {
   pending_.push_back(r);
   if (keep_chunks_) pending_chunks_.emplace_back(chunks.begin(), chunks.end());
   ++count_;
-  if (pending_.size() >= batch_ && !spill_error_) spill();
+  if (pending_.size() >= batch_ && !create_error_) spill();
 }
 
 void RecordStore::spill() {
   if (file_ == nullptr) {
-    errno = 0;
-    file_ = std::tmpfile();
-    if (file_ == nullptr) {
-      spill_error_ = fmt::format("no temporary file for the run's records ({})", std::strerror(errno != 0 ? errno : EIO));
-      return;
+    int fd = spill_fd_;
+    spill_fd_ = -1;
+    if (fd < 0) {
+      // An anonymous file: unlinked at once, so the system removes it whatever ends the process.
+      errno = 0;
+      std::FILE* f = std::tmpfile();
+      if (f != nullptr) {
+        fd = ::fcntl(::fileno(f), F_DUPFD_CLOEXEC, 0);
+        std::fclose(f);
+      }
+      if (fd < 0) {
+        create_error_ =
+            fmt::format("no temporary file for the run's records ({})", std::strerror(errno != 0 ? errno : EIO));
+        return;
+      }
     }
+    BackgroundAppender::Options options;
+    options.keep_unwritten = true;  // a failed write keeps the records' bytes: nothing is lost
+    file_ = std::make_unique<BackgroundAppender>(fd, options);
   }
   SpillWriter w;
   RecordStorePut io{w};
@@ -236,14 +258,8 @@ void RecordStore::spill() {
     w.put(n);
     for (std::uint64_t k = 0; k < n; ++k) w.put(pending_chunks_[i][k]);
   }
-  errno = 0;
-  if (std::fwrite(w.bytes.data(), 1, w.bytes.size(), file_) != w.bytes.size() || std::fflush(file_) != 0) {
-    // Nothing of this batch counts as spilled (its bytes past the spilled records are never
-    // read: a pass reads spilled_ records), and everything stays in memory from now on.
-    spill_error_ = fmt::format("the run's records no longer fit in a temporary file ({})",
-                               std::strerror(errno != 0 ? errno : EIO));
-    return;
-  }
+  // Queued, not yet written: the writer thread writes it; a pass reads it back wherever it is.
+  file_->append(std::string_view(w.bytes.data(), w.bytes.size()));
   spilled_ += pending_.size();
   pending_.clear();
   pending_chunks_.clear();
@@ -254,9 +270,7 @@ void RecordStore::spill() {
 class RecordStore::Cursor : public analysis::RecordCursor {
  public:
   Cursor(const RecordStore& store, bool with_chunks)
-      : store_(store), with_chunks_(with_chunks), reader_(store.file_ != nullptr ? ::fileno(store.file_) : -1) {
-    if (store_.file_ != nullptr) std::fflush(store_.file_);
-  }
+      : store_(store), with_chunks_(with_chunks), reader_(store.file_.get()) {}
   bool next(RequestRecord& out) override {
     if (read_ < store_.spilled_) {
       RecordStoreGet io{reader_};

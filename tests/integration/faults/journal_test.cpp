@@ -4,10 +4,13 @@
 // app/rebuild.hpp). A run that finishes leaves no run-in-progress.json.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <sstream>
@@ -201,6 +204,54 @@ TEST(Journal, AFullDiskUnderRequestsJsonlIsNamedAndResultJsonSaysSo) {
             std::string::npos)
       << result["incomplete_files"];
   EXPECT_EQ(result["completed"], 400);
+}
+
+// Requests the server has finished (its /metrics, read with curl as the other tests do).
+double journal_served(const ServerHandle& server) {
+  const RunResult r = run({"curl", "-sS", "--max-time", "10", server.base_url + "/metrics"}, 20s);
+  const std::string series = R"(vllm:request_success_total{engine="0",finished_reason="length",model_name="llmload-mock"} )";
+  const auto at = r.out.find(series);
+  return at == std::string::npos ? 0 : std::stod(r.out.substr(at + series.size()));
+}
+
+// A file that takes nothing for a while (a disk the kernel makes a writer wait on; here
+// requests.jsonl is a FIFO that nobody reads until the server has served every request): the run
+// goes on sending, since its files are written from a thread of their own (background_appender.hpp);
+// once the file is read, every line arrives. Before, the event loop itself waited in write(2)
+// once the pipe was full (about 150 lines), so the server never got the rest.
+TEST(Journal, AFileThatTakesNothingDoesNotHoldUpTheRequests) {
+  auto srv = start_server({"--latency-model", "fixed", "--ttft", "1ms", "--itl", "0ms"});
+  TempDir dir;
+  const std::string fifo = dir.file("requests.jsonl");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const int hold = ::open(fifo.c_str(), O_RDWR | O_CLOEXEC);  // an open end that reads nothing
+  ASSERT_GE(hold, 0);
+  Subprocess p(run_args(srv.base_url, dir, {"--concurrency", "4", "--num-requests", "1000", "--overwrite"}));
+  // A deadlock breaker, not a time the test judges: 1,000 short requests take a few seconds.
+  const bool all_served = poll_until([&] { return journal_served(srv) >= 1000; }, 200ms, 90s);
+  EXPECT_TRUE(all_served) << "the server got " << journal_served(srv) << " requests while requests.jsonl took nothing";
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(reader, 0);
+  ::close(hold);
+  ::fcntl(reader, F_SETFL, 0);
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(reader, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(reader);
+  EXPECT_EQ(p.wait(60s), 0) << p.err();
+  const json result = json::parse(read_file(dir.file("result.json")));
+  EXPECT_EQ(result["completed"], 1000);
+  std::size_t lines = 0;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line); ++lines) {
+    EXPECT_TRUE(json::accept(line)) << line;
+  }
+  EXPECT_EQ(lines, 1000u);
 }
 
 // Issue 16: SIGTERM during --trial-pause exited 143 and the trials summary was never written.

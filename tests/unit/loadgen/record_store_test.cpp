@@ -2,6 +2,8 @@
 // come back exactly as appended, in order, with their output events.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <vector>
 
@@ -119,6 +121,31 @@ TEST(RecordStore, SpilledRecordsComeBackAsAppendedWithTheirEvents) {
   const auto again = store.records();
   ASSERT_EQ(again.size(), n + 40);
   for (std::uint64_t i = 0; i < n + 40; ++i) expect_same_record(again[i], record_store_sample(i));
+}
+
+// A write to the temporary file fails (here every write: /dev/full, "no space"): the records'
+// bytes stay in memory in the same form and read back as if they had been written; nothing is
+// lost, and spill_error says why memory grows.
+TEST(RecordStore, AFailedSpillWriteLosesNoRecord) {
+  const int full = ::open("/dev/full", O_RDWR | O_CLOEXEC);
+  ASSERT_GE(full, 0);
+  RecordStore store(/*keep_chunks=*/true, /*batch=*/16, full);
+  const std::uint64_t n = 5000;  // ~1.5 MB of records: many writes fail
+  for (std::uint64_t i = 0; i < n; ++i) store.append(record_store_sample(i), record_store_chunks(i));
+  std::vector<RequestRecord> back = store.records();
+  ASSERT_TRUE(store.spill_error());
+  EXPECT_NE(store.spill_error()->find("No space left on device"), std::string::npos) << *store.spill_error();
+  ASSERT_EQ(back.size(), n);
+  for (std::uint64_t i = 0; i < n; i += 7) expect_same_record(back[i], record_store_sample(i));
+  expect_same_record(back[n - 1], record_store_sample(n - 1));
+  std::uint64_t events = 0;
+  std::uint64_t want_events = 0;
+  store.for_each_chunks([&](std::size_t i, const RequestRecord&, std::span<const ChunkArrival> c) {
+    events += c.size();
+    want_events += record_store_chunks(i).size();
+  });
+  EXPECT_EQ(events, want_events);
+  EXPECT_GT(events, 0u);
 }
 
 TEST(RecordStore, WithoutEventsTheVisitGetsNone) {

@@ -7,13 +7,15 @@
 // one at a time (issue 20): the store is an analysis::RecordSource, and every analysis pass
 // (a range-for over RecordRange(store)) reads the file again, so memory does not grow with the run.
 //
-// If the temporary file cannot be created or written (no space, read-only /tmp), the store keeps
-// everything in memory from then on, as before, and says why (spill_error).
+// The file is written from a thread of its own (BackgroundAppender): the event loop that appends
+// a record never waits for the disk. If the temporary file cannot be created, the store keeps
+// every record in memory from then on and says why (spill_error). If a write to it fails (no
+// space), the bytes not written stay in memory in the same compact form and read back as if they
+// had been written: nothing is lost, and spill_error says why memory grows.
 //
-// Threading: single-threaded.
+// Threading: one thread (the writer thread is the appender's own).
 
 #include <cstdint>
-#include <cstdio>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -23,6 +25,7 @@
 
 #include "llmload/analysis/record_range.hpp"
 #include "llmload/analysis/request_record.hpp"
+#include "llmload/loadgen/background_appender.hpp"
 
 namespace llmload {
 
@@ -30,7 +33,9 @@ class RecordStore : public analysis::RecordSource {
  public:
   /// `keep_chunks`: also keep each record's output events (for a later re-accumulation).
   /// `batch`: records held in memory before a batch is appended to the file.
-  explicit RecordStore(bool keep_chunks, std::size_t batch = 1024);
+  /// `spill_fd`: the file to spill to, taken by the store (tests: /dev/full); -1: an anonymous
+  /// temporary file made at the first spill.
+  explicit RecordStore(bool keep_chunks, std::size_t batch = 1024, int spill_fd = -1);
   ~RecordStore() override;
   RecordStore(const RecordStore&) = delete;
   RecordStore& operator=(const RecordStore&) = delete;
@@ -53,10 +58,11 @@ class RecordStore : public analysis::RecordSource {
   /// Whether a record may read back other than as it was appended (a warmup cut was set).
   bool relabeled() const { return warmup_cut_.has_value(); }
 
-  /// Records written to the temporary file so far.
+  /// Records handed to the temporary file so far (written, being written, or kept in memory
+  /// after a failed write).
   std::size_t spilled() const { return spilled_; }
-  /// Why the store stopped spilling (and keeps everything in memory), if it did.
-  const std::optional<std::string>& spill_error() const { return spill_error_; }
+  /// Why records are kept in memory (no temporary file, or a write to it failed), if they are.
+  std::optional<std::string> spill_error() const;
 
  private:
   class Cursor;
@@ -67,8 +73,9 @@ class RecordStore : public analysis::RecordSource {
   std::size_t batch_;
   std::size_t count_ = 0;
   std::size_t spilled_ = 0;
-  std::FILE* file_ = nullptr;
-  std::optional<std::string> spill_error_;
+  std::unique_ptr<BackgroundAppender> file_;
+  int spill_fd_ = -1;
+  std::optional<std::string> create_error_;
   std::optional<analysis::Nanos> warmup_cut_;
   std::vector<analysis::RequestRecord> pending_;
   std::vector<std::vector<analysis::ChunkArrival>> pending_chunks_;

@@ -97,7 +97,7 @@ class RunController {
   /// relabels those before the steady state once the run is over).
   bool records_relabeled() const;
   /// Why the records could not be kept out of memory, if so (a warning; the run is unaffected).
-  const std::optional<std::string>& record_spill_error() const { return store_.spill_error(); }
+  std::optional<std::string> record_spill_error() const { return store_.spill_error(); }
   /// The measurement window (valid once finished()). --warmup auto: see docs/statistics.md.
   analysis::Window window() const;
   /// The run's metrics and validity verdict (valid once finished()). `client_core_share`: the
