@@ -5,7 +5,8 @@
 #   2. the same suite under AddressSanitizer + UndefinedBehaviorSanitizer (clang, -O1), with the
 #      libFuzzer targets built in the same tree, their seed corpora replayed, and each target
 #      fuzzed for a bounded time;
-#   3. the multi-threaded code (llmload-server with several io threads) under ThreadSanitizer.
+#   3. the multi-threaded code (llmload-server with several io threads; the client's file writer
+#      thread) under ThreadSanitizer.
 # Knobs: LLMLOAD_SANITIZERS=0 skips 2 and 3; LLMLOAD_FUZZ_SECONDS (default 8) per fuzz target.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -95,7 +96,7 @@ wait_build 0 "ASan+UBSan"
 stamp "TSan build of the multi-threaded server (clang), in the background"
 background_build "TSan" -S "$here" -B "$here/build-tsan" "${san_flags[@]}" -DLLMLOAD_SANITIZE=thread -- \
   "$here/build-tsan" -j "$jobs" --target llmload-server llmload_server_integration_tests llmload_engine_unit_tests \
-  llmload_server_metrics_tests
+  llmload_server_metrics_tests llmload_appender_tests
 stamp "tests: ASan+UBSan (including fuzz corpus replays)"
 # Release stage only: the documented examples (Examples.*: minutes of load, no code of their own)
 # and the long statistical tests, which re-run for minutes the code shorter tests cover here
@@ -112,10 +113,11 @@ stamp "fuzzing: ${fuzz_seconds}s per target"
 
 stamp "TSan build: waiting for it to finish"
 wait_build 1 "TSan"
-stamp "tests: TSan (server, engine thread, metrics registry)"
+stamp "tests: TSan (server, engine thread, metrics registry, the client's file writer)"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1${LLMLOAD_TSAN_SUPPRESSIONS:+:suppressions=$LLMLOAD_TSAN_SUPPRESSIONS}"
 "$here/build-tsan/bin/llmload_server_integration_tests" | tee -a "$log"
 "$here/build-tsan/bin/llmload_engine_unit_tests" | tee -a "$log"
 "$here/build-tsan/bin/llmload_server_metrics_tests" | tee -a "$log"
+"$here/build-tsan/bin/llmload_appender_tests" | tee -a "$log"
 stamp "all stages passed"
 summary

@@ -3,7 +3,7 @@
 // for the disk. A write(2) to a busy disk can block for a long time (the kernel pauses a writer
 // when too much of memory waits to be written back); on the event loop that is every request due
 // meanwhile sent late. Measured (docs/benchmarks.md, "A busy disk"): beside a `dd` filling the
-// disk, a 4 KiB write of requests.jsonl on the event loop blocked for 0.7-2.4 s in 3 of 13 runs,
+// disk, a 4 KiB write of requests.jsonl on the event loop blocked for 1.0-2.4 s in 3 of 14 runs,
 // and those runs sent requests up to 2.4 s late.
 //
 // - append() copies the bytes into a queue and returns; it wakes the writer only when a chunk
