@@ -3,10 +3,11 @@
 // most the last second of what was measured:
 // - requests.jsonl, streamed: each request's line is appended as it completes and the file is
 //   written at least every second (kJournalFlushInterval), from a thread of its own
-//   (BackgroundAppender): the event loop never waits for the disk. At the end the artifact keeps it as
-//   it is when it is whole (every record's line written and the file closed cleanly) and no
-//   record was relabeled since (--warmup auto relabels records once the run is over); otherwise
-//   it replaces it with lines made again from the records. Keeping it spares making and writing
+//   (BackgroundAppender): the event loop waits for the disk only when the disk falls 16 MiB
+//   behind (waits(); the run warns). At the end the artifact keeps it as it is when it is whole
+//   (every record's line written and the file closed cleanly) and no record was relabeled since
+//   (--warmup auto relabels records once the run is over); otherwise it replaces it with lines
+//   made again from the records. Keeping it spares making and writing
 //   every line twice (a tenth of the client's CPU per short request, docs/benchmarks.md).
 // - run-in-progress.json (kInProgressFile): the run's conditions and the rules that judge it,
 //   written when the load starts and removed once result.json is written. Its presence beside a
