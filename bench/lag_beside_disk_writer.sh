@@ -30,6 +30,11 @@ pairs="${1:-3}"
 rate="${2:-113}"
 seconds="${3:-6}"
 dd_mib="${4:-12000}"
+for arg in "pairs=$pairs" "rate=$rate" "seconds=$seconds" "dd_mib=$dd_mib"; do
+  case "${arg#*=}" in
+    '' | *[!0-9]* | 0) echo "${arg%%=*} '${arg#*=}' is not a positive whole number (usage: PAIRS RATE SECONDS DD_MIB, e.g. 3 113 6 12000)" >&2; exit 2 ;;
+  esac
+done
 disk="${LLMLOAD_BENCH_DISK_DIR:-$(cd "$repo_root/.." && pwd)}"
 [ "$(stat -f -c %T "$disk")" != "tmpfs" ] || { echo "$disk is tmpfs: set LLMLOAD_BENCH_DISK_DIR to a directory on a disk" >&2; exit 2; }
 if [ ! -d /dev/shm ] || [ "$(stat -f -c %T /dev/shm)" != "tmpfs" ]; then echo "no tmpfs at /dev/shm for the baseline" >&2; exit 2; fi

@@ -33,9 +33,12 @@ namespace llmload {
 
 class BackgroundAppender {
  public:
+  /// The default bound of the queue (Options::max_pending); the run's warning names it.
+  static constexpr std::size_t kDefaultMaxPending = 16 * 1024 * 1024;
+
   struct Options {
     std::size_t chunk = 64 * 1024;                // the writer is woken when this much is queued
-    std::size_t max_pending = 16 * 1024 * 1024;   // append() waits past this much queued
+    std::size_t max_pending = kDefaultMaxPending;  // append() waits past this much queued
     std::chrono::milliseconds flush_interval{1000};  // queued bytes are written at least this often
     bool keep_unwritten = false;                  // after a failed write, keep the bytes in memory
   };
