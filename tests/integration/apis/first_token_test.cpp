@@ -53,6 +53,7 @@ TEST(FirstToken, ChatResponsesAndMessagesAgreeOnTtftTtfoAndReasoning) {
     const ApiRun r = run_api(server, backend, /*think=*/true);
     ASSERT_EQ(r.records.size(), 40u) << backend;
     std::vector<double> gaps;
+    int answer_later = 0;  // records whose first answer token was read after their first token
     for (const auto& rec : r.records) {
       ASSERT_TRUE(rec["ok"].get<bool>()) << backend << ": " << rec.dump();
       ASSERT_TRUE(rec["ttft_ms"].is_number() && rec["ttfo_ms"].is_number()) << backend << ": " << rec.dump();
@@ -61,6 +62,7 @@ TEST(FirstToken, ChatResponsesAndMessagesAgreeOnTtftTtfoAndReasoning) {
       // (Responses), Anthropic's output_tokens_details.thinking_tokens.
       EXPECT_EQ(rec["reasoning_tokens_source"], "usage") << backend;
       gaps.push_back(rec["ttfo_ms"].get<double>() - rec["ttft_ms"].get<double>());
+      if (rec["ttfo_ms"] != rec["ttft_ms"]) ++answer_later;
     }
     // The answer cannot come before the server has paced out the reasoning tokens after the first.
     const double gap = median(gaps);
@@ -69,7 +71,13 @@ TEST(FirstToken, ChatResponsesAndMessagesAgreeOnTtftTtfoAndReasoning) {
     const json& reasoning = r.result["reasoning"];
     ASSERT_TRUE(reasoning.is_object()) << backend;
     EXPECT_EQ(reasoning["reasoning_tokens"], 40 * kReasoning) << backend;
-    EXPECT_EQ(reasoning["reasoning_first"], 40) << backend;
+    // Reasoning first is what the client saw: TTFO after TTFT. Every request reasoned first, but on
+    // a loaded machine (CI saw it once in 40) a stalled server sends its overdue tokens at once;
+    // when they arrive as one segment (or in one read without kernel timestamps) the first token
+    // and the first answer token have one time, TTFO is TTFT, and the request is rightly not counted.
+    EXPECT_EQ(reasoning["reasoning_first"], answer_later) << backend;
+    EXPECT_EQ(r.result["requests"]["reasoning_first"], answer_later) << backend;
+    EXPECT_GE(answer_later, 30) << backend;  // most: each reasoning phase is 22 ms of pacing
     EXPECT_TRUE(r.result["latency"]["ttfo"].is_object()) << backend;
     EXPECT_GT(r.result["p99_ttfo_ms"].get<double>(), r.result["p99_ttft_ms"].get<double>()) << backend;
   }
