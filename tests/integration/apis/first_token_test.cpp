@@ -79,7 +79,10 @@ TEST(FirstToken, ChatResponsesAndMessagesAgreeOnTtftTtfoAndReasoning) {
     EXPECT_EQ(r.result["requests"]["reasoning_first"], answer_later) << backend;
     EXPECT_GE(answer_later, 30) << backend;  // most: each reasoning phase is 22 ms of pacing
     EXPECT_TRUE(r.result["latency"]["ttfo"].is_object()) << backend;
-    EXPECT_GT(r.result["p99_ttfo_ms"].get<double>(), r.result["p99_ttft_ms"].get<double>()) << backend;
+    // The typical answer comes later than the first token; the slowest one too, or with it (the
+    // p99 of 40 is the maximum: the stalled request above, if the stall held up no other answer).
+    EXPECT_GT(r.result["median_ttfo_ms"].get<double>(), r.result["median_ttft_ms"].get<double>()) << backend;
+    EXPECT_GE(r.result["p99_ttfo_ms"].get<double>(), r.result["p99_ttft_ms"].get<double>()) << backend;
   }
   // One definition: the reasoning phase measured through each API is the same phase.
   for (const auto& [backend, ms] : reasoning_ms) {

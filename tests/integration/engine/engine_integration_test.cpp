@@ -45,6 +45,18 @@ double metric(const std::string& text, const std::string& name_and_labels) {
 
 const std::string kLabels = "{engine=\"0\",model_name=\"llmload-mock\"}";
 
+/// The server's /metrics once `name_and_labels` reads `value`, polled up to 10 s (a loaded
+/// machine may take longer than a fixed sleep); the last scrape if it never did.
+std::string metrics_once(const std::string& base_url, const std::string& name_and_labels, double value) {
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  std::string m = http_get(base_url + "/metrics");
+  while (metric(m, name_and_labels) != value && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(20ms);
+    m = http_get(base_url + "/metrics");
+  }
+  return m;
+}
+
 TEST(Engine, TpotGrowsWithConcurrencyThroughTheRealServer) {
   auto server = start_server({"--profile", "llama-3-8b-h100"});
   TempDir one;
@@ -238,13 +250,14 @@ TEST(Engine, AClientThatGivesUpWhileQueuedLeavesTheEngineAtOnce) {
   const std::string url = server.base_url + "/v1/completions";
   Subprocess a({"curl", "-sS", "-o", "/dev/null", "-H", "Content-Type: application/json", "-d",
                 R"({"model":"llmload-mock","prompt":"a b","max_tokens":2000})", url});
-  std::this_thread::sleep_for(100ms);
+  // B only once A holds the one sequence (not after a fixed sleep: a slow curl start would let B in first).
+  metrics_once(server.base_url, "vllm:num_requests_running" + kLabels, 1.0);
   const RunResult b = run({"curl", "-sS", "--max-time", "0.3", "-H", "Content-Type: application/json", "-d",
                            R"({"model":"llmload-mock","prompt":"c d","max_tokens":10})", url},
                           20s);
   EXPECT_NE(b.exit_code, 0) << "curl should have timed out";
-  std::this_thread::sleep_for(300ms);
-  const std::string m = http_get(server.base_url + "/metrics");
+  const std::string m = metrics_once(
+      server.base_url, "vllm:request_success_total{engine=\"0\",finished_reason=\"abort\",model_name=\"llmload-mock\"}", 1.0);
   // A still runs; B has left the queue and counts as aborted, without waiting for A.
   EXPECT_EQ(metric(m, "vllm:num_requests_running" + kLabels), 1.0) << m;
   EXPECT_EQ(metric(m, "vllm:num_requests_waiting" + kLabels), 0.0);
@@ -265,8 +278,7 @@ TEST(Engine, AClientThatGivesUpDuringAStallLeavesTheEngineAndTheGaugesShowIt) {
                            server.base_url + "/v1/completions"},
                           20s);
   EXPECT_NE(r.exit_code, 0) << "curl should have timed out";
-  std::this_thread::sleep_for(300ms);
-  const std::string m = http_get(server.base_url + "/metrics");
+  const std::string m = metrics_once(server.base_url, "vllm:num_requests_running" + kLabels, 0.0);
   // The connection is still asleep in the stall, but the request left the engine, which is idle
   // now, and the gauges say so without waiting for another step.
   EXPECT_EQ(metric(m, "vllm:num_requests_running" + kLabels), 0.0) << m;

@@ -316,7 +316,17 @@ TEST(Signals, SigintStopsIssuingDrainsAndWritesAnInterruptedArtifact) {
   auto srv = start_server({"--latency-model", "fixed", "--ttft", "20ms", "--itl", "10ms"});
   TempDir dir;
   Subprocess p(llmload_args(srv.base_url, dir, {"--concurrency", "4", "--duration", "60s"}));
-  std::this_thread::sleep_for(1500ms);
+  // The signal once more than 10 requests are done (requests.jsonl has their lines, written at
+  // least every second), not after a fixed sleep a slow start could use up.
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  const auto lines = [&] {
+    std::ifstream in(dir.file("requests.jsonl"));
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) n += in.eof() ? 0 : 1;  // complete lines only
+    return n;
+  };
+  while (lines() < 12 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(50ms);
   p.signal(SIGINT);
   const int code = p.wait(30s);
   EXPECT_EQ(code, 130) << p.err();

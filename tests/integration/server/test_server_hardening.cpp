@@ -191,7 +191,7 @@ TEST(ServerSlowClients, SlowBodyIsCutAtTheBodyTimeout) {
   HttpConnection ok(server.port);
   ok.send_raw("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " + std::to_string(body.size()) +
               "\r\n\r\n" + body.substr(0, 10));
-  std::this_thread::sleep_for(milliseconds(300));
+  std::this_thread::sleep_for(milliseconds(100));  // slow, and 900 ms inside the timeout
   ok.send_raw(body.substr(10));
   EXPECT_EQ(ok.read_response().status, 200);
   expect_clean_exit(server);
@@ -215,12 +215,13 @@ TEST(ServerSlowClients, SilentConnectionsAreClosedWithoutAnAnswer) {
   ASSERT_TRUE(got.has_value()) << "not closed";
   EXPECT_EQ(*got, "");
   EXPECT_GE(Clock::now() - start, milliseconds(800));
-  // A connection that keeps sending requests is kept open past both timeouts.
+  // A connection that keeps sending requests is kept open past both timeouts (2 s; each pause
+  // 900 ms inside the keep-alive timeout).
   HttpConnection busy(server.port);
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < 20; ++i) {
     busy.send_request("GET", "/health");
     EXPECT_EQ(busy.read_response().status, 200);
-    std::this_thread::sleep_for(milliseconds(250));
+    std::this_thread::sleep_for(milliseconds(100));
   }
   expect_clean_exit(server);
 }

@@ -191,7 +191,7 @@ TEST(NothingMeasured, ExitsSixWithTheArtifactWritten) {
 TEST_F(Trials, SweepOverConcurrencyWritesEveryPointAndTheCurve) {
   TempDir dir;
   auto r = run({binary_path("llmload"), "sweep", "--base-url", server_->base_url, "--concurrency", "1..4",
-                "--num-requests", "24", "--output-tokens", "4", "--input-tokens", "16", "--output", dir.path()},
+                "--num-requests", "48", "--output-tokens", "4", "--input-tokens", "16", "--output", dir.path()},
                120s);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json s = read_json(dir.file("sweep.json"));
@@ -207,7 +207,8 @@ TEST_F(Trials, SweepOverConcurrencyWritesEveryPointAndTheCurve) {
   }
   EXPECT_EQ(s["points"][0]["offered"], 1);
   EXPECT_EQ(s["points"][2]["offered"], 4);
-  // No queueing at this server: four streams complete clearly more than one.
+  // No queueing at this server: four streams complete clearly more than one (48 requests: the
+  // point at 4 lasts ~0.3 s, so a stall of a few hundred ms cannot hide it).
   EXPECT_GT(x[2], 1.5 * x[0]);
   EXPECT_TRUE(fs::exists(dir.file("report.html")));
   EXPECT_NE(r.out.find("llmload sweep over concurrency"), std::string::npos) << r.out;

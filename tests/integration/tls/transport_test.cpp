@@ -192,6 +192,7 @@ std::string TlsTransport::skip_;
 TEST_F(TlsTransport, StreamsWithExactTokenCountsAndReusesTheConnection) {
   Client c(env_->good_url(), with_ca(env_->pki.ca_pem));
   constexpr int kRequests = 10;
+  int streamed = 0;  // requests whose events arrived in pieces, not in one read
   for (int i = 0; i < kRequests; ++i) {
     TestObserver obs;
     c.run(completion(c.url, 12), obs);
@@ -201,8 +202,11 @@ TEST_F(TlsTransport, StreamsWithExactTokenCountsAndReusesTheConnection) {
     EXPECT_EQ(s.token_events, 12) << obs.body;
     EXPECT_EQ(s.usage_completion, 12);
     EXPECT_TRUE(s.done);
-    EXPECT_GE(obs.bodies, 2);  // streamed: the events arrived in pieces, not in one read
+    if (obs.bodies >= 2) ++streamed;
   }
+  // Streamed, not buffered by the proxy: a buffering proxy gives every response in one read. (A
+  // stall of the 55 ms a body takes lets one arrive whole: most, not all, must come in pieces.)
+  EXPECT_GE(streamed, kRequests / 2);
   // Sequential requests over keep-alive TLS connections.
   EXPECT_LT(c.transport.connections_opened(), static_cast<std::size_t>(kRequests));
   EXPECT_EQ(c.transport.connections_opened(), 1u);
@@ -537,19 +541,19 @@ TEST_F(TransportDeadline, KernelReceiveTimesAreNotDelayedByABusyEventLoop) {
     c.run(completion(c.url, 1), warm);  // connected (and the stack's timestamping on) first
     EXPECT_TRUE(warm.error.ok()) << warm.error.message;
     TestObserver obs;
-    // Right after the request goes out, the loop is blocked for 600 ms; the first token comes
-    // ~20 ms after the request (--ttft 20ms).
+    // Right after the request goes out, the loop is blocked for 2 s; the first token comes
+    // ~20 ms after the request (--ttft 20ms; a stalled server may add hundreds of ms).
     boost::asio::steady_timer block(c.ioc);
     block.expires_after(1ms);
-    block.async_wait([](const boost::system::error_code&) { std::this_thread::sleep_for(600ms); });
+    block.async_wait([](const boost::system::error_code&) { std::this_thread::sleep_for(2s); });
     c.run(completion(c.url, 2), obs);
     EXPECT_TRUE(obs.error.ok()) << obs.error.message;
     return obs.t_first_body && obs.t_sent ? *obs.t_first_body - *obs.t_sent : Nanos::max();
   };
   const Nanos loop_time = first_body_delay(false);
   const Nanos kernel_time = first_body_delay(true);
-  EXPECT_GE(loop_time, 550ms) << "the blocked loop delays the read";
-  EXPECT_LT(kernel_time + 300ms, loop_time) << "kernel " << kernel_time.count() << " ns, loop " << loop_time.count();
+  EXPECT_GE(loop_time, 1900ms) << "the blocked loop delays the read";
+  EXPECT_LT(kernel_time + 1s, loop_time) << "kernel " << kernel_time.count() << " ns, loop " << loop_time.count();
 }
 
 
@@ -658,9 +662,10 @@ void run_log(Client& c, ReadLog& log) {
   ASSERT_EQ(log.completions, 1) << "the request did not complete within 10 s";
 }
 
-// Each SSE event reaches the client in three writes, 3 ms apart: the event's time is the time of
+// Each SSE event reaches the client in three writes, 50 ms apart: the event's time is the time of
 // the read that completed it (after its last piece was written), not that of an earlier read,
-// and each piece costs one read.
+// and each piece costs one read. (The pause is what a stalled client must not outlast: a read
+// 50 ms late would take the next piece too, with its time. CI saw stalls of tens of ms.)
 TEST(PlainReceivePath, EventSplitOverSeveralWritesKeepsTheTimeOfItsLastPiece) {
   constexpr int kEvents = 5;
   std::vector<std::string> pieces{
@@ -678,7 +683,7 @@ TEST(PlainReceivePath, EventSplitOverSeveralWritesKeepsTheTimeOfItsLastPiece) {
     last_piece[static_cast<std::size_t>(k)] = pieces.size() - 1;
   }
   pieces.push_back("0\r\n\r\n");
-  ScriptedServer server(pieces, 3ms);
+  ScriptedServer server(pieces, 50ms);
   TransportOptions o;
   o.idle_timeout = 20s;
   o.timeout = 30s;
@@ -693,9 +698,9 @@ TEST(PlainReceivePath, EventSplitOverSeveralWritesKeepsTheTimeOfItsLastPiece) {
     end = log.body.find("\n\n", end) + 2;
     const TimePoint t = log.time_of(end - 1);
     const std::size_t last = last_piece[static_cast<std::size_t>(k)];
-    // Later than the write of the piece before its last (3 ms before the last one)...
+    // Later than the write of the piece before its last (50 ms before the last one)...
     EXPECT_GT(t, server.wrote()[last - 1]) << "event " << k;
-    // ... and earlier than the next piece's write (3 ms after).
+    // ... and earlier than the next piece's write (50 ms after).
     EXPECT_LT(t, server.wrote()[last + 1]) << "event " << k;
   }
   const net::TransportStats st = c.transport.stats();
@@ -703,7 +708,7 @@ TEST(PlainReceivePath, EventSplitOverSeveralWritesKeepsTheTimeOfItsLastPiece) {
   // One read per piece written (the head and the end included), none more: no read that only
   // finds the socket empty after the request went out or after a short read.
   // (An empty read needs a piece to land in the microseconds between the wake-up and the read of
-  // the one before, 3 ms earlier.)
+  // the one before, 50 ms earlier.)
   EXPECT_LE(st.reads, pieces.size());
   EXPECT_EQ(st.empty_reads, 0u);
 }

@@ -84,17 +84,15 @@ TEST(stats, EarlyStoppingMinRequestsTable) {
   EXPECT_EQ(early_stopping_min_requests(1), 662);  // defaults: p99 at 99% confidence (mlperf.conf)
 }
 
-TEST(stats, EarlyStoppingMinRequestsIsFastForThousandsOfExceedances) {
-  const auto start = std::chrono::steady_clock::now();
+// Its speed (target < 10 ms) is a benchmark, not a test: BM_EarlyStoppingMinRequests in
+// bench/core_bench.cpp (docs/benchmarks.md).
+TEST(stats, EarlyStoppingMinRequestsForThousandsOfExceedances) {
   const std::int64_t n = early_stopping_min_requests(3000, 0.99, 0.99);
-  const auto elapsed = std::chrono::steady_clock::now() - start;
   // Sanity: the mean exceedances at n must be above t by about 2.33 standard deviations.
   EXPECT_GT(n, 300000 + 2 * 5477);
   EXPECT_LT(n, 300000 + 3 * 5477 + 1000);
   EXPECT_EQ(early_stopping_max_exceedances(n), 3000);
   EXPECT_EQ(early_stopping_max_exceedances(n - 1), 2999);
-  const double ms = std::chrono::duration<double, std::milli>(elapsed).count();
-  EXPECT_LT(ms, 50.0);  // target < 10 ms; slack for loaded CI machines and sanitizers
 }
 
 TEST(stats, EarlyStoppingMaxExceedancesTable) {
