@@ -112,7 +112,7 @@ void BM_EarlyStoppingMinRequests(benchmark::State& state) {
     benchmark::DoNotOptimize(llmload::analysis::early_stopping_min_requests(state.range(0), 0.99, 0.99));
   }
 }
-BENCHMARK(BM_EarlyStoppingMinRequests)->Arg(10)->Arg(3000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_EarlyStoppingMinRequests)->Arg(10)->Arg(3000)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 
