@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <iostream>
 #include <set>
 #include <string>
 #include <vector>
@@ -239,15 +240,30 @@ TEST_F(Trials, BadSweepLoadsAreErrors) {
 TEST(Capacity, FindsTheHighestConcurrencyMeetingTheSlo) {
   // Measured here: p90 TTFT ~10 ms at concurrency 1, ~16 ms at 2, ~63 ms at 3 (8 output tokens).
   auto server = start_server({"--max-num-seqs", "2"});
-  TempDir dir;
-  auto r = run({binary_path("llmload"), "sweep", "--find-capacity", "--capacity-load", "concurrency", "--base-url",
-                server.base_url, "--slo", "ttft:35ms,p90", "--num-requests", "100", "--input-tokens", "16",
-                "--output-tokens", "8", "--capacity-max", "16", "--trials-near-boundary", "1", "--capacity-start", "1",
-                "--capacity-min-window", "1s", "--warmup", "10", "--output", dir.path()},
-               240s);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  const json s = read_json(dir.file("sweep.json"));
-  ASSERT_TRUE(s["capacity"].is_object()) << s.dump(2);
+  // A stalled machine (a process stopped for tens of ms, several times a second: a stress run of
+  // the suite did that) can push p90 TTFT at concurrency 2 over the SLO, a true measurement of
+  // that machine. A second search is the judge then: code that finds the wrong capacity finds
+  // it twice.
+  TempDir first_try;
+  TempDir second_try;
+  RunResult r;
+  json s;
+  const TempDir* last = nullptr;  // the search judged
+  for (const TempDir* dir : {&first_try, &second_try}) {
+    last = dir;
+    r = run({binary_path("llmload"), "sweep", "--find-capacity", "--capacity-load", "concurrency", "--base-url",
+             server.base_url, "--slo", "ttft:35ms,p90", "--num-requests", "100", "--input-tokens", "16",
+             "--output-tokens", "8", "--capacity-max", "16", "--trials-near-boundary", "1", "--capacity-start", "1",
+             "--capacity-min-window", "1s", "--warmup", "10", "--output", dir->path()},
+            240s);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    s = read_json(dir->file("sweep.json"));
+    ASSERT_TRUE(s["capacity"].is_object()) << s.dump(2);
+    if (s["capacity"]["highest_pass"] == 2 && s["capacity"]["lowest_fail"] == 3) break;
+    std::cerr << "capacity search found " << s["capacity"]["highest_pass"] << " passing, " << s["capacity"]["lowest_fail"]
+              << " failing; measuring again\n";
+  }
+  const TempDir& dir = *last;
   EXPECT_TRUE(s["capacity"]["valid"].get<bool>()) << s.dump(2);
   EXPECT_EQ(s["capacity"]["highest_pass"], 2) << s.dump(2);
   EXPECT_EQ(s["capacity"]["lowest_fail"], 3) << s.dump(2);
