@@ -61,6 +61,7 @@ TEST(FirstToken, ChatResponsesAndMessagesAgreeOnTtftTtfoAndReasoning) {
       // Every API reports reasoning tokens in usage: completion_tokens_details, output_tokens_details
       // (Responses), Anthropic's output_tokens_details.thinking_tokens.
       EXPECT_EQ(rec["reasoning_tokens_source"], "usage") << backend;
+      EXPECT_GE(rec["ttfo_ms"].get<double>(), rec["ttft_ms"].get<double>()) << backend;  // never an answer first
       gaps.push_back(rec["ttfo_ms"].get<double>() - rec["ttft_ms"].get<double>());
       if (rec["ttfo_ms"] != rec["ttft_ms"]) ++answer_later;
     }

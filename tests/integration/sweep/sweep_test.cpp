@@ -259,7 +259,7 @@ TEST(Capacity, FindsTheHighestConcurrencyMeetingTheSlo) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     s = read_json(dir->file("sweep.json"));
     ASSERT_TRUE(s["capacity"].is_object()) << s.dump(2);
-    if (s["capacity"]["highest_pass"] == 2 && s["capacity"]["lowest_fail"] == 3) break;
+    if (s["capacity"]["valid"] == true && s["capacity"]["highest_pass"] == 2 && s["capacity"]["lowest_fail"] == 3) break;
     std::cerr << "capacity search found " << s["capacity"]["highest_pass"] << " passing, " << s["capacity"]["lowest_fail"]
               << " failing; measuring again\n";
   }

@@ -118,6 +118,22 @@ TEST(Reasoning, KnownAnswers) {
   has(fmt::format("{:<40}{:>12} (p50 100.03, p90 300.03, p99 300.03; n=2)\n", "Reasoning duration mean (ms):", "200.00"));
 }
 
+// Reasoning first is what the client saw (TTFO after TTFT): a request that reasoned, but whose
+// first answer token was read at the time of its first token (one segment, one read), is counted
+// as a request with reasoning and not as reasoning first.
+TEST(Reasoning, AnAnswerReadWithItsReasoningIsNotReasoningFirst) {
+  std::vector<RequestRecord> rs;
+  rs.push_back(request(0ms, 10ms, 110ms, 210ms, 21, 10, "usage"));  // reasoning first
+  rs.push_back(request(0ms, 40ms, 40ms, 140ms, 21, 10, "usage"));   // reasoning and answer read together
+  const auto r = summarize_reasoning(rs);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->requests, 2);
+  EXPECT_EQ(r->reasoning_first, 1);
+  EXPECT_EQ(r->duration.count, 1);
+  EXPECT_FALSE(rs[1].reasoning_first());
+  EXPECT_EQ(rs[1].ttfo(), rs[1].ttft());
+}
+
 TEST(Reasoning, NullWithoutAReasoningSource) {
   std::vector<RequestRecord> rs = {request(0ms, 50ms, 50ms, 150ms, 11)};
   EXPECT_FALSE(summarize_reasoning(rs));
