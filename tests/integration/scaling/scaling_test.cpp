@@ -14,6 +14,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -319,7 +320,9 @@ TEST_F(Scaling, BadInputIsAnErrorNamingWhatIsWrong) {
 TEST_F(Scaling, SweepsScaleByTheirCapacityPoint) {
   const ServerHandle s1 = server(1);
   const ServerHandle s2 = server(2);
-  TempDir c1, c2, out;
+  TempDir first1, first2, second1, second2, out;
+  const TempDir* c1 = &first1;  // the searches judged: the first pair, or the second
+  const TempDir* c2 = &first2;
   // A short capacity search over concurrency 4..8: 460 requests a probe (a p99 PASS with no
   // exceedance needs 459: --capacity-margin 0), no 20 s minimum window, and an INCONCLUSIVE probe
   // run again once at most, so that a loaded machine cannot grow the search past the wait below
@@ -335,17 +338,32 @@ TEST_F(Scaling, SweepsScaleByTheirCapacityPoint) {
         "--slo", "ttft:100ms", "--num-requests", "460", "--input-tokens", "16", "--output-tokens", "8", "--seed", "7",
         "--quiet", "--output", dir.path()});
   };
-  const auto w1 = sweep(c1, s1);
-  const auto w2 = sweep(c2, s2);
-  ASSERT_EQ(w1->wait(150s), 0) << w1->err();
-  ASSERT_EQ(w2->wait(150s), 0) << w2->err();
-  const json sw1 = json::parse(read_file(c1.file("sweep.json")));
-  const json sw2 = json::parse(read_file(c2.file("sweep.json")));
-  ASSERT_TRUE(sw1["capacity"]["highest_pass"].is_number()) << sw1["capacity"].dump();
-  ASSERT_TRUE(sw2["capacity"]["highest_pass"].is_number()) << sw2["capacity"].dump();
+  // The two capacities are measured on one busy machine: a CI run once found 1.34x (a stall in
+  // the K = 2 search). A pair outside 2 +- 0.4 is measured once more, and the second pair judged:
+  // a scaling that is wrong (not 2x) is wrong twice.
+  json sw1;
+  json sw2;
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    if (attempt == 2) {
+      c1 = &second1;
+      c2 = &second2;
+    }
+    const auto w1 = sweep(*c1, s1);
+    const auto w2 = sweep(*c2, s2);
+    ASSERT_EQ(w1->wait(150s), 0) << w1->err();
+    ASSERT_EQ(w2->wait(150s), 0) << w2->err();
+    sw1 = json::parse(read_file(c1->file("sweep.json")));
+    sw2 = json::parse(read_file(c2->file("sweep.json")));
+    ASSERT_TRUE(sw1["capacity"]["highest_pass"].is_number()) << sw1["capacity"].dump();
+    ASSERT_TRUE(sw2["capacity"]["highest_pass"].is_number()) << sw2["capacity"].dump();
+    const double ratio = sw2["capacity"]["goodput_at_capacity"].get<double>() /
+                         sw1["capacity"]["goodput_at_capacity"].get<double>();
+    if (std::fabs(ratio - 2.0) <= 0.4) break;
+    std::cerr << "capacity goodput K=2 / K=1 = " << ratio << " (attempt " << attempt << "); measuring again\n";
+  }
 
   const std::string json_path = out.file("sweeps.json");
-  const RunResult res = scaling({c1.path(), c2.path(), "--k", "1,2", "--json", json_path});
+  const RunResult res = scaling({c1->path(), c2->path(), "--k", "1,2", "--json", json_path});
   ASSERT_EQ(res.exit_code, 0) << res.out << res.err;
   EXPECT_TRUE(contains(res.out, "capacity point")) << res.out;
   const json j = json::parse(read_file(json_path));
