@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "llmload_run.hpp"
+#include "poll.hpp"
 #include "subprocess.hpp"
 
 namespace llmload::testing {
@@ -48,12 +49,13 @@ const std::string kLabels = "{engine=\"0\",model_name=\"llmload-mock\"}";
 /// The server's /metrics once `name_and_labels` reads `value`, polled up to 10 s (a loaded
 /// machine may take longer than a fixed sleep); the last scrape if it never did.
 std::string metrics_once(const std::string& base_url, const std::string& name_and_labels, double value) {
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  std::string m = http_get(base_url + "/metrics");
-  while (metric(m, name_and_labels) != value && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(20ms);
-    m = http_get(base_url + "/metrics");
-  }
+  std::string m;
+  poll_until(
+      [&] {
+        m = http_get(base_url + "/metrics");
+        return metric(m, name_and_labels) == value;
+      },
+      20ms, 10s);
   return m;
 }
 

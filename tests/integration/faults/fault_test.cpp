@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fault_server.hpp"
+#include "poll.hpp"
 #include "llmload/loadgen/redact.hpp"
 #include "subprocess.hpp"
 
@@ -318,15 +319,7 @@ TEST(Signals, SigintStopsIssuingDrainsAndWritesAnInterruptedArtifact) {
   Subprocess p(llmload_args(srv.base_url, dir, {"--concurrency", "4", "--duration", "60s"}));
   // The signal once more than 10 requests are done (requests.jsonl has their lines, written at
   // least every second), not after a fixed sleep a slow start could use up.
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  const auto lines = [&] {
-    std::ifstream in(dir.file("requests.jsonl"));
-    std::string line;
-    int n = 0;
-    while (std::getline(in, line)) n += in.eof() ? 0 : 1;  // complete lines only
-    return n;
-  };
-  while (lines() < 12 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(50ms);
+  poll_until([&] { return complete_lines(dir.file("requests.jsonl")) >= 12; }, 50ms);
   p.signal(SIGINT);
   const int code = p.wait(30s);
   EXPECT_EQ(code, 130) << p.err();

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "llmload_run.hpp"
+#include "poll.hpp"
 #include "subprocess.hpp"
 
 namespace llmload::testing {
@@ -29,26 +30,6 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
-
-std::size_t complete_lines(const std::string& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return 0;
-  const std::string text = read_file(path);
-  std::size_t n = 0;
-  for (char c : text) n += c == '\n' ? 1 : 0;
-  return n;
-}
-
-// Tries `done` every `step` until it holds or `limit` has passed; whether it held.
-template <typename Done>
-bool poll_until(Done done, std::chrono::milliseconds step, std::chrono::seconds limit = 30s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(step);
-  }
-  return true;
-}
 
 std::vector<std::string> run_args(const std::string& url, const TempDir& dir, std::vector<std::string> extra) {
   std::vector<std::string> a = {binary_path("llmload"), "run", "--base-url", url, "--output", dir.path(),
