@@ -647,13 +647,6 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   net::drive(ioc, controller, dopts);
   install_stop_handler();  // Asio put the default action back
   journal.close();
-  if (journal.waits() > 0 && !cfg.quiet) {
-    fmt::print(stderr,
-               "llmload: warning: the disk under {} fell {} MiB behind requests.jsonl {} time(s), and the run waited "
-               "for it: result.json's schedule lag says whether any request went out late; write the output to a "
-               "faster disk or tmpfs\n",
-               cfg.output_dir, BackgroundAppender::kDefaultMaxPending >> 20, journal.waits());
-  }
   if (const auto& e = controller.record_spill_error(); e && !cfg.quiet) {
     fmt::print(stderr, "llmload: warning: {}: they were kept in memory instead\n", *e);
   }

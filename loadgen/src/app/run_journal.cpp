@@ -22,8 +22,8 @@ std::string request_line(const analysis::RequestRecord& r, const ScenarioConfig&
   return analysis::record_line(r, shard);
 }
 
-RunJournal::RunJournal(std::string dir, const json& in_progress, LineFn line, bool quiet)
-    : dir_(std::move(dir)), line_(std::move(line)), quiet_(quiet) {
+RunJournal::RunJournal(std::string dir, const json& in_progress, LineFn line, bool quiet, std::size_t max_pending)
+    : dir_(std::move(dir)), line_(std::move(line)), quiet_(quiet), max_pending_(max_pending) {
   if (dir_.empty()) return;
   const std::filesystem::path root(dir_);
   // A result.json of an earlier run in this directory (--overwrite) must never be taken for this
@@ -42,6 +42,7 @@ RunJournal::RunJournal(std::string dir, const json& in_progress, LineFn line, bo
   }
   BackgroundAppender::Options options;
   options.flush_interval = kJournalFlushInterval;
+  options.max_pending = max_pending_;
   file_ = std::make_unique<BackgroundAppender>(fd, options);
 }
 
@@ -67,6 +68,15 @@ void RunJournal::close() {
   const int err = file_->close();
   waits_ = file_->waits();
   file_.reset();
+  if (waits_ > 0 && !quiet_) {
+    const std::string behind = max_pending_ >= (std::size_t{1} << 20) ? fmt::format("{} MiB", max_pending_ >> 20)
+                                                                        : fmt::format("{} KiB", max_pending_ >> 10);
+    fmt::print(stderr,
+               "llmload: warning: the disk under {} fell {} behind requests.jsonl {} time(s), and the run waited "
+               "for it: result.json's schedule lag says whether any request went out late; write the output to a "
+               "faster disk or tmpfs\n",
+               dir_, behind, waits_);
+  }
   if (err != 0) {
     fail(err);
     return;

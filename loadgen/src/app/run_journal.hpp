@@ -43,7 +43,10 @@ class RunJournal {
   /// An empty `dir` (no --output): a journal that writes nothing. Otherwise writes
   /// run-in-progress.json (atomically) and opens requests.jsonl for the lines. A failure to
   /// write either is a warning (the run goes on; the artifact is written at the end as always).
-  RunJournal(std::string dir, const nlohmann::json& in_progress, LineFn line, bool quiet);
+  /// `max_pending`: how far the disk may fall behind before append() waits for it (tests make it
+  /// small; the run uses the appender's default, 16 MiB).
+  RunJournal(std::string dir, const nlohmann::json& in_progress, LineFn line, bool quiet,
+             std::size_t max_pending = BackgroundAppender::kDefaultMaxPending);
   ~RunJournal();
   RunJournal(const RunJournal&) = delete;
   RunJournal& operator=(const RunJournal&) = delete;
@@ -53,7 +56,9 @@ class RunJournal {
   /// Says once that requests.jsonl could not be written (called from the driver's tick; the
   /// writer thread writes by itself at least every kJournalFlushInterval).
   void tick();
-  /// Writes what is queued and closes requests.jsonl.
+  /// Writes what is queued and closes requests.jsonl. If an append had to wait for the disk, says
+  /// so once (unless quiet): how often, and that result.json's schedule lag shows whether any
+  /// request went out late.
   void close();
   /// result.json is written: removes run-in-progress.json.
   void finish();
@@ -72,6 +77,7 @@ class RunJournal {
   std::string dir_;
   LineFn line_;
   bool quiet_ = false;
+  std::size_t max_pending_;
   std::unique_ptr<BackgroundAppender> file_;
   bool failed_ = false;
   bool warned_ = false;

@@ -1,0 +1,139 @@
+// RunJournal: a disk that falls behind requests.jsonl is named when the run ends, once, with how
+// often the run waited for it; a disk that keeps up is not.
+#include "run_journal.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+#include <thread>
+
+namespace llmload::app {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+struct JournalDir {
+  fs::path path = fs::temp_directory_path() / ("llmload-journal-" + std::to_string(::getpid()));
+  JournalDir() {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~JournalDir() { fs::remove_all(path); }
+};
+
+// Every line 1 KiB with its newline, numbered.
+RunJournal::LineFn kibibyte_lines() {
+  return [](const analysis::RequestRecord& r) {
+    std::string line = "{\"index\": " + std::to_string(r.index) + ", \"pad\": \"";
+    line.append(1021 - line.size(), 'x');
+    return line + "\"}";
+  };
+}
+
+// requests.jsonl is a FIFO that nobody reads until the appends stop getting anywhere (a pipe takes
+// 64 KiB, the journal's queue here 4 KiB): the disk fell behind, the run waited for it, and close()
+// says so on stderr, naming the directory, the bound and how often.
+TEST(RunJournal, ADiskThatFellBehindIsNamedWhenTheRunEnds) {
+  JournalDir dir;
+  const fs::path fifo = dir.path / "requests.jsonl";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);  // the journal's open then returns
+  ASSERT_GE(reader, 0);
+  constexpr int kLines = 1000;
+  std::atomic<int> appended{0};
+  std::string got;
+  std::thread drain([&] {
+    // Read nothing until the appends have stopped for 200 ms past 60 lines (~60 KiB): the pipe is
+    // then full and append waits for the disk. At most 20 s.
+    int seen = -1;
+    auto still_since = std::chrono::steady_clock::now();
+    const auto give_up = still_since + 20s;
+    while (std::chrono::steady_clock::now() < give_up) {
+      const int now_seen = appended.load();
+      if (now_seen == kLines) break;
+      if (now_seen != seen) {
+        seen = now_seen;
+        still_since = std::chrono::steady_clock::now();
+      } else if (seen >= 60 && std::chrono::steady_clock::now() - still_since >= 200ms) {
+        break;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    ::fcntl(reader, F_SETFL, 0);
+    char buf[65536];
+    for (;;) {
+      const ssize_t n = ::read(reader, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got.append(buf, static_cast<std::size_t>(n));
+    }
+  });
+
+  ::testing::internal::CaptureStderr();
+  {
+    RunJournal journal(dir.path.string(), nlohmann::json::object(), kibibyte_lines(), false, 4096);
+    for (int i = 0; i < kLines; ++i) {
+      analysis::RequestRecord r;
+      r.index = i;
+      journal.append(r);
+      appended.store(i + 1);
+    }
+    journal.close();
+    EXPECT_GT(journal.waits(), 0u);
+    EXPECT_TRUE(journal.whole(kLines));
+    journal.close();  // once
+  }
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  drain.join();
+  ::close(reader);
+
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(err, m, std::regex("the disk under (\\S+) fell 4 KiB behind requests\\.jsonl (\\d+) "
+                                                   "time\\(s\\), and the run waited for it: result\\.json's schedule "
+                                                   "lag says whether any request went out late")))
+      << err;
+  EXPECT_EQ(m[1].str(), dir.path.string());
+  EXPECT_GT(std::stoull(m[2].str()), 0u);
+  EXPECT_EQ(err.find("fell", err.find("fell") + 1), std::string::npos) << "said more than once: " << err;
+  // Nothing lost or reordered.
+  EXPECT_EQ(got.size(), static_cast<std::size_t>(kLines) * 1024);
+  EXPECT_EQ(got.substr(0, 12), "{\"index\": 0,");
+  EXPECT_NE(got.find("{\"index\": 999,"), std::string::npos);
+}
+
+// A disk that keeps up (a regular file, the queue at its default): no warning; quiet says nothing
+// even when the disk fell behind.
+TEST(RunJournal, NoWarningWhenTheDiskKeepsUpOrWhenQuiet) {
+  JournalDir dir;
+  ::testing::internal::CaptureStderr();
+  {
+    RunJournal journal(dir.path.string(), nlohmann::json::object(), kibibyte_lines(), false);
+    for (int i = 0; i < 200; ++i) {
+      analysis::RequestRecord r;
+      r.index = i;
+      journal.append(r);
+    }
+    journal.close();
+    EXPECT_EQ(journal.waits(), 0u);
+    EXPECT_TRUE(journal.whole(200));
+  }
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  std::ifstream in(dir.path / "requests.jsonl");
+  int lines = 0;
+  for (std::string l; std::getline(in, l);) ++lines;
+  EXPECT_EQ(lines, 200);
+}
+
+}  // namespace
+}  // namespace llmload::app
