@@ -118,18 +118,45 @@ class Scaling : public ::testing::Test {
 
 bool contains(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
 
+// Whether the runs' `metric` grows with K as set up (within +-20%); a run without a result does not.
+bool scales_as_set_up(const std::vector<json>& r, const std::vector<double>& ks, const char* metric) {
+  for (const json& ri : r) {
+    if (ri.is_null() || !ri.contains(metric) || !ri[metric].is_number()) return false;
+  }
+  const double x1 = r[0][metric].get<double>();
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    const double speedup = x1 > 0 ? r[i][metric].get<double>() / x1 : 0;
+    if (std::abs(speedup - ks[i]) > 0.2 * ks[i]) return false;
+  }
+  return true;
+}
+
 TEST_F(Scaling, StrongScalingFollowsTheServersCapacity) {
   const ServerHandle s1 = server(1);
   const ServerHandle s2 = server(2);
   const ServerHandle s4 = server(4);
-  TempDir k1, k2, k4, out;
+  TempDir first1, first2, first4, second1, second2, second4, out;
   // The same total load at every K: 16 in flight saturates even the K = 4 server (8 at once).
   // No SLO, so X is the request throughput (the goodput case is in the weak-scaling test).
-  const std::vector<json> r = measure({{&k1, &s1, 16}, {&k2, &s2, 16}, {&k4, &s4, 16}});
+  // Three runs share the 2 cores: a stall in one of them (the machine's other work) lowers its
+  // throughput alone. Runs that do not scale as set up are measured once more, and the second
+  // set judged: a wrong scaling is wrong twice.
+  const TempDir* k[] = {&first1, &first2, &first4};
+  std::vector<json> r = measure({{k[0], &s1, 16}, {k[1], &s2, 16}, {k[2], &s4, 16}});
+  if (!scales_as_set_up(r, {1, 2, 4}, "request_throughput")) {
+    std::cerr << "the first runs did not scale within 20%; measuring again\n";
+    k[0] = &second1;
+    k[1] = &second2;
+    k[2] = &second4;
+    r = measure({{k[0], &s1, 16}, {k[1], &s2, 16}, {k[2], &s4, 16}});
+  }
   const json& r1 = r[0];
   const json& r2 = r[1];
   const json& r4 = r[2];
   ASSERT_FALSE(r1.is_null() || r2.is_null() || r4.is_null());
+  const TempDir& k1 = *k[0];
+  const TempDir& k2 = *k[1];
+  const TempDir& k4 = *k[2];
 
   const std::string json_path = out.file("scaling.json");
   // Given out of order: the table is by K.
@@ -188,14 +215,24 @@ TEST_F(Scaling, StrongScalingFollowsTheServersCapacity) {
 TEST_F(Scaling, WeakScalingGrowsTheLoadWithK) {
   const ServerHandle s1 = server(1);
   const ServerHandle s2 = server(2);
-  TempDir k1, k2, out;
+  TempDir first1, first2, second1, second2, out;
   // The per-replica load is fixed: 2 in flight per replica (what one replica runs at once). With
-  // an SLO every run has, X is the goodput under it.
+  // an SLO every run has, X is the goodput under it. Measured once more if the pair does not
+  // scale as set up (a stall in one run; see the strong-scaling test).
   const std::vector<std::string> slo = {"--slo", "ttft:30s,tpot:2s"};
-  const std::vector<json> r = measure({{&k1, &s1, 2, slo}, {&k2, &s2, 4, slo}});
+  const TempDir* k[] = {&first1, &first2};
+  std::vector<json> r = measure({{k[0], &s1, 2, slo}, {k[1], &s2, 4, slo}});
+  if (!scales_as_set_up(r, {1, 2}, "request_goodput")) {
+    std::cerr << "the first pair did not scale within 20%; measuring again\n";
+    k[0] = &second1;
+    k[1] = &second2;
+    r = measure({{k[0], &s1, 2, slo}, {k[1], &s2, 4, slo}});
+  }
   const json& r1 = r[0];
   const json& r2 = r[1];
   ASSERT_FALSE(r1.is_null() || r2.is_null());
+  const TempDir& k1 = *k[0];
+  const TempDir& k2 = *k[1];
   const std::string json_path = out.file("weak.json");
   const RunResult res = scaling({k1.path(), k2.path(), "--k", "1,2", "--kind", "weak", "--json", json_path});
   ASSERT_EQ(res.exit_code, 0) << res.out << res.err;
