@@ -70,7 +70,14 @@ CapacityCheck find_and_check(const std::string& base_url, const std::vector<std:
     }
     return verdict;
   };
+  // A stall of the server (the machine's other work) that pushes 5% of the requests past the SLO
+  // fails a run at 80% without making it INVALID (the schedule lag checks the client's sends):
+  // such a run is measured once more. A capacity answer too high fails at 80% both times.
   c.pass_80 = verdict_at(0.8 * c.capacity);
+  if (c.pass_80 != "PASS (VALID)") {
+    std::cerr << "at 80% of " << c.capacity << ": " << c.pass_80 << "; measuring again\n";
+    c.pass_80 = verdict_at(0.8 * c.capacity);
+  }
   c.verdict_150 = verdict_at(1.5 * c.capacity);
   return c;
 }
