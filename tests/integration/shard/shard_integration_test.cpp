@@ -164,7 +164,7 @@ std::string epoch_in(std::chrono::milliseconds ahead) {
 // Starts `count` `llmload run` shards as an Indexed Job would (same arguments, one --start-at),
 // waits for them and returns their exit codes; shard i writes to root/shard-i.
 std::vector<int> run_shards(const TempDir& root, int count, const std::vector<std::string>& run_args) {
-  const std::string start_at = epoch_in(3000ms);
+  const std::string start_at = epoch_in(5000ms);  // time to start and probe, on a busy machine too
   std::vector<std::unique_ptr<Subprocess>> shards;
   for (int i = 0; i < count; ++i) {
     std::vector<std::string> argv = {binary_path("llmload"), "run", "--output", root.file("shard-" + std::to_string(i)),
@@ -186,7 +186,7 @@ TEST_F(Shards, IndexedJobShardsMergeLikeOneProcess) {
   // Three shards as a Kubernetes Indexed Job would start them: the same arguments, the count from
   // the environment, the index from JOB_COMPLETION_INDEX, one start time.
   TempDir root;
-  const std::string start_at = epoch_in(3000ms);  // time for 3 processes to start and probe
+  const std::string start_at = epoch_in(5000ms);  // time for 3 processes to start and probe on a busy machine
   std::vector<std::unique_ptr<Subprocess>> shards;
   std::vector<std::string> dirs;
   for (int i = 0; i < 3; ++i) {
