@@ -1,14 +1,15 @@
+// `llmload merge`: the shards of one run into the artifact one process would have written. The
+// shards are checked to be one run's; histograms added exactly; counts, throughput and SLO
+// verdicts recomputed with the single-run rules over every shard's records (read one at a time:
+// records_from_jsonl.cpp); stragglers flagged in a per-shard breakdown.
 #include "llmload/analysis/artifact_merge.hpp"
-#include "jsonl_lines.hpp"
+#include "json_path.hpp"
 #include "numeric.hpp"
 #include "llmload/common/duration.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <memory>
 #include <map>
-#include <limits>
 #include <optional>
 #include <set>
 
@@ -40,23 +41,6 @@ std::string brief(const json& j) {
   std::string s = j.dump(-1, ' ', false, json::error_handler_t::replace);
   if (s.size() > 160) s = s.substr(0, 157) + "...";
   return s;
-}
-
-// The value at a dotted path; null when any part is missing.
-const json& at_path(const json& j, std::string_view path) {
-  static const json kNull;
-  const json* cur = &j;
-  std::size_t pos = 0;
-  while (pos <= path.size()) {
-    const std::size_t dot = std::min(path.find('.', pos), path.size());
-    const std::string key(path.substr(pos, dot - pos));
-    if (!cur->is_object()) return kNull;
-    auto it = cur->find(key);
-    if (it == cur->end()) return kNull;
-    cur = &*it;
-    pos = dot + 1;
-  }
-  return *cur;
 }
 
 // The first path at which a and b differ, with both values there; nullopt when equal.
@@ -91,28 +75,6 @@ std::optional<Difference> first_difference(const json& a, const json& b, const s
 
 double number_or(const json& j, double fallback) { return j.is_number() ? j.get<double>() : fallback; }
 
-Nanos from_ms(double ms) { return Nanos(static_cast<std::int64_t>(std::llround(ms * 1e6))); }
-Nanos from_s(double s) { return Nanos(static_cast<std::int64_t>(std::llround(s * 1e9))); }
-
-ErrorClass error_class_from(std::string_view name) {
-  static constexpr ErrorClass kAll[] = {ErrorClass::kNone,        ErrorClass::kConnect,          ErrorClass::kHttpStatus,
-                                        ErrorClass::kStreamError, ErrorClass::kProtocol,         ErrorClass::kTimeout,
-                                        ErrorClass::kIdleTimeout, ErrorClass::kIncomplete,       ErrorClass::kNoOutput,
-                                        ErrorClass::kCanceled,    ErrorClass::kConnectTimeout,   ErrorClass::kFirstTokenTimeout,
-                                        ErrorClass::kInterTokenTimeout, ErrorClass::kStoppedEarly,
-                                        ErrorClass::kOutputOverflow};
-  for (ErrorClass e : kAll) {
-    if (to_string(e) == name) return e;
-  }
-  throw MergeError(fmt::format("unknown error_class '{}'", name));
-}
-
-Grade grade_from(std::string_view name) {
-  for (Grade g : {Grade::kNone, Grade::kCorrect, Grade::kIncorrect, Grade::kUnparsed}) {
-    if (to_string(g) == name) return g;
-  }
-  throw MergeError(fmt::format("unknown grade '{}' (correct, incorrect, unparsed or none)", name));
-}
 
 // Where each metric's summary lives in result.json.
 const json& stats_of(const json& result, Metric m) {
@@ -256,274 +218,17 @@ std::int64_t int_at(const json& j, std::string_view path) {
 
 }  // namespace
 
-RequestRecord record_from_json(const json& j) {
-  if (!j.is_object()) throw MergeError("not a JSON object");
-  auto need = [&](const char* key) -> const json& {
-    auto it = j.find(key);
-    if (it == j.end()) throw MergeError(fmt::format("missing \"{}\"", key));
-    return *it;
-  };
-  auto opt_time = [&](const char* key) -> std::optional<Nanos> {
-    const json& v = need(key);
-    if (v.is_null()) return std::nullopt;
-    if (!v.is_number()) throw MergeError(fmt::format("\"{}\" is not a number", key));
-    return from_ms(v.get<double>());
-  };
-  auto integer = [&](const char* key) -> std::int64_t {
-    const json& v = need(key);
-    if (!v.is_number_integer()) throw MergeError(fmt::format("\"{}\" is not an integer", key));
-    return v.get<std::int64_t>();
-  };
-  auto boolean = [&](const char* key) -> bool {
-    const json& v = need(key);
-    if (!v.is_boolean()) throw MergeError(fmt::format("\"{}\" is not true or false", key));
-    return v.get<bool>();
-  };
-  RequestRecord r;
-  r.index = static_cast<std::uint64_t>(integer("index"));
-  r.warmup = boolean("warmup");
-  r.in_window = boolean("in_window");
-  const json& ti = need("t_intended_ms");
-  if (!ti.is_number()) throw MergeError("\"t_intended_ms\" is not a number");
-  r.t_intended = from_ms(ti.get<double>());
-  r.t_send = opt_time("t_send_ms");
-  r.t_headers = opt_time("t_headers_ms");
-  r.t_first = opt_time("t_first_ms");
-  if (const json& v = j.value("t_first_output_ms", json()); v.is_number()) r.t_first_output = from_ms(v.get<double>());
-  r.t_last = opt_time("t_last_ms");
-  r.t_done = opt_time("t_done_ms");
-  r.requested_input_tokens = integer("requested_input_tokens");
-  r.requested_output_tokens = integer("requested_output_tokens");
-  r.input_tokens = integer("input_tokens");
-  r.output_tokens = integer("output_tokens");
-  r.tokens_from_usage = boolean("tokens_from_usage");
-  r.tokens_from_tokenizer = j.value("tokens_from_tokenizer", false);  // absent before --tokenizer
-  if (const json& c = j.value("client_output_tokens", json()); c.is_number_integer()) {
-    r.client_output_tokens = c.get<std::int64_t>();
-  }
-  r.output_events = integer("output_events");
-  if (const json& c = j.value("cached_tokens", json()); c.is_number_integer()) r.cached_tokens = c.get<std::int64_t>();
-  r.reasoning_tokens = j.value("reasoning_tokens", std::int64_t{0});
-  r.reasoning_tokens_source = j.value("reasoning_tokens_source", std::string());
-  r.model = j.value("model", std::string());
-  if (const json& f = j.value("finish_reason", json()); f.is_string()) r.finish_reason = f.get<std::string>();
-  r.ended_early = j.value("ended_early", false);
-  r.session = j.value("session", std::int64_t{-1});
-  r.turn = j.value("turn", std::int64_t{0});
-  r.stage = j.value("stage", std::int32_t{-1});
-  r.item = j.value("item", r.index);  // absent before issue 18: the item was the index
-  if (const json& sv = j.value("server", json()); !sv.is_null()) {
-    // The server's own timing of the request (llmload-server's ground truth), when it sent one.
-    if (!sv.is_object()) throw MergeError("\"server\" is not an object");
-    auto seconds = [&](const char* key) -> std::optional<double> {
-      const json& v = sv.value(key, json());
-      if (v.is_null()) return std::nullopt;
-      if (!v.is_number()) throw MergeError(fmt::format("\"server\".\"{}\" is not a number", key));
-      return v.get<double>();
-    };
-    r.server_queue_s = seconds("queue_s");
-    // Written only when the server named its first token: a null one was not a finite number.
-    r.server_first_token_s = seconds("first_token_s").value_or(std::numeric_limits<double>::quiet_NaN());
-    r.server_last_token_s = seconds("last_token_s");
-  }
-  r.grader = j.value("grader", std::string());
-  if (!r.grader.empty()) r.grade = grade_from(j.value("grade", std::string("none")));
-  if (const json& x = j.value("extracted", json()); x.is_string()) r.extracted = x.get<std::string>();
-  r.subset = j.value("subset", std::string());
-  r.reference = j.value("reference", std::string());
-  if (const json& o = j.value("output_text", json()); o.is_string()) r.output_text = o.get<std::string>();
-  if (const json& st = j.value("server_tokens", json()); st.is_object()) {
-    const std::string from = st.value("from", std::string());
-    const json& tokens = st.value("tokens", json());
-    if ((from != "token_ids" && from != "logprobs") || !tokens.is_array()) {
-      throw MergeError("\"server_tokens\" needs \"from\" (token_ids or logprobs) and a \"tokens\" array");
-    }
-    for (const auto& t : tokens) {
-      if (from == "token_ids" ? !t.is_number_integer() : !t.is_string()) {
-        throw MergeError("\"server_tokens\": a token of the wrong type for \"from\": " + from);
-      }
-      r.server_tokens.push_back(from == "token_ids" ? t.dump() : t.get<std::string>());
-    }
-    r.server_tokens_from = from;
-  }
-  r.structured = j.value("structured", std::string());
-  if (const json& v = j.value("structured_verdict", json()); v.is_string()) r.structured_verdict = v.get<std::string>();
-  r.structured_error = j.value("structured_error", std::string());
-  if (const json& calls = j.value("tool_calls", json()); calls.is_array()) {
-    for (const auto& c : calls) {
-      if (!c.is_object() || !c.value("name", json()).is_string() || !c.value("arguments", json()).is_string()) {
-        throw MergeError("\"tool_calls\": each call needs a string \"name\" and \"arguments\"");
-      }
-      r.tool_call_names.push_back(c["name"].get<std::string>());
-      r.tool_call_arguments.push_back(c["arguments"].get<std::string>());
-    }
-  }
-  r.http_status = static_cast<int>(integer("http_status"));
-  const json& ec = need("error_class");
-  if (!ec.is_string()) throw MergeError("\"error_class\" is not a string");
-  r.error = error_class_from(ec.get<std::string>());
-  if (const json& e = j.value("error", json()); e.is_string()) r.error_message = e.get<std::string>();
-  return r;
-}
-
 namespace {
 
-// One pass over a shard's requests.jsonl lines: from its file, a line at a time, or from its lines
-// in memory. Blank lines are skipped; a line that is not JSON is a MergeError naming the shard.
-class MergeShardLines {
- public:
-  explicit MergeShardLines(const ShardArtifact& a) : a_(a) {
-    if (a_.records_file.empty()) return;
-    try {
-      file_.emplace(a_.records_file);
-    } catch (const RecordFileError&) {
-      throw MergeError(fmt::format("'{}': requests.jsonl cannot be read", a_.name));
-    }
-  }
-  bool next(json& out) {
-    if (!file_) {
-      if (line_ >= a_.records.size()) return false;
-      out = a_.records[line_++];
-      return true;
-    }
-    std::string text;
-    bool unterminated = false;  // a shard's last line must be whole too: any line not JSON is an error
-    try {
-      while (file_->next(text, unterminated)) {
-        line_ = file_->line_no();
-        if (text.empty()) continue;
-        out = json::parse(text, nullptr, false);
-        if (out.is_discarded()) {
-          throw MergeError(fmt::format("'{}': requests.jsonl line {} is not valid JSON", a_.name, line_));
-        }
-        return true;
-      }
-    } catch (const RecordFileError&) {
-      throw MergeError(fmt::format("'{}': reading requests.jsonl failed at line {}", a_.name, line_ + 1));
-    }
-    return false;
-  }
-  std::size_t line() const { return line_; }
-
- private:
-  const ShardArtifact& a_;
-  std::optional<JsonlLineReader> file_;
-  std::size_t line_ = 0;
-};
-
-class MergedRecordCursor : public RecordCursor {
- public:
-  explicit MergedRecordCursor(const std::vector<const ShardArtifact*>& shards) : shards_(shards) {}
-  bool next(RequestRecord& out) override {
-    while (k_ < shards_.size()) {
-      if (!lines_) lines_ = std::make_unique<MergeShardLines>(*shards_[k_]);
-      json j;
-      if (lines_->next(j)) {
-        try {
-          out = record_from_json(j);
-        } catch (const MergeError& e) {
-          throw MergeError(fmt::format("'{}': requests.jsonl line {}: {}", shards_[k_]->name, lines_->line(), e.what()));
-        }
-        return true;
-      }
-      lines_.reset();
-      ++k_;
-    }
-    return false;
-  }
-
- private:
-  const std::vector<const ShardArtifact*>& shards_;
-  std::size_t k_ = 0;
-  std::unique_ptr<MergeShardLines> lines_;
-};
-
-std::int64_t shard_index_of(const ShardArtifact& a) {
-  const json& i = at_path(a.result, "conditions.shard.index");
-  return i.is_number_integer() ? i.get<std::int64_t>() : 0;
-}
-
-}  // namespace
-
-MergedRecords::MergedRecords(const std::vector<ShardArtifact>& shards) {
-  for (const auto& a : shards) shards_.push_back(&a);
-  std::stable_sort(shards_.begin(), shards_.end(),
-                   [](const ShardArtifact* x, const ShardArtifact* y) { return shard_index_of(*x) < shard_index_of(*y); });
-}
-
-MergedRecords::MergedRecords(std::vector<const ShardArtifact*> in_order) : shards_(std::move(in_order)) {}
-
-std::size_t MergedRecords::size() const {
-  if (!size_) {
-    std::size_t n = 0;
-    MergedRecordCursor cursor(shards_);
-    RequestRecord r;
-    while (cursor.next(r)) ++n;
-    size_ = n;
-  }
-  return *size_;
-}
-
-std::unique_ptr<RecordCursor> MergedRecords::open() const { return std::make_unique<MergedRecordCursor>(shards_); }
-
-void MergedRecords::write_jsonl(std::ostream& out) const {
-  for (const ShardArtifact* a : shards_) {
-    MergeShardLines lines(*a);
-    json line;
-    while (lines.next(line)) {
-      if (!line.contains("shard")) line["shard"] = shard_index_of(*a);
-      out << line.dump(-1, ' ', false, json::error_handler_t::replace) << '\n';
-    }
-  }
-}
-
-RecordLine parse_record_line(std::string_view line, std::size_t line_no, bool unterminated, RequestRecord& out) {
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  if (line.find_first_not_of(" \t") == std::string_view::npos) return RecordLine::kBlank;
-  const json j = json::parse(line.begin(), line.end(), nullptr, false);
-  if (j.is_discarded()) {
-    if (unterminated) return RecordLine::kCut;
-    throw MergeError(fmt::format("line {} is not valid JSON", line_no));
-  }
-  try {
-    out = record_from_json(j);
-  } catch (const MergeError& e) {
-    throw MergeError(fmt::format("line {}: {}", line_no, e.what()));
-  }
-  return RecordLine::kRecord;
-}
-
-RecordsFile parse_records_jsonl(std::string_view text) {
-  RecordsFile out;
-  std::size_t pos = 0;
-  std::size_t line_no = 0;
-  RequestRecord r;
-  while (pos < text.size()) {
-    const std::size_t nl = text.find('\n', pos);
-    const bool unterminated = nl == std::string_view::npos;
-    const std::size_t end = unterminated ? text.size() : nl;
-    const std::string_view line = text.substr(pos, end - pos);
-    pos = unterminated ? text.size() : nl + 1;
-    ++line_no;
-    const RecordLine kind = parse_record_line(line, line_no, unterminated, r);
-    if (kind == RecordLine::kCut) {
-      out.cut_line = line_no;
-      break;
-    }
-    if (kind == RecordLine::kRecord) out.records.push_back(std::move(r));
-  }
-  return out;
-}
-
-MergedArtifact merge_artifacts(const std::vector<ShardArtifact>& artifacts) {
-  std::vector<Shard> shards = check_shards(artifacts);
-  for (auto& s : shards) load_records(s);
-  const json& ref = shards.front().artifact->result;
-  const auto n_shards = static_cast<std::int64_t>(shards.size());
-
-  // Histograms, added exactly; means and SDs pooled from each shard's exact moments.
+// Each metric's histogram (the shards' added exactly) and its summary, the mean and SD pooled from
+// each shard's exact moments.
+struct MergedLatency {
   std::map<Metric, HdrHistogram> hist;
   std::map<Metric, LatencyStats> latency;
+};
+
+MergedLatency merge_latency(const std::vector<Shard>& shards) {
+  MergedLatency out;
   for (Metric m : kAllMetrics) {
     HdrHistogram h(1, kHighestUs, 3);
     double n = 0;
@@ -548,11 +253,14 @@ MergedArtifact merge_artifacts(const std::vector<ShardArtifact>& artifacts) {
       const double sd = number_or(at_path(st, "std_ms"), 0) * 1e3;
       m2 += c * (sd * sd + (mu - mean) * (mu - mean));
     }
-    latency.emplace(m, summarize_latency(h, mean, n > 0 ? std::sqrt(m2 / n) : 0, n));
-    hist.emplace(m, std::move(h));
+    out.latency.emplace(m, summarize_latency(h, mean, n > 0 ? std::sqrt(m2 / n) : 0, n));
+    out.hist.emplace(m, std::move(h));
   }
+  return out;
+}
 
-  // The window: every shard's, as offsets from the common start.
+// The window: every shard's, as offsets from the common start.
+Window merged_window(const std::vector<Shard>& shards) {
   Window window;
   bool any_window = false;
   for (const auto& s : shards) {
@@ -567,26 +275,12 @@ MergedArtifact merge_artifacts(const std::vector<ShardArtifact>& artifacts) {
                                "shard's end (offsets from the common start)"
                              : "no measured request was issued";
   if (window.end < window.start) window.end = window.start;
+  return window;
+}
 
-  // Counts, errors, throughput, achieved load and SLO attainment: the single-run rules over all
-  // records (an accumulator without samples: its latency parts are replaced below).
-  std::vector<const ShardArtifact*> in_order;
-  for (const auto& s : shards) in_order.push_back(s.artifact);
-  const MergedRecords all(in_order);
-  const bool open_loop = at_path(ref, "validity.checked").is_boolean() && at_path(ref, "validity.checked").get<bool>();
-  std::optional<SloSpec> slo;
-  LatencyView view = LatencyView::kService;
-  if (const json& spec = at_path(ref, "slo.spec"); spec.is_string()) {
-    try {
-      slo = parse_slo(spec.get<std::string>());
-    } catch (const SloParseError& e) {
-      throw MergeError(fmt::format("'{}': slo.spec '{}' cannot be read: {}", shards.front().artifact->name,
-                                   spec.get<std::string>(), e.what()));
-    }
-    view = at_path(ref, "slo.view") == "response" ? LatencyView::kResponse : LatencyView::kService;
-  }
-  // The merged run is judged as one run: the validity settings the shards ran with (the same in
-  // every shard: one command line), now with the sample checks and minimums a shard leaves to it.
+// The merged run is judged as one run: the validity settings the shards ran with (the same in
+// every shard: one command line), now with the sample checks and minimums a shard leaves to it.
+ValidityOptions merged_validity(const json& ref, const std::vector<Shard>& shards) {
   ValidityOptions validity;
   validity.max_error_rate = number_or(at_path(ref, "validity.max_error_rate"), validity.max_error_rate);
   if (const json& ps = at_path(ref, "minimums.percentiles"); ps.is_array()) {
@@ -603,9 +297,52 @@ MergedArtifact merge_artifacts(const std::vector<ShardArtifact>& artifacts) {
     if (at_path(s.artifact->result, "minimums.max_duration_reached") == true) validity.max_duration_reached = true;
   }
   validity.check_samples = true;
+  return validity;
+}
+
+// The SLO's verdicts judged again with the merged histograms (a shard's verdict judged its part).
+void rejudge_slo(RunMetrics& m) {
+  if (!m.slo) return;
+  const bool rt = m.slo->view == LatencyView::kResponse;
+  for (auto& v : m.slo->metrics) {
+    const Metric hm = v.metric == "tpot"   ? Metric::kTpot
+                      : v.metric == "ttft" ? (rt ? Metric::kTtftRt : Metric::kTtft)
+                      : v.metric == "ttfo" ? (rt ? Metric::kTtfoRt : Metric::kTtfo)
+                                           : (rt ? Metric::kE2eRt : Metric::kE2e);
+    rejudge(v, m.histograms.at(hm), m.slo->spec.percentile);
+  }
+  bool any_fail = false;
+  bool all_pass = !m.slo->metrics.empty();
+  for (const auto& v : m.slo->metrics) {
+    any_fail = any_fail || v.verdict == Verdict::kFail;
+    all_pass = all_pass && v.verdict == Verdict::kPass;
+  }
+  m.slo->verdict = any_fail ? Verdict::kFail : (all_pass ? Verdict::kPass : Verdict::kInconclusive);
+}
+
+// Counts, errors, throughput, achieved load and SLO attainment: the single-run rules over all
+// records (an accumulator without samples: its latency parts are replaced below).
+RunMetrics merged_metrics(const std::vector<Shard>& shards, const Window& window, MergedLatency latency) {
+  const json& ref = shards.front().artifact->result;
+  std::vector<const ShardArtifact*> in_order;
+  for (const auto& s : shards) in_order.push_back(s.artifact);
+  const MergedRecords all(in_order);
+  const bool open_loop = at_path(ref, "validity.checked").is_boolean() && at_path(ref, "validity.checked").get<bool>();
+  std::optional<SloSpec> slo;
+  LatencyView view = LatencyView::kService;
+  if (const json& spec = at_path(ref, "slo.spec"); spec.is_string()) {
+    try {
+      slo = parse_slo(spec.get<std::string>());
+    } catch (const SloParseError& e) {
+      throw MergeError(fmt::format("'{}': slo.spec '{}' cannot be read: {}", shards.front().artifact->name,
+                                   spec.get<std::string>(), e.what()));
+    }
+    view = at_path(ref, "slo.view") == "response" ? LatencyView::kResponse : LatencyView::kService;
+  }
+  const ValidityOptions validity = merged_validity(ref, shards);
   RunMetrics m = MetricsAccumulator().finalize(window, open_loop, slo, view, RecordRange(all), validity);
-  m.latency = latency;
-  m.histograms = hist;
+  m.latency = std::move(latency.latency);
+  m.histograms = std::move(latency.hist);
   // Output tokens: each shard counted those arriving in its own window (which lies in the merged one).
   m.output_tokens_in_window = 0;
   for (const auto& s : shards) {
@@ -616,28 +353,15 @@ MergedArtifact merge_artifacts(const std::vector<ShardArtifact>& artifacts) {
     m.output_throughput = m.output_tokens_in_window / len;
     m.total_token_throughput += m.output_tokens_in_window / len;  // finalize() counted the input tokens only
   }
-  if (m.slo) {
-    const bool rt = m.slo->view == LatencyView::kResponse;
-    for (auto& v : m.slo->metrics) {
-      const Metric hm = v.metric == "tpot"   ? Metric::kTpot
-                        : v.metric == "ttft" ? (rt ? Metric::kTtftRt : Metric::kTtft)
-                        : v.metric == "ttfo" ? (rt ? Metric::kTtfoRt : Metric::kTtfo)
-                                             : (rt ? Metric::kE2eRt : Metric::kE2e);
-      rejudge(v, hist.at(hm), m.slo->spec.percentile);
-    }
-    bool any_fail = false;
-    bool all_pass = !m.slo->metrics.empty();
-    for (const auto& v : m.slo->metrics) {
-      any_fail = any_fail || v.verdict == Verdict::kFail;
-      all_pass = all_pass && v.verdict == Verdict::kPass;
-    }
-    m.slo->verdict = any_fail ? Verdict::kFail : (all_pass ? Verdict::kPass : Verdict::kInconclusive);
-  }
+  rejudge_slo(m);
+  return m;
+}
 
-  MergedArtifact out;
-  // The per-shard breakdown, with stragglers flagged. A shard's drain is the time from its last
-  // measured intended start to its last measured completion: unlike the completion time itself it
-  // does not depend on which shard the partition dealt the run's last requests to.
+// The per-shard breakdown, with stragglers flagged. A shard's drain is the time from its last
+// measured intended start to its last measured completion: unlike the completion time itself it
+// does not depend on which shard the partition dealt the run's last requests to.
+json shard_breakdown(const std::vector<Shard>& shards, double len, std::vector<std::string>& notes) {
+  const auto n_shards = static_cast<std::int64_t>(shards.size());
   std::vector<double> last_done(shards.size(), 0);
   std::vector<double> drain(shards.size(), 0);
   std::vector<double> measured_drains;
@@ -679,7 +403,7 @@ MergedArtifact merge_artifacts(const std::vector<ShardArtifact>& artifacts) {
     }
     if (at_path(r, "interrupted") == true) flags.push_back("interrupted before the end of its run");
     if (!s.measured) flags.push_back("issued no measured request");
-    for (const auto& f : flags) out.notes.push_back(fmt::format("shard {} ('{}'): {}", s.index, s.artifact->name, f));
+    for (const auto& f : flags) notes.push_back(fmt::format("shard {} ('{}'): {}", s.index, s.artifact->name, f));
     breakdown.push_back({
         {"shard", s.index},
         {"directory", s.artifact->name},
@@ -708,35 +432,73 @@ MergedArtifact merge_artifacts(const std::vector<ShardArtifact>& artifacts) {
         {"flags", flags},
     });
   }
-  // Harmless differences worth knowing.
-  {
-    std::set<std::string> builds;
-    for (const auto& s : shards) builds.insert(brief(at_path(s.artifact->result, "conditions.tool")));
-    if (builds.size() > 1) {
-      out.notes.push_back(fmt::format("the shards ran different builds of llmload {} (build type or compiler differ)",
-                                      brief(at_path(ref, "conditions.tool.version"))));
-    }
-    if (at_path(ref, "conditions.shard.start_at").is_null() && n_shards > 1) {
-      out.notes.push_back("the shards had no common --start-at: their windows line up only as well as they happened to "
-                          "start together");
-    }
-  }
+  return breakdown;
+}
 
-  // Start time: the common --start-at, else the earliest shard start.
-  out.start_epoch_s = number_or(at_path(ref, "conditions.shard.start_at_epoch_s"), 0);
-  if (out.start_epoch_s == 0) {
+// Harmless differences worth knowing.
+void note_harmless_differences(const std::vector<Shard>& shards, const json& ref, std::vector<std::string>& notes) {
+  const auto n_shards = static_cast<std::int64_t>(shards.size());
+  std::set<std::string> builds;
+  for (const auto& s : shards) builds.insert(brief(at_path(s.artifact->result, "conditions.tool")));
+  if (builds.size() > 1) {
+    notes.push_back(fmt::format("the shards ran different builds of llmload {} (build type or compiler differ)",
+                                brief(at_path(ref, "conditions.tool.version"))));
+  }
+  if (at_path(ref, "conditions.shard.start_at").is_null() && n_shards > 1) {
+    notes.push_back("the shards had no common --start-at: their windows line up only as well as they happened to "
+                    "start together");
+  }
+}
+
+// Start time: the common --start-at, else the earliest shard start.
+double merged_start_epoch(const std::vector<Shard>& shards, const json& ref) {
+  double start = number_or(at_path(ref, "conditions.shard.start_at_epoch_s"), 0);
+  if (start == 0) {
     bool first = true;
     for (const auto& s : shards) {
       const json& e = at_path(s.artifact->result, "conditions.start_epoch_s");
-      if (e.is_number() && (first || e.get<double>() < out.start_epoch_s)) {
-        out.start_epoch_s = e.get<double>();
+      if (e.is_number() && (first || e.get<double>() < start)) {
+        start = e.get<double>();
         first = false;
       }
     }
   }
+  return start;
+}
 
-  // The merged result.json.
-  json res = metrics_json(m);
+// Token accounting: sums over the shards (estimated when any shard's was).
+json merged_tokens(json tokens, const std::vector<Shard>& shards, const json& ref) {
+  const char* sums[] = {"requests",        "requests_with_server_usage", "requested_input_tokens",
+                        "input_tokens",    "requested_output_tokens",    "output_tokens",
+                        "ended_early"};
+  for (const char* k : sums) {
+    std::int64_t total = 0;
+    for (const auto& s : shards) total += int_at(s.artifact->result, std::string("tokens.") + k);
+    tokens[k] = total;
+  }
+  for (const char* k : {"server_counted_input_tokens", "requested_input_tokens_of_those"}) {
+    bool any = false;
+    std::int64_t total = 0;
+    for (const auto& s : shards) {
+      const json& v = at_path(s.artifact->result, std::string("tokens.") + k);
+      if (v.is_number()) {
+        any = true;
+        total += v.get<std::int64_t>();
+      }
+    }
+    tokens[k] = any ? json(total) : json(nullptr);
+  }
+  bool estimated = false;
+  for (const auto& s : shards) estimated = estimated || at_path(s.artifact->result, "tokens.estimated") == true;
+  tokens["estimated"] = estimated;
+  if (const json& em = at_path(ref, "tokens.estimate_method"); !em.is_null()) tokens["estimate_method"] = em;
+  return tokens;
+}
+
+// The conditions: the shards' (the same but for these), with every shard's command line and
+// machine, and the common start.
+json merged_conditions(const std::vector<Shard>& shards, const json& ref, double start_epoch_s) {
+  const auto n_shards = static_cast<std::int64_t>(shards.size());
   json cond = at_path(ref, "conditions");
   json command_lines = json::array();
   json machines = json::array();
@@ -750,43 +512,23 @@ MergedArtifact merge_artifacts(const std::vector<ShardArtifact>& artifacts) {
   cond["machine"] = machines;
   const json& start_at = at_path(ref, "conditions.shard.start_at");
   cond["start_time"] = start_at.is_string() ? start_at : at_path(ref, "conditions.start_time");
-  cond["start_epoch_s"] = out.start_epoch_s;
+  cond["start_epoch_s"] = start_epoch_s;
   cond["shard"] = {{"merged", true},
                    {"count", n_shards},
                    {"start_at", start_at},
                    {"start_at_epoch_s", at_path(ref, "conditions.shard.start_at_epoch_s")},
                    {"rule", at_path(ref, "conditions.shard.rule")},
                    {"partition", at_path(ref, "conditions.shard.partition")}};
-  res["conditions"] = cond;
-  // Token accounting: sums over the shards (estimated when any shard's was).
-  {
-    json tokens = res["tokens"];
-    const char* sums[] = {"requests",        "requests_with_server_usage", "requested_input_tokens",
-                          "input_tokens",    "requested_output_tokens",    "output_tokens",
-                          "ended_early"};
-    for (const char* k : sums) {
-      std::int64_t total = 0;
-      for (const auto& s : shards) total += int_at(s.artifact->result, std::string("tokens.") + k);
-      tokens[k] = total;
-    }
-    for (const char* k : {"server_counted_input_tokens", "requested_input_tokens_of_those"}) {
-      bool any = false;
-      std::int64_t total = 0;
-      for (const auto& s : shards) {
-        const json& v = at_path(s.artifact->result, std::string("tokens.") + k);
-        if (v.is_number()) {
-          any = true;
-          total += v.get<std::int64_t>();
-        }
-      }
-      tokens[k] = any ? json(total) : json(nullptr);
-    }
-    bool estimated = false;
-    for (const auto& s : shards) estimated = estimated || at_path(s.artifact->result, "tokens.estimated") == true;
-    tokens["estimated"] = estimated;
-    if (const json& em = at_path(ref, "tokens.estimate_method"); !em.is_null()) tokens["estimate_method"] = em;
-    res["tokens"] = tokens;
-  }
+  return cond;
+}
+
+// The merged result.json.
+json merged_result(const RunMetrics& m, const std::vector<Shard>& shards, const json& ref, const Window& window,
+                   const json& breakdown, double start_epoch_s, const std::vector<std::string>& notes) {
+  const auto n_shards = static_cast<std::int64_t>(shards.size());
+  json res = metrics_json(m);
+  res["conditions"] = merged_conditions(shards, ref, start_epoch_s);
+  res["tokens"] = merged_tokens(res["tokens"], shards, ref);
   res["load"]["offered_rate"] = at_path(ref, "load.offered_rate");
   res["load"]["offered_concurrency"] = at_path(ref, "load.offered_concurrency");
   res["load"]["measured_from"] = "t_send of the measured requests of every shard, as offsets from the common start";
@@ -813,13 +555,15 @@ MergedArtifact merge_artifacts(const std::vector<ShardArtifact>& artifacts) {
       {"output_tokens", "the sum of the output tokens each shard saw arrive in its own window"},
       {"clocks", "each shard measured on its own monotonic clock from its own start at the common start time; no "
                  "timestamps of different machines are subtracted"},
-      {"notes", out.notes},
+      {"notes", notes},
   };
-  out.result = std::move(res);
+  return res;
+}
 
-  for (const auto& s : shards) out.record_count += static_cast<std::int64_t>(s.count);
-
-  // The console report, with the shard table.
+// The console report, with the shard table.
+std::string merged_console(const RunMetrics& m, const json& ref, const std::vector<Shard>& shards, const json& breakdown,
+                           const std::vector<std::string>& notes) {
+  const auto n_shards = static_cast<std::int64_t>(shards.size());
   const std::string title =
       fmt::format("llmload {} | {} | merged {} shards",
                   at_path(ref, "conditions.scenario.scenario").is_string() ? at_path(ref, "conditions.scenario.scenario").get<std::string>() : "run",
@@ -841,9 +585,26 @@ MergedArtifact merge_artifacts(const std::vector<ShardArtifact>& artifacts) {
                      num(b["last_completion_s"], "{:.3f}"), num(b["start_skew_ms"], "{:.2f}"),
                      b["straggler"].get<bool>() ? "  <- see NOTE" : "");
   }
-  for (const auto& note : out.notes) o += "NOTE: " + note + "\n";
+  for (const auto& note : notes) o += "NOTE: " + note + "\n";
   o += std::string(78, '=') + "\n";
-  out.console = std::move(o);
+  return o;
+}
+
+}  // namespace
+
+MergedArtifact merge_artifacts(const std::vector<ShardArtifact>& artifacts) {
+  std::vector<Shard> shards = check_shards(artifacts);
+  for (auto& s : shards) load_records(s);
+  const json& ref = shards.front().artifact->result;
+  const Window window = merged_window(shards);
+  RunMetrics m = merged_metrics(shards, window, merge_latency(shards));
+  MergedArtifact out;
+  const json breakdown = shard_breakdown(shards, to_seconds(window.length()), out.notes);
+  note_harmless_differences(shards, ref, out.notes);
+  out.start_epoch_s = merged_start_epoch(shards, ref);
+  out.result = merged_result(m, shards, ref, window, breakdown, out.start_epoch_s, out.notes);
+  for (const auto& s : shards) out.record_count += static_cast<std::int64_t>(s.count);
+  out.console = merged_console(m, ref, shards, breakdown, out.notes);
   out.metrics = std::move(m);
   return out;
 }
