@@ -289,6 +289,10 @@ def main():
     write("http_response", "chunk_ext_trailer", bytes([0x03, 255]) + (
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
         "e;ext=1\r\ndata: [DONE]\n\n\r\n0\r\nX-Trailer: 1\r\n\r\n").encode())
+    # Bad chunk framing after [DONE] (found by fuzz.sh in CI, 2026-11-27): the stream stays a success.
+    write("http_response", "bad_chunk_after_done", bytes([0x03, 6]) + (
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+        "e\r\ndata: [DONE]\n\n\r\n/0\r\n\r\n").encode())
     write("http_response", "continue_then_ok", bytes([0x03, 255]) + (
         "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").encode())
     write("http_response", "http10_close", bytes([0x02, 3]) + (
