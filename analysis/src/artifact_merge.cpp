@@ -79,11 +79,11 @@ double number_or(const json& j, double fallback) { return j.is_number() ? j.get<
 // Where each metric's summary lives in result.json.
 const json& stats_of(const json& result, Metric m) {
   switch (m) {
-    case Metric::kTtftRt: return at_path(result, "response_time.ttft");
-    case Metric::kE2eRt: return at_path(result, "response_time.e2e");
-    case Metric::kTtfoRt: return at_path(result, "response_time.ttfo");
-    case Metric::kScheduleLag: return at_path(result, "schedule_lag");
-    default: return at_path(result, "latency." + std::string(metric_name(m)));
+    case Metric::kTtftRt: return json_path::at_path(result, "response_time.ttft");
+    case Metric::kE2eRt: return json_path::at_path(result, "response_time.e2e");
+    case Metric::kTtfoRt: return json_path::at_path(result, "response_time.ttfo");
+    case Metric::kScheduleLag: return json_path::at_path(result, "schedule_lag");
+    default: return json_path::at_path(result, "latency." + std::string(metric_name(m)));
   }
 }
 
@@ -101,9 +101,9 @@ void rejudge(MetricVerdict& v, const HdrHistogram& h, double percentile) {
                                 bound_ms, v.exceedances, v.n);
   } else if (v.n > 0 && static_cast<double>(v.exceedances) > (1.0 - p) * static_cast<double>(v.n)) {
     v.verdict = Verdict::kFail;
-    v.explanation = fmt::format("{} of {} requests ({:.2f}%) over {:g} ms: p{:g} exceeds the bound (observed {:.1f} ms)",
-                                v.exceedances, v.n, 100.0 * static_cast<double>(v.exceedances) / static_cast<double>(v.n),
-                                bound_ms, percentile, observed_ms);
+    v.explanation = fmt::format(
+        "{} of {} requests ({:.2f}%) over {:g} ms: p{:g} exceeds the bound (observed {:.1f} ms)", v.exceedances, v.n,
+        100.0 * static_cast<double>(v.exceedances) / static_cast<double>(v.n), bound_ms, percentile, observed_ms);
   } else {
     v.verdict = Verdict::kInconclusive;
     v.explanation = fmt::format("too few requests to confirm p{:g} <= {:g} ms: {} of {} over the bound; "
@@ -128,7 +128,7 @@ std::vector<Shard> check_shards(const std::vector<ShardArtifact>& artifacts) {
   std::map<std::int64_t, std::string> seen;
   for (const auto& a : artifacts) {
     if (!a.result.is_object()) throw MergeError(fmt::format("'{}': result.json is not a JSON object", a.name));
-    const json& sh = at_path(a.result, "conditions.shard");
+    const json& sh = json_path::at_path(a.result, "conditions.shard");
     if (!sh.is_object() || !sh.value("index", json()).is_number_integer() ||
         !sh.value("count", json()).is_number_integer()) {
       throw MergeError(fmt::format("'{}' is not a shard artifact: its result.json has no conditions.shard (it was not "
@@ -148,8 +148,8 @@ std::vector<Shard> check_shards(const std::vector<ShardArtifact>& artifacts) {
       throw MergeError(fmt::format("'{}': conditions.shard says shard {} of {}, which does not exist", a.name, idx, n));
     }
     if (auto it = seen.find(idx); it != seen.end()) {
-      throw MergeError(fmt::format("'{}' and '{}' are both shard {} of {}: give each shard's directory once", it->second,
-                                   a.name, idx, n));
+      throw MergeError(fmt::format("'{}' and '{}' are both shard {} of {}: give each shard's directory once",
+                                   it->second, a.name, idx, n));
     }
     seen.emplace(idx, a.name);
     shards.push_back(Shard{&a, idx, 0, false});
@@ -159,21 +159,23 @@ std::vector<Shard> check_shards(const std::vector<ShardArtifact>& artifacts) {
     if (!seen.count(i)) missing.push_back(std::to_string(i));
   }
   if (!missing.empty()) {
-    throw MergeError(fmt::format("shard{} {} of {} {} missing: pass the directory of every shard of the run (each shard "
-                                 "writes its own; a shard that failed must be run again)",
-                                 missing.size() > 1 ? "s" : "", fmt::join(missing, ", "), count,
-                                 missing.size() > 1 ? "are" : "is"));
+    throw MergeError(
+        fmt::format("shard{} {} of {} {} missing: pass the directory of every shard of the run (each shard "
+                    "writes its own; a shard that failed must be run again)",
+                    missing.size() > 1 ? "s" : "", fmt::join(missing, ", "), count, missing.size() > 1 ? "are" : "is"));
   }
   std::sort(shards.begin(), shards.end(), [](const Shard& x, const Shard& y) { return x.index < y.index; });
   const json& ref = shards.front().artifact->result;
   for (const auto& s : shards) {
     for (const char* field : kMustMatch) {
-      if (auto d = first_difference(at_path(ref, field), at_path(s.artifact->result, field), field)) {
-        throw MergeError(fmt::format("shards disagree on {}: shard {} ('{}') has {}, shard {} ('{}') has {}; merge only "
-                                     "the shards of one run (the same flags with --shard-index 0..{} and one "
-                                     "--start-at)",
-                                     d->path, shards.front().index, shards.front().artifact->name, brief(d->a), s.index,
-                                     s.artifact->name, brief(d->b), count - 1));
+      if (auto d =
+              first_difference(json_path::at_path(ref, field), json_path::at_path(s.artifact->result, field), field)) {
+        throw MergeError(
+            fmt::format("shards disagree on {}: shard {} ('{}') has {}, shard {} ('{}') has {}; merge only "
+                        "the shards of one run (the same flags with --shard-index 0..{} and one "
+                        "--start-at)",
+                        d->path, shards.front().index, shards.front().artifact->name, brief(d->a), s.index,
+                        s.artifact->name, brief(d->b), count - 1));
       }
     }
   }
@@ -188,7 +190,7 @@ void load_records(Shard& s) {
     ++s.count;
     if (!r.warmup) s.measured = true;
   }
-  const json& issued = at_path(s.artifact->result, "requests.issued");
+  const json& issued = json_path::at_path(s.artifact->result, "requests.issued");
   if (issued.is_number_integer() && issued.get<std::int64_t>() != static_cast<std::int64_t>(s.count)) {
     throw MergeError(fmt::format("'{}': requests.jsonl has {} records but result.json counts {} requests: the artifact "
                                  "is incomplete (was it copied while being written?)",
@@ -212,7 +214,7 @@ const HdrHistogram& shard_histogram(const Shard& s, Metric m) {
 }
 
 std::int64_t int_at(const json& j, std::string_view path) {
-  const json& v = at_path(j, path);
+  const json& v = json_path::at_path(j, path);
   return v.is_number() ? v.get<std::int64_t>() : 0;
 }
 
@@ -236,21 +238,22 @@ MergedLatency merge_latency(const std::vector<Shard>& shards) {
     for (const auto& s : shards) {
       const HdrHistogram& part = shard_histogram(s, m);
       if (h.add(part) != 0) {
-        throw MergeError(fmt::format("'{}': the '{}' histogram holds values above one hour, beyond llmload's histograms",
-                                     s.artifact->name, metric_name(m)));
+        throw MergeError(
+            fmt::format("'{}': the '{}' histogram holds values above one hour, beyond llmload's histograms",
+                        s.artifact->name, metric_name(m)));
       }
       const json& st = stats_of(s.artifact->result, m);
-      const double c = number_or(at_path(st, "count"), 0);
+      const double c = number_or(json_path::at_path(st, "count"), 0);
       n += c;
-      sum += c * number_or(at_path(st, "mean_ms"), 0) * 1e3;
+      sum += c * number_or(json_path::at_path(st, "mean_ms"), 0) * 1e3;
     }
     const double mean = n > 0 ? sum / n : 0;
     double m2 = 0;
     for (const auto& s : shards) {
       const json& st = stats_of(s.artifact->result, m);
-      const double c = number_or(at_path(st, "count"), 0);
-      const double mu = number_or(at_path(st, "mean_ms"), 0) * 1e3;
-      const double sd = number_or(at_path(st, "std_ms"), 0) * 1e3;
+      const double c = number_or(json_path::at_path(st, "count"), 0);
+      const double mu = number_or(json_path::at_path(st, "mean_ms"), 0) * 1e3;
+      const double sd = number_or(json_path::at_path(st, "std_ms"), 0) * 1e3;
       m2 += c * (sd * sd + (mu - mean) * (mu - mean));
     }
     out.latency.emplace(m, summarize_latency(h, mean, n > 0 ? std::sqrt(m2 / n) : 0, n));
@@ -265,8 +268,8 @@ Window merged_window(const std::vector<Shard>& shards) {
   bool any_window = false;
   for (const auto& s : shards) {
     if (!s.measured) continue;
-    const Nanos ws = from_s(number_or(at_path(s.artifact->result, "window.start_s"), 0));
-    const Nanos we = from_s(number_or(at_path(s.artifact->result, "window.end_s"), 0));
+    const Nanos ws = json_path::from_s(number_or(json_path::at_path(s.artifact->result, "window.start_s"), 0));
+    const Nanos we = json_path::from_s(number_or(json_path::at_path(s.artifact->result, "window.end_s"), 0));
     window.start = any_window ? std::min(window.start, ws) : ws;
     window.end = any_window ? std::max(window.end, we) : we;
     any_window = true;
@@ -282,19 +285,22 @@ Window merged_window(const std::vector<Shard>& shards) {
 // every shard: one command line), now with the sample checks and minimums a shard leaves to it.
 ValidityOptions merged_validity(const json& ref, const std::vector<Shard>& shards) {
   ValidityOptions validity;
-  validity.max_error_rate = number_or(at_path(ref, "validity.max_error_rate"), validity.max_error_rate);
-  if (const json& ps = at_path(ref, "minimums.percentiles"); ps.is_array()) {
+  validity.max_error_rate = number_or(json_path::at_path(ref, "validity.max_error_rate"), validity.max_error_rate);
+  if (const json& ps = json_path::at_path(ref, "minimums.percentiles"); ps.is_array()) {
     for (const auto& p : ps) {
       if (p.is_number()) validity.percentiles.push_back(p.get<double>());
     }
   }
-  if (const json& v = at_path(ref, "minimums.min_duration_s"); v.is_number()) validity.min_duration = from_s(v.get<double>());
-  if (const json& v = at_path(ref, "minimums.min_requests"); v.is_number_integer()) {
+  if (const json& v = json_path::at_path(ref, "minimums.min_duration_s"); v.is_number())
+    validity.min_duration = json_path::from_s(v.get<double>());
+  if (const json& v = json_path::at_path(ref, "minimums.min_requests"); v.is_number_integer()) {
     validity.min_requests = v.get<std::int64_t>();
   }
-  if (const json& v = at_path(ref, "minimums.max_duration_s"); v.is_number()) validity.max_duration = from_s(v.get<double>());
+  if (const json& v = json_path::at_path(ref, "minimums.max_duration_s"); v.is_number())
+    validity.max_duration = json_path::from_s(v.get<double>());
   for (const auto& s : shards) {
-    if (at_path(s.artifact->result, "minimums.max_duration_reached") == true) validity.max_duration_reached = true;
+    if (json_path::at_path(s.artifact->result, "minimums.max_duration_reached") == true)
+      validity.max_duration_reached = true;
   }
   validity.check_samples = true;
   return validity;
@@ -327,17 +333,18 @@ RunMetrics merged_metrics(const std::vector<Shard>& shards, const Window& window
   std::vector<const ShardArtifact*> in_order;
   for (const auto& s : shards) in_order.push_back(s.artifact);
   const MergedRecords all(in_order);
-  const bool open_loop = at_path(ref, "validity.checked").is_boolean() && at_path(ref, "validity.checked").get<bool>();
+  const bool open_loop = json_path::at_path(ref, "validity.checked").is_boolean() &&
+                         json_path::at_path(ref, "validity.checked").get<bool>();
   std::optional<SloSpec> slo;
   LatencyView view = LatencyView::kService;
-  if (const json& spec = at_path(ref, "slo.spec"); spec.is_string()) {
+  if (const json& spec = json_path::at_path(ref, "slo.spec"); spec.is_string()) {
     try {
       slo = parse_slo(spec.get<std::string>());
     } catch (const SloParseError& e) {
       throw MergeError(fmt::format("'{}': slo.spec '{}' cannot be read: {}", shards.front().artifact->name,
                                    spec.get<std::string>(), e.what()));
     }
-    view = at_path(ref, "slo.view") == "response" ? LatencyView::kResponse : LatencyView::kService;
+    view = json_path::at_path(ref, "slo.view") == "response" ? LatencyView::kResponse : LatencyView::kService;
   }
   const ValidityOptions validity = merged_validity(ref, shards);
   RunMetrics m = MetricsAccumulator().finalize(window, open_loop, slo, view, RecordRange(all), validity);
@@ -346,7 +353,8 @@ RunMetrics merged_metrics(const std::vector<Shard>& shards, const Window& window
   // Output tokens: each shard counted those arriving in its own window (which lies in the merged one).
   m.output_tokens_in_window = 0;
   for (const auto& s : shards) {
-    m.output_tokens_in_window += number_or(at_path(s.artifact->result, "tokens.output_tokens_arriving_in_window"), 0);
+    m.output_tokens_in_window +=
+        number_or(json_path::at_path(s.artifact->result, "tokens.output_tokens_arriving_in_window"), 0);
   }
   const double len = to_seconds(window.length());
   if (len > 0) {
@@ -386,7 +394,7 @@ json shard_breakdown(const std::vector<Shard>& shards, double len, std::vector<s
     const auto& s = shards[i];
     const json& r = s.artifact->result;
     std::vector<std::string> flags;
-    const json& skew = at_path(r, "conditions.shard.start_skew_ms");
+    const json& skew = json_path::at_path(r, "conditions.shard.start_skew_ms");
     if (skew.is_number() && std::fabs(skew.get<double>()) > 10.0) {
       flags.push_back(fmt::format("started {:.1f} ms {} --start-at (on its own system clock)",
                                   std::fabs(skew.get<double>()), skew.get<double>() > 0 ? "after" : "before"));
@@ -396,19 +404,20 @@ json shard_breakdown(const std::vector<Shard>& shards, double len, std::vector<s
                                   "shard (last measured request done at {:.2f} s)",
                                   drain[i], drain[i] - median_drain, last_done[i]));
     }
-    if (at_path(r, "validity.valid") == false) {
-      flags.push_back(fmt::format("INVALID on its own: {}",
-                                  at_path(r, "validity.reason").is_string() ? at_path(r, "validity.reason").get<std::string>()
-                                                                            : std::string("marked invalid")));
+    if (json_path::at_path(r, "validity.valid") == false) {
+      flags.push_back(
+          fmt::format("INVALID on its own: {}", json_path::at_path(r, "validity.reason").is_string()
+                                                    ? json_path::at_path(r, "validity.reason").get<std::string>()
+                                                    : std::string("marked invalid")));
     }
-    if (at_path(r, "interrupted") == true) flags.push_back("interrupted before the end of its run");
+    if (json_path::at_path(r, "interrupted") == true) flags.push_back("interrupted before the end of its run");
     if (!s.measured) flags.push_back("issued no measured request");
     for (const auto& f : flags) notes.push_back(fmt::format("shard {} ('{}'): {}", s.index, s.artifact->name, f));
     breakdown.push_back({
         {"shard", s.index},
         {"directory", s.artifact->name},
-        {"hostname", at_path(r, "conditions.machine.hostname")},
-        {"start_time", at_path(r, "conditions.start_time")},
+        {"hostname", json_path::at_path(r, "conditions.machine.hostname")},
+        {"start_time", json_path::at_path(r, "conditions.start_time")},
         {"start_skew_ms", skew},
         {"window", r.value("window", json())},
         {"requests", r.value("requests", json())},
@@ -416,15 +425,15 @@ json shard_breakdown(const std::vector<Shard>& shards, double len, std::vector<s
         {"failed", r.value("failed", json())},
         {"request_throughput", r.value("request_throughput", json())},
         {"output_throughput", r.value("output_throughput", json())},
-        {"achieved_send_rate", at_path(r, "load.achieved_send_rate")},
-        {"ttft_p50_ms", at_path(r, "latency.ttft.p50_ms")},
-        {"ttft_p99_ms", at_path(r, "latency.ttft.p99_ms")},
-        {"e2e_p99_ms", at_path(r, "latency.e2e.p99_ms")},
-        {"ttft_rt_p99_ms", at_path(r, "response_time.ttft.p99_ms")},
-        {"ttfo_p99_ms", at_path(r, "latency.ttfo.p99_ms")},
-        {"schedule_lag_p99_ms", at_path(r, "schedule_lag.p99_ms")},
-        {"late_fraction", at_path(r, "schedule_lag.late_fraction")},
-        {"valid", at_path(r, "validity.valid")},
+        {"achieved_send_rate", json_path::at_path(r, "load.achieved_send_rate")},
+        {"ttft_p50_ms", json_path::at_path(r, "latency.ttft.p50_ms")},
+        {"ttft_p99_ms", json_path::at_path(r, "latency.ttft.p99_ms")},
+        {"e2e_p99_ms", json_path::at_path(r, "latency.e2e.p99_ms")},
+        {"ttft_rt_p99_ms", json_path::at_path(r, "response_time.ttft.p99_ms")},
+        {"ttfo_p99_ms", json_path::at_path(r, "latency.ttfo.p99_ms")},
+        {"schedule_lag_p99_ms", json_path::at_path(r, "schedule_lag.p99_ms")},
+        {"late_fraction", json_path::at_path(r, "schedule_lag.late_fraction")},
+        {"valid", json_path::at_path(r, "validity.valid")},
         {"interrupted", r.value("interrupted", json())},
         {"last_completion_s", s.measured ? json(last_done[i]) : json(nullptr)},
         {"drain_s", s.measured ? json(drain[i]) : json(nullptr)},
@@ -439,12 +448,12 @@ json shard_breakdown(const std::vector<Shard>& shards, double len, std::vector<s
 void note_harmless_differences(const std::vector<Shard>& shards, const json& ref, std::vector<std::string>& notes) {
   const auto n_shards = static_cast<std::int64_t>(shards.size());
   std::set<std::string> builds;
-  for (const auto& s : shards) builds.insert(brief(at_path(s.artifact->result, "conditions.tool")));
+  for (const auto& s : shards) builds.insert(brief(json_path::at_path(s.artifact->result, "conditions.tool")));
   if (builds.size() > 1) {
     notes.push_back(fmt::format("the shards ran different builds of llmload {} (build type or compiler differ)",
-                                brief(at_path(ref, "conditions.tool.version"))));
+                                brief(json_path::at_path(ref, "conditions.tool.version"))));
   }
-  if (at_path(ref, "conditions.shard.start_at").is_null() && n_shards > 1) {
+  if (json_path::at_path(ref, "conditions.shard.start_at").is_null() && n_shards > 1) {
     notes.push_back("the shards had no common --start-at: their windows line up only as well as they happened to "
                     "start together");
   }
@@ -452,11 +461,11 @@ void note_harmless_differences(const std::vector<Shard>& shards, const json& ref
 
 // Start time: the common --start-at, else the earliest shard start.
 double merged_start_epoch(const std::vector<Shard>& shards, const json& ref) {
-  double start = number_or(at_path(ref, "conditions.shard.start_at_epoch_s"), 0);
+  double start = number_or(json_path::at_path(ref, "conditions.shard.start_at_epoch_s"), 0);
   if (start == 0) {
     bool first = true;
     for (const auto& s : shards) {
-      const json& e = at_path(s.artifact->result, "conditions.start_epoch_s");
+      const json& e = json_path::at_path(s.artifact->result, "conditions.start_epoch_s");
       if (e.is_number() && (first || e.get<double>() < start)) {
         start = e.get<double>();
         first = false;
@@ -480,7 +489,7 @@ json merged_tokens(json tokens, const std::vector<Shard>& shards, const json& re
     bool any = false;
     std::int64_t total = 0;
     for (const auto& s : shards) {
-      const json& v = at_path(s.artifact->result, std::string("tokens.") + k);
+      const json& v = json_path::at_path(s.artifact->result, std::string("tokens.") + k);
       if (v.is_number()) {
         any = true;
         total += v.get<std::int64_t>();
@@ -489,9 +498,10 @@ json merged_tokens(json tokens, const std::vector<Shard>& shards, const json& re
     tokens[k] = any ? json(total) : json(nullptr);
   }
   bool estimated = false;
-  for (const auto& s : shards) estimated = estimated || at_path(s.artifact->result, "tokens.estimated") == true;
+  for (const auto& s : shards)
+    estimated = estimated || json_path::at_path(s.artifact->result, "tokens.estimated") == true;
   tokens["estimated"] = estimated;
-  if (const json& em = at_path(ref, "tokens.estimate_method"); !em.is_null()) tokens["estimate_method"] = em;
+  if (const json& em = json_path::at_path(ref, "tokens.estimate_method"); !em.is_null()) tokens["estimate_method"] = em;
   return tokens;
 }
 
@@ -499,26 +509,26 @@ json merged_tokens(json tokens, const std::vector<Shard>& shards, const json& re
 // machine, and the common start.
 json merged_conditions(const std::vector<Shard>& shards, const json& ref, double start_epoch_s) {
   const auto n_shards = static_cast<std::int64_t>(shards.size());
-  json cond = at_path(ref, "conditions");
+  json cond = json_path::at_path(ref, "conditions");
   json command_lines = json::array();
   json machines = json::array();
   for (const auto& s : shards) {
-    command_lines.push_back(at_path(s.artifact->result, "conditions.command_line"));
-    json mach = at_path(s.artifact->result, "conditions.machine");
+    command_lines.push_back(json_path::at_path(s.artifact->result, "conditions.command_line"));
+    json mach = json_path::at_path(s.artifact->result, "conditions.machine");
     if (mach.is_object()) mach["shard"] = s.index;
     machines.push_back(mach);
   }
   cond["command_line"] = command_lines;
   cond["machine"] = machines;
-  const json& start_at = at_path(ref, "conditions.shard.start_at");
-  cond["start_time"] = start_at.is_string() ? start_at : at_path(ref, "conditions.start_time");
+  const json& start_at = json_path::at_path(ref, "conditions.shard.start_at");
+  cond["start_time"] = start_at.is_string() ? start_at : json_path::at_path(ref, "conditions.start_time");
   cond["start_epoch_s"] = start_epoch_s;
   cond["shard"] = {{"merged", true},
                    {"count", n_shards},
                    {"start_at", start_at},
-                   {"start_at_epoch_s", at_path(ref, "conditions.shard.start_at_epoch_s")},
-                   {"rule", at_path(ref, "conditions.shard.rule")},
-                   {"partition", at_path(ref, "conditions.shard.partition")}};
+                   {"start_at_epoch_s", json_path::at_path(ref, "conditions.shard.start_at_epoch_s")},
+                   {"rule", json_path::at_path(ref, "conditions.shard.rule")},
+                   {"partition", json_path::at_path(ref, "conditions.shard.partition")}};
   return cond;
 }
 
@@ -529,14 +539,14 @@ json merged_result(const RunMetrics& m, const std::vector<Shard>& shards, const 
   json res = metrics_json(m);
   res["conditions"] = merged_conditions(shards, ref, start_epoch_s);
   res["tokens"] = merged_tokens(res["tokens"], shards, ref);
-  res["load"]["offered_rate"] = at_path(ref, "load.offered_rate");
-  res["load"]["offered_concurrency"] = at_path(ref, "load.offered_concurrency");
+  res["load"]["offered_rate"] = json_path::at_path(ref, "load.offered_rate");
+  res["load"]["offered_concurrency"] = json_path::at_path(ref, "load.offered_concurrency");
   res["load"]["measured_from"] = "t_send of the measured requests of every shard, as offsets from the common start";
   bool interrupted = false;
   std::int64_t max_in_flight = 0;
   std::int64_t connections = 0;
   for (const auto& s : shards) {
-    interrupted = interrupted || at_path(s.artifact->result, "interrupted") == true;
+    interrupted = interrupted || json_path::at_path(s.artifact->result, "interrupted") == true;
     max_in_flight += int_at(s.artifact->result, "max_in_flight");
     connections += int_at(s.artifact->result, "connections_opened");
   }
@@ -544,7 +554,7 @@ json merged_result(const RunMetrics& m, const std::vector<Shard>& shards, const 
   res["max_in_flight"] = max_in_flight;
   res["max_in_flight_note"] = "the sum of the shards' maxima (an upper bound of the run's)";
   res["connections_opened"] = connections;
-  res["non_streaming_note"] = at_path(ref, "non_streaming_note");
+  res["non_streaming_note"] = json_path::at_path(ref, "non_streaming_note");
   res["shards"] = breakdown;
   res["merge"] = {
       {"shards", n_shards},
@@ -561,18 +571,21 @@ json merged_result(const RunMetrics& m, const std::vector<Shard>& shards, const 
 }
 
 // The console report, with the shard table.
-std::string merged_console(const RunMetrics& m, const json& ref, const std::vector<Shard>& shards, const json& breakdown,
-                           const std::vector<std::string>& notes) {
+std::string merged_console(const RunMetrics& m, const json& ref, const std::vector<Shard>& shards,
+                           const json& breakdown, const std::vector<std::string>& notes) {
   const auto n_shards = static_cast<std::int64_t>(shards.size());
-  const std::string title =
-      fmt::format("llmload {} | {} | merged {} shards",
-                  at_path(ref, "conditions.scenario.scenario").is_string() ? at_path(ref, "conditions.scenario.scenario").get<std::string>() : "run",
-                  at_path(ref, "conditions.model").is_string() ? at_path(ref, "conditions.model").get<std::string>() : "",
-                  n_shards);
+  const std::string title = fmt::format("llmload {} | {} | merged {} shards",
+                                        json_path::at_path(ref, "conditions.scenario.scenario").is_string()
+                                            ? json_path::at_path(ref, "conditions.scenario.scenario").get<std::string>()
+                                            : "run",
+                                        json_path::at_path(ref, "conditions.model").is_string()
+                                            ? json_path::at_path(ref, "conditions.model").get<std::string>()
+                                            : "",
+                                        n_shards);
   std::string o = console_report(m, title);
   o += fmt::format("{:-^78}\n", " Shards ");
-  o += fmt::format("{:<6}{:>11}{:>8}{:>9}{:>9}{:>10}{:>10}{:>10}{:>12}{:>10}\n", "shard", "completed", "failed", "req/s",
-                   "send/s", "TTFT p50", "TTFT p99", "E2E p99", "last done s", "skew ms");
+  o += fmt::format("{:<6}{:>11}{:>8}{:>9}{:>9}{:>10}{:>10}{:>10}{:>12}{:>10}\n", "shard", "completed", "failed",
+                   "req/s", "send/s", "TTFT p50", "TTFT p99", "E2E p99", "last done s", "skew ms");
   auto num = [](const json& v, const char* fmtstr) -> std::string {
     return v.is_number() ? fmt::format(fmt::runtime(fmtstr), v.get<double>()) : std::string("-");
   };

@@ -1,6 +1,8 @@
 #pragma once
 // Reading artifacts' JSON (internal header): a value at a dotted path, and times written in
-// milliseconds or seconds back to nanoseconds.
+// milliseconds or seconds back to nanoseconds. In a namespace of their own, called qualified
+// (json_path::at_path), so that no file-local helper of the same name in another analysis source
+// collides with them in a unity build.
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +14,7 @@
 
 #include "llmload/analysis/request_record.hpp"
 
-namespace llmload::analysis {
+namespace llmload::analysis::json_path {
 
 // The value at a dotted path; null when any part is missing.
 inline const nlohmann::json& at_path(const nlohmann::json& j, std::string_view path) {
@@ -34,4 +36,4 @@ inline const nlohmann::json& at_path(const nlohmann::json& j, std::string_view p
 inline Nanos from_ms(double ms) { return Nanos(static_cast<std::int64_t>(std::llround(ms * 1e6))); }
 inline Nanos from_s(double s) { return Nanos(static_cast<std::int64_t>(std::llround(s * 1e9))); }
 
-}  // namespace llmload::analysis
+}  // namespace llmload::analysis::json_path

@@ -18,11 +18,20 @@ namespace {
 using nlohmann::json;
 
 ErrorClass error_class_from(std::string_view name) {
-  static constexpr ErrorClass kAll[] = {ErrorClass::kNone,        ErrorClass::kConnect,          ErrorClass::kHttpStatus,
-                                        ErrorClass::kStreamError, ErrorClass::kProtocol,         ErrorClass::kTimeout,
-                                        ErrorClass::kIdleTimeout, ErrorClass::kIncomplete,       ErrorClass::kNoOutput,
-                                        ErrorClass::kCanceled,    ErrorClass::kConnectTimeout,   ErrorClass::kFirstTokenTimeout,
-                                        ErrorClass::kInterTokenTimeout, ErrorClass::kStoppedEarly,
+  static constexpr ErrorClass kAll[] = {ErrorClass::kNone,
+                                        ErrorClass::kConnect,
+                                        ErrorClass::kHttpStatus,
+                                        ErrorClass::kStreamError,
+                                        ErrorClass::kProtocol,
+                                        ErrorClass::kTimeout,
+                                        ErrorClass::kIdleTimeout,
+                                        ErrorClass::kIncomplete,
+                                        ErrorClass::kNoOutput,
+                                        ErrorClass::kCanceled,
+                                        ErrorClass::kConnectTimeout,
+                                        ErrorClass::kFirstTokenTimeout,
+                                        ErrorClass::kInterTokenTimeout,
+                                        ErrorClass::kStoppedEarly,
                                         ErrorClass::kOutputOverflow};
   for (ErrorClass e : kAll) {
     if (to_string(e) == name) return e;
@@ -50,7 +59,7 @@ RequestRecord record_from_json(const json& j) {
     const json& v = need(key);
     if (v.is_null()) return std::nullopt;
     if (!v.is_number()) throw MergeError(fmt::format("\"{}\" is not a number", key));
-    return from_ms(v.get<double>());
+    return json_path::from_ms(v.get<double>());
   };
   auto integer = [&](const char* key) -> std::int64_t {
     const json& v = need(key);
@@ -68,11 +77,12 @@ RequestRecord record_from_json(const json& j) {
   r.in_window = boolean("in_window");
   const json& ti = need("t_intended_ms");
   if (!ti.is_number()) throw MergeError("\"t_intended_ms\" is not a number");
-  r.t_intended = from_ms(ti.get<double>());
+  r.t_intended = json_path::from_ms(ti.get<double>());
   r.t_send = opt_time("t_send_ms");
   r.t_headers = opt_time("t_headers_ms");
   r.t_first = opt_time("t_first_ms");
-  if (const json& v = j.value("t_first_output_ms", json()); v.is_number()) r.t_first_output = from_ms(v.get<double>());
+  if (const json& v = j.value("t_first_output_ms", json()); v.is_number())
+    r.t_first_output = json_path::from_ms(v.get<double>());
   r.t_last = opt_time("t_last_ms");
   r.t_done = opt_time("t_done_ms");
   r.requested_input_tokens = integer("requested_input_tokens");
@@ -205,7 +215,8 @@ class MergedRecordCursor : public RecordCursor {
         try {
           out = record_from_json(j);
         } catch (const MergeError& e) {
-          throw MergeError(fmt::format("'{}': requests.jsonl line {}: {}", shards_[k_]->name, lines_->line(), e.what()));
+          throw MergeError(
+              fmt::format("'{}': requests.jsonl line {}: {}", shards_[k_]->name, lines_->line(), e.what()));
         }
         return true;
       }
@@ -222,7 +233,7 @@ class MergedRecordCursor : public RecordCursor {
 };
 
 std::int64_t shard_index_of(const ShardArtifact& a) {
-  const json& i = at_path(a.result, "conditions.shard.index");
+  const json& i = json_path::at_path(a.result, "conditions.shard.index");
   return i.is_number_integer() ? i.get<std::int64_t>() : 0;
 }
 
@@ -230,8 +241,9 @@ std::int64_t shard_index_of(const ShardArtifact& a) {
 
 MergedRecords::MergedRecords(const std::vector<ShardArtifact>& shards) {
   for (const auto& a : shards) shards_.push_back(&a);
-  std::stable_sort(shards_.begin(), shards_.end(),
-                   [](const ShardArtifact* x, const ShardArtifact* y) { return shard_index_of(*x) < shard_index_of(*y); });
+  std::stable_sort(shards_.begin(), shards_.end(), [](const ShardArtifact* x, const ShardArtifact* y) {
+    return shard_index_of(*x) < shard_index_of(*y);
+  });
 }
 
 MergedRecords::MergedRecords(std::vector<const ShardArtifact*> in_order) : shards_(std::move(in_order)) {}
