@@ -650,6 +650,7 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   if (const auto& e = controller.record_spill_error(); e && !cfg.quiet) {
     fmt::print(stderr, "llmload: warning: {}: they were kept in memory instead\n", *e);
   }
+  if (http_trace) http_trace->close();
   if (http_trace && http_trace->error()) {
     fmt::print(stderr, "llmload: warning: {}\n", *http_trace->error());
   } else if (http_trace && !cfg.quiet) {

@@ -1,5 +1,7 @@
 #include "llmload/loadgen/http_trace.hpp"
 
+#include <fcntl.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -86,9 +88,7 @@ json HttpExchangeTrace::to_json(const Secrets& secrets) const {
 HttpTraceLog::HttpTraceLog(std::filesystem::path path, std::size_t max_exchanges, Secrets secrets)
     : path_(std::move(path)), max_(max_exchanges), secrets_(std::move(secrets)) {}
 
-HttpTraceLog::~HttpTraceLog() {
-  if (file_ != nullptr) std::fclose(file_);
-}
+HttpTraceLog::~HttpTraceLog() { close(); }
 
 bool HttpTraceLog::take() {
   if (taken_ >= max_ || error_) return false;
@@ -99,19 +99,29 @@ bool HttpTraceLog::take() {
 void HttpTraceLog::write(const HttpExchangeTrace& exchange) {
   if (error_) return;
   if (file_ == nullptr) {
-    file_ = std::fopen(path_.c_str(), "w");
-    if (file_ == nullptr) {
+    const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) {
       error_ = fmt::format("cannot write the HTTP trace {}: {}", path_.string(), std::strerror(errno));
       return;
     }
+    file_ = std::make_unique<BackgroundAppender>(fd, BackgroundAppender::Options{});
   }
   const std::string line =
       exchange.to_json(secrets_).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
-  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
-    error_ = fmt::format("writing the HTTP trace {} failed: {}", path_.string(), std::strerror(errno));
+  if (!file_->append(line)) {
+    error_ = fmt::format("writing the HTTP trace {} failed: {}", path_.string(), std::strerror(file_->error()));
     return;
   }
   ++written_;
+}
+
+void HttpTraceLog::close() {
+  if (file_ == nullptr) return;
+  const int e = file_->close();
+  file_.reset();
+  if (e != 0 && !error_) {
+    error_ = fmt::format("writing the HTTP trace {} failed: {}", path_.string(), std::strerror(e));
+  }
 }
 
 }  // namespace llmload

@@ -2,8 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -471,6 +473,49 @@ TEST_F(Fixture, ApiKeyNeverAppearsInAnyOutput) {
     EXPECT_EQ(read_file(dir.file(f)).find(secret), std::string::npos) << f;
   }
   EXPECT_EQ(out.result["conditions"]["endpoint"]["api_key"], "set (redacted)");
+}
+
+// --trace-http N as a user runs it: the first N exchanges, one JSON line each, written from the
+// run's writer thread and complete when the run ends; the key redacted. A trace that cannot be
+// written is a warning: the run's own results are still written and it exits 0.
+TEST_F(Fixture, TraceHttpWritesTheFirstExchangesAndNeverTheKey) {
+  TempDir dir;
+  const std::string secret = "sk-test-TRACE-4242";
+  auto out = run_llmload(dir, {"--base-url", server_->base_url, "--num-requests", "5", "--api-key", secret,
+                               "--output-tokens", "3", "--trace-http", "3"});
+  ASSERT_EQ(out.proc.exit_code, 0) << out.proc.err;
+  EXPECT_NE(out.proc.err.find("3 exchanges traced in"), std::string::npos) << out.proc.err;
+  const std::string trace = read_file(dir.file("http-trace.jsonl"));
+  EXPECT_EQ(trace.find(secret), std::string::npos);
+  std::istringstream lines(trace);
+  std::set<std::int64_t> indexes;
+  for (std::string line; std::getline(lines, line);) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    indexes.insert(j["request_index"].get<std::int64_t>());
+    EXPECT_EQ(j["response"]["status"], 200) << line;
+    EXPECT_TRUE(j["response"]["complete_s"].is_number()) << line;
+  }
+  EXPECT_EQ(indexes, (std::set<std::int64_t>{0, 1, 2}));
+
+  TempDir blocked;
+  std::filesystem::create_directories(blocked.file("http-trace.jsonl"));  // a directory: cannot be opened
+  auto warned = run_llmload(blocked, {"--base-url", server_->base_url, "--num-requests", "2", "--output-tokens", "2",
+                                      "--trace-http", "2", "--overwrite"});
+  EXPECT_EQ(warned.proc.exit_code, 0) << warned.proc.err;
+  EXPECT_NE(warned.proc.err.find("warning: cannot write the HTTP trace"), std::string::npos) << warned.proc.err;
+  EXPECT_TRUE(warned.result.is_object());
+  EXPECT_TRUE(std::filesystem::exists(blocked.file("requests.jsonl")));
+
+  // A write that fails on the writer's thread (a full disk) is known when the file is closed at
+  // the run's end: the warning says so, instead of a count of exchanges traced.
+  TempDir full;
+  std::filesystem::create_symlink("/dev/full", full.file("http-trace.jsonl"));
+  auto nospace = run_llmload(full, {"--base-url", server_->base_url, "--num-requests", "2", "--output-tokens", "2",
+                                    "--trace-http", "2", "--overwrite"});
+  EXPECT_EQ(nospace.proc.exit_code, 0) << nospace.proc.err;
+  EXPECT_NE(nospace.proc.err.find("warning: writing the HTTP trace"), std::string::npos) << nospace.proc.err;
+  EXPECT_EQ(nospace.proc.err.find("exchanges traced"), std::string::npos) << nospace.proc.err;
+  EXPECT_TRUE(nospace.result.is_object());
 }
 
 // Issue 16: every command-line parse error exits 2 (CLI11's own codes were 106, 109, 114, ...),

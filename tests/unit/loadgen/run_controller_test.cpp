@@ -714,6 +714,7 @@ TEST(RunController, TheFirstExchangesAreTracedWithoutSecrets) {
     HttpTraceLog log(dir / "http-trace.jsonl", 2, h.cfg.secrets());
     h.ctl->set_http_trace(&log);
     h.run();
+    log.close();
     EXPECT_EQ(log.written(), 2u);
     EXPECT_FALSE(log.error());
   }

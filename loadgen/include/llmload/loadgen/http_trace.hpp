@@ -5,7 +5,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -15,6 +14,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "llmload/loadgen/background_appender.hpp"
 #include "llmload/loadgen/clock.hpp"
 #include "llmload/loadgen/redact.hpp"
 #include "llmload/loadgen/transport.hpp"
@@ -58,7 +58,9 @@ class HttpExchangeTrace {
 };
 
 /// The trace file (http-trace.jsonl, one exchange per line): takes the first `max_exchanges`
-/// requests of the run. A file that cannot be written is a warning, never a failed run.
+/// requests of the run. A file that cannot be written is a warning, never a failed run. Lines are
+/// written from a thread of their own (BackgroundAppender), so the event loop never waits for
+/// the disk; close() writes the rest and says whether every line reached the file.
 class HttpTraceLog {
  public:
   HttpTraceLog(std::filesystem::path path, std::size_t max_exchanges, Secrets secrets);
@@ -68,7 +70,12 @@ class HttpTraceLog {
   /// Whether the next request is traced (counts it when it is).
   bool take();
   void write(const HttpExchangeTrace& exchange);
+  /// Writes what is queued and closes the file (idempotent; the destructor does it too).
+  void close();
+  /// Lines handed to the file so far (written once close() reports no error).
   std::size_t written() const { return written_; }
+  /// Why the file is incomplete: set when it could not be opened or a write failed (a failed
+  /// write may only be known after close()).
   const std::optional<std::string>& error() const { return error_; }
   const std::filesystem::path& path() const { return path_; }
 
@@ -78,7 +85,7 @@ class HttpTraceLog {
   Secrets secrets_;
   std::size_t taken_ = 0;
   std::size_t written_ = 0;
-  std::FILE* file_ = nullptr;
+  std::unique_ptr<BackgroundAppender> file_;  // opened at the first line
   std::optional<std::string> error_;
 };
 
