@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "llmload_run.hpp"
+#include "measured_twice.hpp"
 #include "subprocess.hpp"
 
 namespace llmload::testing {
@@ -118,6 +119,11 @@ class Scaling : public ::testing::Test {
 
 bool contains(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
 
+// A file's JSON, or null when the run wrote none.
+json read_json_if_there(const std::string& path) {
+  return std::filesystem::exists(path) ? json::parse(read_file(path)) : json();
+}
+
 // Whether the runs' `metric` grows with K as set up (within +-20%); a run without a result does not.
 bool scales_as_set_up(const std::vector<json>& r, const std::vector<double>& ks, const char* metric) {
   for (const json& ri : r) {
@@ -135,28 +141,29 @@ TEST_F(Scaling, StrongScalingFollowsTheServersCapacity) {
   const ServerHandle s1 = server(1);
   const ServerHandle s2 = server(2);
   const ServerHandle s4 = server(4);
-  TempDir first1, first2, first4, second1, second2, second4, out;
+  TempDir dirs[2][3];  // each attempt's K = 1, 2, 4 runs
+  TempDir out;
   // The same total load at every K: 16 in flight saturates even the K = 4 server (8 at once).
   // No SLO, so X is the request throughput (the goodput case is in the weak-scaling test).
   // Three runs share the 2 cores: a stall in one of them (the machine's other work) lowers its
-  // throughput alone. Runs that do not scale as set up are measured once more, and the second
-  // set judged: a wrong scaling is wrong twice.
-  const TempDir* k[] = {&first1, &first2, &first4};
-  std::vector<json> r = measure({{k[0], &s1, 16}, {k[1], &s2, 16}, {k[2], &s4, 16}});
-  if (!scales_as_set_up(r, {1, 2, 4}, "request_throughput")) {
-    std::cerr << "the first runs did not scale within 20%; measuring again\n";
-    k[0] = &second1;
-    k[1] = &second2;
-    k[2] = &second4;
-    r = measure({{k[0], &s1, 16}, {k[1], &s2, 16}, {k[2], &s4, 16}});
-  }
+  // throughput alone, so runs that do not scale as set up are measured once more
+  // (measured_twice.hpp).
+  int judged = 0;
+  const std::vector<json> r = measured_twice(
+      "the strong-scaling runs",
+      [&](int attempt) {
+        judged = attempt;
+        TempDir(&d)[3] = dirs[attempt];
+        return measure({{&d[0], &s1, 16}, {&d[1], &s2, 16}, {&d[2], &s4, 16}});
+      },
+      [](const std::vector<json>& runs) { return scales_as_set_up(runs, {1, 2, 4}, "request_throughput"); });
   const json& r1 = r[0];
   const json& r2 = r[1];
   const json& r4 = r[2];
   ASSERT_FALSE(r1.is_null() || r2.is_null() || r4.is_null());
-  const TempDir& k1 = *k[0];
-  const TempDir& k2 = *k[1];
-  const TempDir& k4 = *k[2];
+  const TempDir& k1 = dirs[judged][0];
+  const TempDir& k2 = dirs[judged][1];
+  const TempDir& k4 = dirs[judged][2];
 
   const std::string json_path = out.file("scaling.json");
   // Given out of order: the table is by K.
@@ -215,24 +222,25 @@ TEST_F(Scaling, StrongScalingFollowsTheServersCapacity) {
 TEST_F(Scaling, WeakScalingGrowsTheLoadWithK) {
   const ServerHandle s1 = server(1);
   const ServerHandle s2 = server(2);
-  TempDir first1, first2, second1, second2, out;
+  TempDir dirs[2][2];  // each attempt's K = 1, 2 runs
+  TempDir out;
   // The per-replica load is fixed: 2 in flight per replica (what one replica runs at once). With
   // an SLO every run has, X is the goodput under it. Measured once more if the pair does not
   // scale as set up (a stall in one run; see the strong-scaling test).
   const std::vector<std::string> slo = {"--slo", "ttft:30s,tpot:2s"};
-  const TempDir* k[] = {&first1, &first2};
-  std::vector<json> r = measure({{k[0], &s1, 2, slo}, {k[1], &s2, 4, slo}});
-  if (!scales_as_set_up(r, {1, 2}, "request_goodput")) {
-    std::cerr << "the first pair did not scale within 20%; measuring again\n";
-    k[0] = &second1;
-    k[1] = &second2;
-    r = measure({{k[0], &s1, 2, slo}, {k[1], &s2, 4, slo}});
-  }
+  int judged = 0;
+  const std::vector<json> r = measured_twice(
+      "the weak-scaling pair",
+      [&](int attempt) {
+        judged = attempt;
+        return measure({{&dirs[attempt][0], &s1, 2, slo}, {&dirs[attempt][1], &s2, 4, slo}});
+      },
+      [](const std::vector<json>& runs) { return scales_as_set_up(runs, {1, 2}, "request_goodput"); });
   const json& r1 = r[0];
   const json& r2 = r[1];
   ASSERT_FALSE(r1.is_null() || r2.is_null());
-  const TempDir& k1 = *k[0];
-  const TempDir& k2 = *k[1];
+  const TempDir& k1 = dirs[judged][0];
+  const TempDir& k2 = dirs[judged][1];
   const std::string json_path = out.file("weak.json");
   const RunResult res = scaling({k1.path(), k2.path(), "--k", "1,2", "--kind", "weak", "--json", json_path});
   ASSERT_EQ(res.exit_code, 0) << res.out << res.err;
@@ -357,9 +365,8 @@ TEST_F(Scaling, BadInputIsAnErrorNamingWhatIsWrong) {
 TEST_F(Scaling, SweepsScaleByTheirCapacityPoint) {
   const ServerHandle s1 = server(1);
   const ServerHandle s2 = server(2);
-  TempDir first1, first2, second1, second2, out;
-  const TempDir* c1 = &first1;  // the searches judged: the first pair, or the second
-  const TempDir* c2 = &first2;
+  TempDir dirs[2][2];  // each attempt's K = 1, 2 searches
+  TempDir out;
   // A short capacity search over concurrency 4..8: 460 requests a probe (a p99 PASS with no
   // exceedance needs 459: --capacity-margin 0), no 20 s minimum window, and an INCONCLUSIVE probe
   // run again once at most, so that a loaded machine cannot grow the search past the wait below
@@ -378,26 +385,40 @@ TEST_F(Scaling, SweepsScaleByTheirCapacityPoint) {
   // The two capacities are measured on one busy machine: a CI run once found 1.34x (a stall in
   // the K = 2 search). A pair outside 2 +- 0.4 is measured once more, and the second pair judged:
   // a scaling that is wrong (not 2x) is wrong twice.
-  json sw1;
-  json sw2;
-  for (int attempt = 1; attempt <= 2; ++attempt) {
-    if (attempt == 2) {
-      c1 = &second1;
-      c2 = &second2;
-    }
-    const auto w1 = sweep(*c1, s1);
-    const auto w2 = sweep(*c2, s2);
-    ASSERT_EQ(w1->wait(150s), 0) << w1->err();
-    ASSERT_EQ(w2->wait(150s), 0) << w2->err();
-    sw1 = json::parse(read_file(c1->file("sweep.json")));
-    sw2 = json::parse(read_file(c2->file("sweep.json")));
-    ASSERT_TRUE(sw1["capacity"]["highest_pass"].is_number()) << sw1["capacity"].dump();
-    ASSERT_TRUE(sw2["capacity"]["highest_pass"].is_number()) << sw2["capacity"].dump();
-    const double ratio = sw2["capacity"]["goodput_at_capacity"].get<double>() /
-                         sw1["capacity"]["goodput_at_capacity"].get<double>();
-    if (std::fabs(ratio - 2.0) <= 0.4) break;
-    std::cerr << "capacity goodput K=2 / K=1 = " << ratio << " (attempt " << attempt << "); measuring again\n";
-  }
+  struct SweepPair {
+    json k1, k2;
+  };
+  int judged = 0;
+  const SweepPair p = measured_twice(
+      "the capacity sweeps",
+      [&](int attempt) {
+        judged = attempt;
+        const auto w1 = sweep(dirs[attempt][0], s1);
+        const auto w2 = sweep(dirs[attempt][1], s2);
+        EXPECT_EQ(w1->wait(150s), 0) << w1->err();
+        EXPECT_EQ(w2->wait(150s), 0) << w2->err();
+        return SweepPair{read_json_if_there(dirs[attempt][0].file("sweep.json")),
+                         read_json_if_there(dirs[attempt][1].file("sweep.json"))};
+      },
+      [](const SweepPair& q) {
+        auto goodput = [](const json& sweep_json) {
+          const json none;
+          if (!sweep_json.is_object() || !sweep_json.contains("capacity")) return none;
+          return sweep_json["capacity"].is_object() ? sweep_json["capacity"].value("goodput_at_capacity", none) : none;
+        };
+        const json g1 = goodput(q.k1);
+        const json g2 = goodput(q.k2);
+        if (!g1.is_number() || !g2.is_number() || g1.get<double>() <= 0) return false;
+        const double ratio = g2.get<double>() / g1.get<double>();
+        std::cerr << "capacity goodput K=2 / K=1 = " << ratio << "\n";
+        return std::fabs(ratio - 2.0) <= 0.4;
+      });
+  json sw1 = p.k1;  // not const: operator[] below may meet a missing key
+  json sw2 = p.k2;
+  ASSERT_TRUE(sw1["capacity"]["highest_pass"].is_number()) << sw1.dump();
+  ASSERT_TRUE(sw2["capacity"]["highest_pass"].is_number()) << sw2.dump();
+  const TempDir* c1 = &dirs[judged][0];
+  const TempDir* c2 = &dirs[judged][1];
 
   const std::string json_path = out.file("sweeps.json");
   const RunResult res = scaling({c1->path(), c2->path(), "--k", "1,2", "--json", json_path});
