@@ -23,6 +23,8 @@ bin="${LLMLOAD_BUILD_DIR:-$repo_root/build}/bin"
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 work="${LLMLOAD_BENCH_WORK:-$(mktemp -d)}"
 keep_work="${LLMLOAD_BENCH_WORK:+1}"
+# A work directory given that does not exist yet is made (else every step failed on its files).
+mkdir -p "$work" || { echo "cannot make the work directory LLMLOAD_BENCH_WORK=$work" >&2; exit 2; }
 server_pid=""
 url=""
 prio=()
