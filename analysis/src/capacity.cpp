@@ -16,12 +16,7 @@ namespace {
 
 
 
-double median(std::vector<double> v) {
-  if (v.empty()) return kNaN;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+double median_or_nan(std::vector<double> v) { return median(std::move(v)).value_or(kNaN); }
 
 bool is_integral(double v) { return std::isfinite(v) && v == std::floor(v); }
 
@@ -53,8 +48,8 @@ void recount(CapacityPoint& p) {
     p.verdict = Verdict::kFail;
   }
   p.near_bound = p.verdict == Verdict::kInconclusive && all_near_bound;
-  p.goodput = median(std::move(goodput));
-  p.throughput = median(std::move(throughput));
+  p.goodput = median_or_nan(std::move(goodput));
+  p.throughput = median_or_nan(std::move(throughput));
 }
 
 std::string load_text(double v) { return fmt::format("{:.6g}", v); }

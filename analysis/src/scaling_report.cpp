@@ -1,4 +1,5 @@
 #include "llmload/analysis/scaling_report.hpp"
+#include "llmload/analysis/stats.hpp"
 #include "numeric.hpp"
 
 #include <algorithm>
@@ -36,11 +37,6 @@ std::optional<double> number(const json& j) {
   return v;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 std::string format_k(double k) { return fmt::format("{:g}", k); }
 
@@ -507,7 +503,7 @@ ScalingReport build_scaling_report(const std::vector<ScalingInput>& inputs, cons
         }
       }
       if (!v.empty()) {
-        row.energy_j_per_output_token = median(v);
+        row.energy_j_per_output_token = *median(v);
         row.energy_source = fmt::format("median over {} of {} trials: {}", v.size(), in.trial_results.size(), first);
       }
     }

@@ -61,6 +61,13 @@ constexpr std::int64_t kMaxRequests = std::int64_t{1} << 62;
 
 }  // namespace
 
+std::optional<double> median(std::vector<double> values) {
+  if (values.empty()) return std::nullopt;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
 double binomial_cdf(std::int64_t k, std::int64_t n, double p) {
   if (n < 0) throw std::invalid_argument("binomial_cdf: n must be >= 0, got " + std::to_string(n));
   if (!(p >= 0.0 && p <= 1.0))

@@ -17,6 +17,7 @@
 
 #include "llmload/analysis/artifact_merge.hpp"
 #include "llmload/analysis/compare.hpp"
+#include "llmload/analysis/stats.hpp"
 #include "llmload/analysis/hdr_codec.hpp"
 #include "llmload/analysis/hdr_log.hpp"
 #include "llmload/common/version.hpp"
@@ -32,14 +33,12 @@ Spread spread_of_values(std::vector<double> v) {
   Spread s;
   s.n = v.size();
   if (v.empty()) return s;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  s.median = n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  s.min = v.front();
-  s.max = v.back();
+  s.median = *median(v);
+  s.min = *std::min_element(v.begin(), v.end());
+  s.max = *std::max_element(v.begin(), v.end());
   double sum = 0;
   for (double x : v) sum += x;
-  s.mean = sum / static_cast<double>(n);
+  s.mean = sum / static_cast<double>(v.size());
   return s;
 }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "llmload/analysis/probe_metrics.hpp"
+#include "llmload/analysis/stats.hpp"
 
 namespace llmload::app {
 namespace {
@@ -19,10 +20,8 @@ json number_at(const json& section, const char* dist, const char* key) {
 }
 
 json median(std::vector<double> v) {
-  if (v.empty()) return nullptr;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  const auto m = analysis::median(std::move(v));
+  return m ? json(*m) : json(nullptr);
 }
 
 std::string ms(const json& v) { return v.is_number() ? fmt::format("{:.2f}", v.get<double>()) : "-"; }

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "llmload/analysis/stats.hpp"
 #include "llmload/loadgen/config_error.hpp"
 #include "run_command.hpp"
 #include "trials.hpp"
@@ -24,10 +25,8 @@ namespace {
 
 // The median of the values (null when there are none).
 json median_or_null(std::vector<double> v) {
-  if (v.empty()) return nullptr;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  const auto m = analysis::median(std::move(v));
+  return m ? json(*m) : json(nullptr);
 }
 
 // A trial's p99 TTFO (only when TTFO differs from TTFT: requests.reasoning_first > 0) and its

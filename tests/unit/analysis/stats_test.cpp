@@ -218,4 +218,13 @@ TEST(stats, EstimateQuantileFromHistogram) {
   EXPECT_THROW(estimate_quantile(big, std::nan("")), std::invalid_argument);
 }
 
+// The one median of trials, probes and sweep points: the middle value, the mean of the middle two
+// for an even count (whatever the order given), none for no values.
+TEST(stats, MedianOfOddEvenAndNoValues) {
+  EXPECT_EQ(median({3.0, 1.0, 2.0}), 2.0);
+  EXPECT_EQ(median({4.0, 1.0, 3.0, 2.0}), 2.5);
+  EXPECT_EQ(median({7.5}), 7.5);
+  EXPECT_EQ(median({}), std::nullopt);
+}
+
 }  // namespace

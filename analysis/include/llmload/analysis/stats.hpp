@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "llmload/analysis/hdr_histogram.hpp"
 
@@ -14,6 +15,10 @@ namespace llmload::analysis {
 /// above it. Also the default size of a run (vLLM's benchmark: 1,000 prompts).
 inline constexpr std::int64_t kConfidentP99Samples = 1000;
 inline constexpr std::int64_t kConfidentP999Samples = 10000;
+
+/// The median of the values (the mean of the middle two for an even count); none when there are
+/// no values. The one definition the artifacts' medians of trials, probes and sweep points use.
+std::optional<double> median(std::vector<double> values);
 
 /// P[X <= k] for X ~ Binomial(n, p): 0 for k < 0, 1 for k >= n. Sums the smaller tail of
 /// probability masses computed by Loader's saddle-point method (relative error ~1e-14, no
