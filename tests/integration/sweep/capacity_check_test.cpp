@@ -63,7 +63,10 @@ CapacityCheck find_and_check(const std::string& base_url, const std::vector<std:
     for (int attempt = 0; attempt < 3; ++attempt) {
       TempDir attempt_dir;
       auto run_at = run_llmload(attempt_dir, a);
-      if (!run_at.result.is_object()) return std::string("no result: ") + run_at.proc.err;
+      if (!run_at.result.is_object()) {
+        ADD_FAILURE() << "no result at rate " << rate << ": " << run_at.proc.err;  // never a stall
+        return std::string("no result: ") + run_at.proc.err;
+      }
       verdict = run_at.result["slo"]["verdict"].get<std::string>() + " (" +
                 run_at.result["validity"]["verdict"].get<std::string>() + ")";
       if (run_at.result["validity"]["verdict"] == "VALID") break;

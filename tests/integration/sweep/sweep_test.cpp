@@ -261,6 +261,9 @@ TEST(Capacity, FindsTheHighestConcurrencyMeetingTheSlo) {
                    "--output-tokens", "8", "--capacity-max", "16", "--trials-near-boundary", "1", "--capacity-start",
                    "1", "--capacity-min-window", "1s", "--warmup", "10", "--output", dirs[attempt].path()},
                   240s);
+        // A failed search is a failure whichever attempt it is: only a capacity a stall moved is
+        // measured again.
+        EXPECT_EQ(f.r.exit_code, 0) << f.r.err;
         if (f.r.exit_code == 0 && fs::exists(dirs[attempt].file("sweep.json"))) {
           f.s = read_json(dirs[attempt].file("sweep.json"));
         }
