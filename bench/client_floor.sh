@@ -7,7 +7,8 @@
 # (--timestamps: SO_TIMESTAMPING and recvmsg, as llmload's transport reads); and, where liburing is installed,
 # llmload_uring_stream_floor (bench/uring_stream_floor.cpp: the same reader on io_uring multishot
 # receive with provided buffers; "defer": SINGLE_ISSUER | DEFER_TASKRUN; "timestamps": multishot
-# recvmsg with each read's kernel receive time, as llmload stamps reads). Same loads as client_cpu.sh:
+# recvmsg with each read's kernel receive time, as llmload stamps reads; "asio": the ring waited on
+# through an Asio io_context, as llmload's transport would have to). Same loads as client_cpu.sh:
 #   paced    100 streams x 1,000 tokens, ITL 10 ms (one event per read)
 #   1stream  1 stream x 100,000 tokens, zero TTFT/ITL
 # Each variant REPEATS times; prints the median [min..max] of CPU microseconds per token.
@@ -33,7 +34,7 @@ for load in paced 1stream; do
   fi
   port="${url##*:}"
   variants=("nlohmann" "nlohmann --timer" "fast" "fast --timer" "fast --timestamps")
-  [ -x "$uring" ] && variants+=("uring fast" "uring fast --defer" "uring fast --timestamps")
+  [ -x "$uring" ] && variants+=("uring fast" "uring fast --defer" "uring fast --timestamps" "uring fast --asio --timestamps")
   for variant in "${variants[@]}"; do
     read -r -a extra <<<"$variant"
     program="$floor"

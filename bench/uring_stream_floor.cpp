@@ -11,12 +11,16 @@
 //     work in io_uring_enter, not on every arrival); else COOP_TASKRUN;
 //   - --timestamps: SO_TIMESTAMPING on every socket and a multishot recvmsg (not recv), whose
 //     completions carry each read's kernel receive time as llmload's transport needs (the time
-//     is read, not used).
+//     is read, not used);
+//   - --asio: the ring waited on as llmload's transport would have to, through an Asio
+//     io_context (the ring's descriptor in Asio's reactor, one async_wait per batch, the
+//     completions reaped from the shared ring without a system call, queued sends submitted once
+//     per batch); no COOP_TASKRUN, so that an arrival wakes the thread asleep in Asio's epoll_wait.
 // Not a load generator: closed loop, fixed request, no records. CPU = getrusage(RUSAGE_SELF) over
 // the streaming phase.
 //
 // Usage: llmload_uring_stream_floor HOST PORT CONNECTIONS REQUESTS OUTPUT_TOKENS
-//            [--decode nlohmann|fast] [--defer] [--timestamps]
+//            [--decode nlohmann|fast] [--defer] [--timestamps] [--asio]
 // HOST is a numeric IPv4 address (loopback). Prints what llmload_raw_stream_floor prints, and
 // io_uring_enter calls per token (and with --timestamps the share of reads that carried one). Exit 1 when io_uring is not available (kernel or policy).
 #include <arpa/inet.h>
@@ -29,11 +33,17 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <utility>  // before Asio (Boost 1.74 + C++20)
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -61,11 +71,12 @@ struct Conn {
 
 class UringFloor {
  public:
-  UringFloor(bool defer, bool timestamps, llmload_bench::FloorCounts& counts)
+  UringFloor(bool defer, bool timestamps, bool asio, llmload_bench::FloorCounts& counts)
       : counts_(counts), timestamps_(timestamps) {
     msg_.msg_controllen = CMSG_SPACE(sizeof(scm_timestamping));
     io_uring_params p{};
     p.flags = defer ? (IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN) : IORING_SETUP_COOP_TASKRUN;
+    if (asio) p.flags = 0;
     if (const int rc = io_uring_queue_init_params(4096, &ring_, &p); rc < 0) die("io_uring_queue_init_params", -rc);
     const std::size_t ring_bytes = kBuffers * sizeof(io_uring_buf);
     void* mem = mmap(nullptr, ring_bytes, PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE, -1, 0);
@@ -106,17 +117,56 @@ class UringFloor {
       const int rc = io_uring_submit_and_wait_timeout(&ring_, &first, 1, &limit, nullptr);
       if (rc == -ETIME) die("no data from the server for 30 s", ETIMEDOUT);
       if (rc < 0 && rc != -EINTR) die("io_uring_submit_and_wait_timeout", -rc);
-      unsigned head = 0;
-      unsigned seen = 0;
-      int recycled = 0;
-      io_uring_cqe* cqe = nullptr;
-      io_uring_for_each_cqe(&ring_, head, cqe) {
-        ++seen;
-        on_completion(*cqe, recycled);
-      }
-      io_uring_cq_advance(&ring_, seen);
-      if (recycled > 0) io_uring_buf_ring_advance(br_, recycled);
+      reap();
     }
+  }
+
+  // Every completion in the ring now, without a system call.
+  void reap() {
+    unsigned head = 0;
+    unsigned seen = 0;
+    int recycled = 0;
+    io_uring_cqe* cqe = nullptr;
+    io_uring_for_each_cqe(&ring_, head, cqe) {
+      ++seen;
+      on_completion(*cqe, recycled);
+    }
+    io_uring_cq_advance(&ring_, seen);
+    if (recycled > 0) io_uring_buf_ring_advance(br_, recycled);
+  }
+
+  // The same loop with the ring waited on through Asio: per batch, Asio's epoll_wait (and its
+  // epoll_ctl re-arming the wait), the completions reaped without a system call, and one
+  // io_uring_enter only when sends are queued.
+  void run_asio(const std::string& request, std::int64_t requests) {
+    request_ = &request;
+    requests_left_ = requests;
+    boost::asio::io_context ioc(1);
+    boost::asio::posix::stream_descriptor ring_fd(ioc, ::dup(ring_.ring_fd));
+    boost::asio::steady_timer limit(ioc, std::chrono::seconds(kQuietLimitS * 10));
+    limit.async_wait([](boost::system::error_code ec) {
+      if (!ec) die("the run took longer than its limit", ETIMEDOUT);
+    });
+    for (std::size_t i = 0; i < conns_.size(); ++i) send(i);
+    ++enters_;
+    io_uring_submit(&ring_);
+    std::function<void()> arm = [&] {
+      ring_fd.async_wait(boost::asio::posix::stream_descriptor::wait_read, [&](boost::system::error_code ec) {
+        if (ec) die("async_wait", ec.value());
+        reap();
+        if (io_uring_sq_ready(&ring_) > 0) {
+          ++enters_;
+          io_uring_submit(&ring_);
+        }
+        if (counts_.requests_done < requests) {
+          arm();
+        } else {
+          limit.cancel();
+        }
+      });
+    };
+    arm();
+    ioc.run();
   }
 
   std::int64_t enters() const { return enters_; }
@@ -236,34 +286,43 @@ int main(int argc, char** argv) {
   llmload_bench::FloorCounts counts;
   std::vector<std::string_view> given;
   std::string bad = argc < 6 ? "too few arguments" : llmload_bench::floor_counts_error(argv);
-  if (bad.empty()) bad = llmload_bench::floor_options_error(argc, argv, {"--defer", "--timestamps"}, counts, given);
+  if (bad.empty()) bad = llmload_bench::floor_options_error(argc, argv, {"--defer", "--timestamps", "--asio"}, counts, given);
   if (!bad.empty()) {
     std::fprintf(stderr,
                  "%s\nusage: %s HOST PORT CONNECTIONS REQUESTS OUTPUT_TOKENS [--decode nlohmann|fast] [--defer] "
-                 "[--timestamps]\n",
+                 "[--timestamps] [--asio]\n",
                  bad.c_str(), argv[0]);
     return 2;
   }
   const bool defer = llmload_bench::floor_given(given, "--defer");
   const bool timestamps = llmload_bench::floor_given(given, "--timestamps");
+  const bool asio = llmload_bench::floor_given(given, "--asio");
+  if (asio && defer) {
+    std::fprintf(stderr, "--asio and --defer do not go together (deferred task work runs only in io_uring_enter)\n");
+    return 2;
+  }
   const auto conns = llmload_bench::floor_count(argv[3]);
   const std::int64_t requests = llmload_bench::floor_count(argv[4]);
   const std::string request =
       llmload_bench::floor_request(argv[1], argv[2], static_cast<long>(llmload_bench::floor_count(argv[5])));
-  UringFloor floor(defer, timestamps, counts);
+  UringFloor floor(defer, timestamps, asio, counts);
   for (long long i = 0; i < conns; ++i) floor.add(connect_to(argv[1], std::atoi(argv[2])));
   const double c0 = llmload_bench::floor_cpu_now();
   const auto w0 = std::chrono::steady_clock::now();
-  floor.run(request, requests);
+  if (asio) {
+    floor.run_asio(request, requests);
+  } else {
+    floor.run(request, requests);
+  }
   const double cpu = llmload_bench::floor_cpu_now() - c0;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
   const auto tokens = static_cast<double>(counts.tokens);
   std::printf(
       "tokens %lld requests %lld cpu_s %.4f us_per_token %.3f reads_per_token %.3f core_share %.3f "
-      "enters_per_token %.3f stamped_per_read %.3f %s io_uring%s%s\n",
+      "enters_per_token %.3f stamped_per_read %.3f %s io_uring%s%s%s\n",
       static_cast<long long>(counts.tokens), static_cast<long long>(counts.requests_done), cpu, cpu / tokens * 1e6,
       static_cast<double>(counts.reads) / tokens, cpu / wall, static_cast<double>(floor.enters()) / tokens,
       static_cast<double>(floor.stamped()) / static_cast<double>(counts.reads), counts.fast ? "decode=fast" : "decode=nlohmann",
-      defer ? " defer" : "", timestamps ? " timestamps" : "");
+      defer ? " defer" : "", timestamps ? " timestamps" : "", asio ? " asio" : "");
   return floor.sink() == -1 ? 1 : 0;
 }
