@@ -274,8 +274,28 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
   auto completes_in_window = [&](const RequestRecord& r) {
     return r.ok() && r.t_done && *r.t_done >= window.start && *r.t_done <= window.end;
   };
+  // The records may have been spilled to disk (RecordStore): each pass reads them back. This
+  // pass also gathers the sends (for the rates below) and notes which optional summaries have
+  // anything to summarize, with their own populations, so that a summary with nothing to say
+  // costs no pass of its own.
+  std::vector<Nanos> sends;
+  sends.reserve(records.size());
+  std::optional<Nanos> first_intended;
+  std::optional<Nanos> last_intended;
+  std::optional<std::string> first_model;
+  bool several_models = false;  // model_breakdown's population: every record
+  bool any_reasoning = false;   // summarize_reasoning's: measured successful requests
+  bool any_cached = false;      // summarize_prefix_cache's: the same
+  bool any_structured = false;  // summarize_structured_output's: measured requests
   for (const auto& r : records) {
     ++m.requests;
+    if (!r.model.empty() && !several_models) {
+      if (!first_model) {
+        first_model = r.model;
+      } else if (r.model != *first_model) {
+        several_models = true;
+      }
+    }
     if (completes_in_window(r)) {
       ++m.completing_in_window;
       input_tokens_completing += r.input_tokens;
@@ -289,7 +309,16 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
       continue;
     }
     ++m.in_window;
+    if (r.t_send) {
+      sends.push_back(*r.t_send);
+      first_intended = first_intended ? std::min(*first_intended, r.t_intended) : r.t_intended;
+      last_intended = last_intended ? std::max(*last_intended, r.t_intended) : r.t_intended;
+    }
+    if (r.reasoning_first()) ++m.reasoning_first_requests;
+    if (!r.structured.empty()) any_structured = true;
     if (r.ok()) {
+      if (!r.reasoning_tokens_source.empty()) any_reasoning = true;
+      if (r.cached_tokens) any_cached = true;
       ++m.completed;
       m.total_input_tokens += r.input_tokens;
       m.total_output_tokens += r.output_tokens;
@@ -315,17 +344,6 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
     // Achieved and scheduled rates over the sending span of the measured requests. A rate needs
     // only the first and last times and the count; the sends are kept (8 bytes a measured
     // request, reserved once) for the spread of their gaps, which needs them in order.
-    std::vector<Nanos> sends;
-    sends.reserve(records.size());
-    std::optional<Nanos> first_intended;
-    std::optional<Nanos> last_intended;
-    for (const auto& r : records) {
-      if (!r.warmup && r.in_window && r.t_send) {
-        sends.push_back(*r.t_send);
-        first_intended = first_intended ? std::min(*first_intended, r.t_intended) : r.t_intended;
-        last_intended = last_intended ? std::max(*last_intended, r.t_intended) : r.t_intended;
-      }
-    }
     std::sort(sends.begin(), sends.end());
     auto rate = [](std::size_t n, Nanos first, Nanos last) {
       if (n < 2 || last <= first) return 0.0;
@@ -382,13 +400,11 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
   }
 
   if (slo && !slo->empty()) m.slo = evaluate_slo(*slo, view, window, records);
-  m.reasoning_first_requests = std::count_if(records.begin(), records.end(), [](const RequestRecord& r) {
-    return !r.warmup && r.in_window && r.reasoning_first();
-  });
-  m.reasoning = summarize_reasoning(records);
-  m.by_model = model_breakdown(records, window, slo, view);
-  m.prefix_cache = summarize_prefix_cache(records);
-  m.structured_output = summarize_structured_output(records);
+  // Each of these is empty (none, or no breakdown) when the first pass found nothing for it.
+  if (any_reasoning) m.reasoning = summarize_reasoning(records);
+  if (several_models) m.by_model = model_breakdown(records, window, slo, view);
+  if (any_cached) m.prefix_cache = summarize_prefix_cache(records);
+  if (any_structured) m.structured_output = summarize_structured_output(records);
   judge_validity(m, validity, records);
   return m;
 }

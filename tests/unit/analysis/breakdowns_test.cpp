@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "llmload/analysis/reasoning_metrics.hpp"
 #include "llmload/analysis/report.hpp"
 #include "llmload/analysis/run_metrics.hpp"
+#include "llmload/analysis/structured_output.hpp"
 
 namespace {
 
@@ -296,6 +298,83 @@ TEST(PrefixCache, ServerCountersAndGauge) {
   add_server_prefix_cache(none);
   EXPECT_TRUE(none["prefix_cache"].is_null());
   EXPECT_FALSE(server_prefix_cache({{"available", true}, {"delta", {{"prefix_cache_hits", 0.0}, {"prefix_cache_queries", 0.0}}}}));
+}
+
+// finalize() gathers in its first pass whether each optional summary has anything to summarize,
+// and makes that summary's own pass only then. Whatever the records, every summary must be what
+// its own pass over them gives: here the edge cases of each population (a feature only on a
+// warmup request, outside the window, on a failed request; one model beside requests without
+// one; a second model only in the warmup).
+TEST(Finalize, EverySummaryIsWhatItsOwnPassGives) {
+  const Window w = window_of(0s, 10s);
+  auto base = [] {
+    std::vector<RequestRecord> rs;
+    rs.push_back(request(0ms, 10ms, 10ms, 100ms, 11, 0, "", "a"));
+    rs.push_back(request(1ms, 20ms, 20ms, 120ms, 11, 0, "", ""));
+    return rs;
+  };
+  std::vector<std::pair<std::string, std::vector<RequestRecord>>> cases;
+  cases.emplace_back("nothing optional", base());
+  {
+    auto rs = base();
+    RequestRecord warm = request(0ms, 10ms, 50ms, 100ms, 11, 5, "usage", "b");  // reasoning, a 2nd model
+    warm.warmup = true;
+    warm.in_window = false;
+    warm.cached_tokens = 7;
+    warm.structured = "json_schema";
+    warm.structured_verdict = "valid";
+    rs.push_back(warm);
+    cases.emplace_back("features only in the warmup", rs);
+  }
+  {
+    auto rs = base();
+    RequestRecord out = request(0ms, 10ms, 50ms, 100ms, 11, 5, "usage", "a");
+    out.in_window = false;
+    out.cached_tokens = 7;
+    out.structured = "json_schema";
+    out.structured_verdict = "valid";
+    rs.push_back(out);
+    cases.emplace_back("features only outside the window", rs);
+  }
+  {
+    auto rs = base();
+    RequestRecord failed = request(0ms, 10ms, 50ms, 100ms, 11, 5, "usage", "a");
+    failed.error = ErrorClass::kStreamError;
+    failed.cached_tokens = 7;
+    failed.structured = "tool_call";
+    rs.push_back(failed);
+    cases.emplace_back("features only on a failed request", rs);
+  }
+  {
+    auto rs = base();
+    rs[0].reasoning_tokens = 4;
+    rs[0].reasoning_tokens_source = "usage";
+    rs[0].t_first_output = rs[0].t_first.value() + 30ms;
+    rs[1].cached_tokens = 50;
+    rs[1].structured = "json_object";
+    rs[1].structured_verdict = "invalid_json";
+    rs.push_back(request(2ms, 10ms, 10ms, 90ms, 9, 0, "", "b"));
+    cases.emplace_back("every feature measured", rs);
+  }
+  for (const auto& [name, rs] : cases) {
+    SCOPED_TRACE(name);
+    const RunMetrics m = metrics_of(rs, w, parse_slo("ttft:150ms"));
+    EXPECT_EQ(to_json(m.reasoning), to_json(summarize_reasoning(rs)));
+    EXPECT_EQ(by_model_json(m.by_model), by_model_json(model_breakdown(rs, w, parse_slo("ttft:150ms"), LatencyView::kService)));
+    EXPECT_EQ(prefix_cache_json(m.prefix_cache), prefix_cache_json(summarize_prefix_cache(rs)));
+    EXPECT_EQ(structured_output_json(m.structured_output), structured_output_json(summarize_structured_output(rs)));
+    EXPECT_EQ(m.reasoning_first_requests, std::count_if(rs.begin(), rs.end(), [](const RequestRecord& r) {
+                return !r.warmup && r.in_window && r.reasoning_first();
+              }));
+  }
+  // The cases reach both sides of each check.
+  const RunMetrics all = metrics_of(cases.back().second, w);
+  EXPECT_TRUE(all.reasoning && all.prefix_cache && all.structured_output);
+  EXPECT_EQ(all.by_model.size(), 2u);
+  EXPECT_EQ(all.reasoning_first_requests, 1);
+  const RunMetrics warm_only = metrics_of(cases[1].second, w);
+  EXPECT_FALSE(warm_only.reasoning || warm_only.prefix_cache || warm_only.structured_output);
+  EXPECT_EQ(warm_only.by_model.size(), 2u) << "the breakdown counts every request's model, warmup included";
 }
 
 }  // namespace
