@@ -221,6 +221,70 @@ Verdict overall_verdict(const std::vector<MetricVerdict>& metrics) {
   return any_fail ? Verdict::kFail : (all_pass ? Verdict::kPass : Verdict::kInconclusive);
 }
 
+
+// The measured requests' send times, for the achieved and scheduled rates over their span. A
+// rate needs only the first and last times and the count; the sends are kept (8 bytes a measured
+// request, reserved once) for the spread of their gaps, which needs them in order.
+struct Sends {
+  std::vector<Nanos> times;
+  std::optional<Nanos> first_intended;
+  std::optional<Nanos> last_intended;
+  void add(Nanos send, Nanos intended) {
+    times.push_back(send);
+    first_intended = first_intended ? std::min(*first_intended, intended) : intended;
+    last_intended = last_intended ? std::max(*last_intended, intended) : intended;
+  }
+  void set_rates(RunMetrics& m) {
+    std::sort(times.begin(), times.end());
+    auto rate = [](std::size_t n, Nanos first, Nanos last) {
+      if (n < 2 || last <= first) return 0.0;
+      return static_cast<double>(n - 1) / to_seconds(last - first);
+    };
+    if (!times.empty()) {
+      m.achieved_send_rate = rate(times.size(), times.front(), times.back());
+      m.intended_send_rate = rate(times.size(), *first_intended, *last_intended);
+    }
+    if (times.size() >= 3) {
+      double mean = 0;
+      double m2 = 0;
+      for (std::size_t i = 1; i < times.size(); ++i) {
+        const double gap = static_cast<double>((times[i] - times[i - 1]).count());
+        const double d = gap - mean;
+        mean += d / static_cast<double>(i);
+        m2 += d * (gap - mean);
+      }
+      const double var = m2 / static_cast<double>(times.size() - 2);
+      if (mean > 0) m.realized_interarrival_cv = std::sqrt(var) / mean;
+    }
+  }
+};
+
+// Which optional summaries have anything to summarize, each with its own population (as its
+// function in reasoning_metrics.cpp, model_breakdown.cpp, prefix_cache.cpp, structured_output.cpp
+// counts): noted in finalize's one pass, so that a summary with nothing to say costs no pass of
+// its own over records that may have to be read back from disk.
+struct OptionalSummaries {
+  std::optional<std::string> first_model;
+  bool several_models = false;  // the per-model breakdown: two models among all requests
+  bool any_reasoning = false;   // reasoning: a measured successful request with a source
+  bool any_cached = false;      // prefix cache: a measured successful request reporting cached tokens
+  bool any_structured = false;  // structured output: a measured request that asked for it
+  void note(const RequestRecord& r) {
+    if (!r.model.empty() && !several_models) {
+      if (!first_model) {
+        first_model = r.model;
+      } else if (r.model != *first_model) {
+        several_models = true;
+      }
+    }
+    if (r.warmup || !r.in_window) return;
+    if (!r.structured.empty()) any_structured = true;
+    if (!r.ok()) return;
+    if (!r.reasoning_tokens_source.empty()) any_reasoning = true;
+    if (r.cached_tokens) any_cached = true;
+  }
+};
+
 }  // namespace
 
 SloResult evaluate_slo(const SloSpec& slo, LatencyView view, const Window& window,
@@ -275,27 +339,13 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
     return r.ok() && r.t_done && *r.t_done >= window.start && *r.t_done <= window.end;
   };
   // The records may have been spilled to disk (RecordStore): each pass reads them back. This
-  // pass also gathers the sends (for the rates below) and notes which optional summaries have
-  // anything to summarize, with their own populations, so that a summary with nothing to say
-  // costs no pass of its own.
-  std::vector<Nanos> sends;
-  sends.reserve(records.size());
-  std::optional<Nanos> first_intended;
-  std::optional<Nanos> last_intended;
-  std::optional<std::string> first_model;
-  bool several_models = false;  // model_breakdown's population: every record
-  bool any_reasoning = false;   // summarize_reasoning's: measured successful requests
-  bool any_cached = false;      // summarize_prefix_cache's: the same
-  bool any_structured = false;  // summarize_structured_output's: measured requests
+  // one also gathers the sends and notes which optional summaries have anything to summarize.
+  Sends sends;
+  sends.times.reserve(records.size());
+  OptionalSummaries optional;
   for (const auto& r : records) {
     ++m.requests;
-    if (!r.model.empty() && !several_models) {
-      if (!first_model) {
-        first_model = r.model;
-      } else if (r.model != *first_model) {
-        several_models = true;
-      }
-    }
+    optional.note(r);
     if (completes_in_window(r)) {
       ++m.completing_in_window;
       input_tokens_completing += r.input_tokens;
@@ -309,16 +359,9 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
       continue;
     }
     ++m.in_window;
-    if (r.t_send) {
-      sends.push_back(*r.t_send);
-      first_intended = first_intended ? std::min(*first_intended, r.t_intended) : r.t_intended;
-      last_intended = last_intended ? std::max(*last_intended, r.t_intended) : r.t_intended;
-    }
+    if (r.t_send) sends.add(*r.t_send, r.t_intended);
     if (r.reasoning_first()) ++m.reasoning_first_requests;
-    if (!r.structured.empty()) any_structured = true;
     if (r.ok()) {
-      if (!r.reasoning_tokens_source.empty()) any_reasoning = true;
-      if (r.cached_tokens) any_cached = true;
       ++m.completed;
       m.total_input_tokens += r.input_tokens;
       m.total_output_tokens += r.output_tokens;
@@ -340,32 +383,7 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
     }
   }
 
-  {
-    // Achieved and scheduled rates over the sending span of the measured requests. A rate needs
-    // only the first and last times and the count; the sends are kept (8 bytes a measured
-    // request, reserved once) for the spread of their gaps, which needs them in order.
-    std::sort(sends.begin(), sends.end());
-    auto rate = [](std::size_t n, Nanos first, Nanos last) {
-      if (n < 2 || last <= first) return 0.0;
-      return static_cast<double>(n - 1) / to_seconds(last - first);
-    };
-    if (!sends.empty()) {
-      m.achieved_send_rate = rate(sends.size(), sends.front(), sends.back());
-      m.intended_send_rate = rate(sends.size(), *first_intended, *last_intended);
-    }
-    if (sends.size() >= 3) {
-      double mean = 0;
-      double m2 = 0;
-      for (std::size_t i = 1; i < sends.size(); ++i) {
-        const double gap = static_cast<double>((sends[i] - sends[i - 1]).count());
-        const double d = gap - mean;
-        mean += d / static_cast<double>(i);
-        m2 += d * (gap - mean);
-      }
-      const double var = m2 / static_cast<double>(sends.size() - 2);
-      if (mean > 0) m.realized_interarrival_cv = std::sqrt(var) / mean;
-    }
-  }
+  sends.set_rates(m);
 
   // Output tokens whose arrival falls in the window (the bins overlapping the window).
   m.token_bin = token_bin_;
@@ -401,10 +419,10 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
 
   if (slo && !slo->empty()) m.slo = evaluate_slo(*slo, view, window, records);
   // Each of these is empty (none, or no breakdown) when the first pass found nothing for it.
-  if (any_reasoning) m.reasoning = summarize_reasoning(records);
-  if (several_models) m.by_model = model_breakdown(records, window, slo, view);
-  if (any_cached) m.prefix_cache = summarize_prefix_cache(records);
-  if (any_structured) m.structured_output = summarize_structured_output(records);
+  if (optional.any_reasoning) m.reasoning = summarize_reasoning(records);
+  if (optional.several_models) m.by_model = model_breakdown(records, window, slo, view);
+  if (optional.any_cached) m.prefix_cache = summarize_prefix_cache(records);
+  if (optional.any_structured) m.structured_output = summarize_structured_output(records);
   judge_validity(m, validity, records);
   return m;
 }
