@@ -142,7 +142,9 @@ class UringFloor {
     request_ = &request;
     requests_left_ = requests;
     boost::asio::io_context ioc(1);
-    boost::asio::posix::stream_descriptor ring_fd(ioc, ::dup(ring_.ring_fd));
+    const int fd = ::dup(ring_.ring_fd);  // Asio closes its descriptor; the ring keeps its own
+    if (fd < 0) die("dup", errno);
+    boost::asio::posix::stream_descriptor ring_fd(ioc, fd);
     boost::asio::steady_timer limit(ioc, std::chrono::seconds(kQuietLimitS * 10));
     limit.async_wait([](boost::system::error_code ec) {
       if (!ec) die("the run took longer than its limit", ETIMEDOUT);

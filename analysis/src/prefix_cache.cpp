@@ -13,13 +13,17 @@ std::optional<double> PrefixCacheSummary::hit_rate() const {
   return static_cast<double>(cached_tokens) / static_cast<double>(prompt_tokens);
 }
 
+bool reports_cached_tokens(const RequestRecord& r) {
+  return !r.warmup && r.in_window && r.ok() && r.cached_tokens.has_value();
+}
+
 std::optional<PrefixCacheSummary> summarize_prefix_cache(RecordRange records) {
   PrefixCacheSummary s;
   for (const auto& r : records) {
     if (r.warmup || !r.in_window || !r.ok()) continue;
     ++s.requests;
     s.prompt_tokens += r.input_tokens;
-    if (!r.cached_tokens) continue;  // none cached (see PrefixCacheSummary)
+    if (!reports_cached_tokens(r)) continue;  // none cached (see PrefixCacheSummary)
     ++s.requests_reporting;
     s.cached_tokens += *r.cached_tokens;
   }

@@ -9,6 +9,10 @@ std::optional<double> ReasoningSummary::share() const {
   return static_cast<double>(reasoning_tokens) / static_cast<double>(output_tokens);
 }
 
+bool reports_reasoning(const RequestRecord& r) {
+  return !r.warmup && r.in_window && r.ok() && !r.reasoning_tokens_source.empty();
+}
+
 std::optional<ReasoningSummary> summarize_reasoning(RecordRange records) {
   ReasoningSummary s;
   Distribution duration;
@@ -18,7 +22,7 @@ std::optional<ReasoningSummary> summarize_reasoning(RecordRange records) {
     s.output_tokens += r.output_tokens;
     answer_tpot.add(r.answer_tpot());
     if (r.reasoning_first()) ++s.reasoning_first;
-    if (r.reasoning_tokens_source.empty()) continue;
+    if (!reports_reasoning(r)) continue;
     ++s.requests;
     ++s.sources[r.reasoning_tokens_source];
     s.reasoning_tokens += r.reasoning_tokens;

@@ -259,16 +259,16 @@ struct Sends {
   }
 };
 
-// Which optional summaries have anything to summarize, each with its own population (as its
-// function in reasoning_metrics.cpp, model_breakdown.cpp, prefix_cache.cpp, structured_output.cpp
-// counts): noted in finalize's one pass, so that a summary with nothing to say costs no pass of
-// its own over records that may have to be read back from disk.
+// Which optional summaries have anything to summarize, by the same rules their functions use
+// (reports_reasoning, reports_cached_tokens, asks_for_structured_output; model_breakdown: more
+// than one distinct non-empty model): noted in finalize's one pass, so that a summary with
+// nothing to say costs no pass of its own over records that may have to be read back from disk.
 struct OptionalSummaries {
   std::optional<std::string> first_model;
-  bool several_models = false;  // the per-model breakdown: two models among all requests
-  bool any_reasoning = false;   // reasoning: a measured successful request with a source
-  bool any_cached = false;      // prefix cache: a measured successful request reporting cached tokens
-  bool any_structured = false;  // structured output: a measured request that asked for it
+  bool several_models = false;
+  bool any_reasoning = false;
+  bool any_cached = false;
+  bool any_structured = false;
   void note(const RequestRecord& r) {
     if (!r.model.empty() && !several_models) {
       if (!first_model) {
@@ -277,11 +277,9 @@ struct OptionalSummaries {
         several_models = true;
       }
     }
-    if (r.warmup || !r.in_window) return;
-    if (!r.structured.empty()) any_structured = true;
-    if (!r.ok()) return;
-    if (!r.reasoning_tokens_source.empty()) any_reasoning = true;
-    if (r.cached_tokens) any_cached = true;
+    any_reasoning = any_reasoning || reports_reasoning(r);
+    any_cached = any_cached || reports_cached_tokens(r);
+    any_structured = any_structured || asks_for_structured_output(r);
   }
 };
 

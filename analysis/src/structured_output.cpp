@@ -12,11 +12,15 @@ std::optional<double> StructuredOutputSummary::invalid_rate() const {
   return static_cast<double>(invalid) / static_cast<double>(n);
 }
 
+bool asks_for_structured_output(const RequestRecord& r) {
+  return !r.warmup && r.in_window && !r.structured.empty();
+}
+
 std::optional<StructuredOutputSummary> summarize_structured_output(RecordRange records) {
   constexpr std::size_t kExamples = 5;
   StructuredOutputSummary s;
   for (const auto& r : records) {
-    if (r.warmup || !r.in_window || r.structured.empty()) continue;
+    if (!asks_for_structured_output(r)) continue;
     ++s.requests;
     if (!r.ok() || r.structured_verdict.empty()) continue;
     ++s.judged;

@@ -28,7 +28,11 @@ struct PrefixCacheSummary {
   std::optional<double> hit_rate() const;
 };
 
-/// nullopt when no measured successful request reported cached_tokens.
+/// Whether a record reports its cached prompt tokens: a measured (not warmup, in the window)
+/// successful request that carried cached_tokens.
+bool reports_cached_tokens(const RequestRecord& r);
+
+/// nullopt when no record reports_cached_tokens.
 std::optional<PrefixCacheSummary> summarize_prefix_cache(RecordRange records);
 
 /// The server's own hit rate over the run from the artifact's `server_metrics`

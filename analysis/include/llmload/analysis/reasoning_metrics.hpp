@@ -31,8 +31,11 @@ struct ReasoningSummary {
   std::optional<double> share() const;
 };
 
-/// nullopt when no measured (not warmup, in the window) successful record has a
-/// reasoning_tokens_source: the run had no reasoning to report.
+/// Whether a record has reasoning to report: measured (not warmup, in the window), successful,
+/// with a reasoning_tokens_source.
+bool reports_reasoning(const RequestRecord& r);
+
+/// nullopt when no record reports_reasoning: the run had no reasoning to report.
 std::optional<ReasoningSummary> summarize_reasoning(RecordRange records);
 
 /// result.json `reasoning`: {"requests", "reasoning_first", "reasoning_only", "reasoning_tokens",

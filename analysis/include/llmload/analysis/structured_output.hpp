@@ -33,7 +33,11 @@ struct StructuredOutputSummary {
   std::optional<double> invalid_rate() const;
 };
 
-/// nullopt when no measured request asked for tools or a response schema.
+/// Whether a record asked for tools or a response schema and is measured (not warmup, in the
+/// window), successful or not.
+bool asks_for_structured_output(const RequestRecord& r);
+
+/// nullopt when no record asks_for_structured_output.
 std::optional<StructuredOutputSummary> summarize_structured_output(RecordRange records);
 
 /// result.json `structured_output`: {"requests", "judged", "valid", "invalid", "invalid_rate",
