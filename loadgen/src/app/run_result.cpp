@@ -18,6 +18,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "file_write.hpp"
 #include "llmload/analysis/compare.hpp"
@@ -372,7 +373,9 @@ void print_console_report(const ScenarioConfig& cfg, const analysis::RunMetrics&
                           const std::vector<analysis::StageMetrics>& stages, const std::string& shard_label,
                           double cpu_busy_s, double load_wall_s, bool interrupted,
                           const analysis::SequentialSlo* sequential) {
-  const std::string title = fmt::format("llmload {} | {}{}", to_string(cfg.kind), cfg.model, shard_label);
+  // --model a,b,c: every model the requests were dealt over, not only the first.
+  const std::string models = cfg.models.empty() ? cfg.model : fmt::format("{}", fmt::join(cfg.models, ","));
+  const std::string title = fmt::format("llmload {} | {}{}", to_string(cfg.kind), models, shard_label);
   analysis::ConsoleOptions copts{cfg.metric_percentiles, cfg.percentile_metrics};
   std::string report = analysis::console_report(metrics, title, copts);
   report += analysis::stages_console(stages);

@@ -51,6 +51,8 @@ TEST(EngineLora, AdapterLoadsShowInTheClientsPerModelTtftAndTheServersMetrics) {
     }
   }
   EXPECT_EQ(by_model["base"]["completed"].get<int>() + adapter_requests, 60);
+  // The report's title names every model the requests were dealt over, not the first alone.
+  EXPECT_NE(out.proc.out.find("llmload concurrency | base,lora-a,lora-b"), std::string::npos) << out.proc.out;
 
   const RunResult scrape = run({"curl", "-sS", "--max-time", "10", server.base_url + "/metrics"}, 20s);
   ASSERT_EQ(scrape.exit_code, 0) << scrape.err;
