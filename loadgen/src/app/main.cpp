@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
   app::add_run_options(*run, options);
   std::string workers_arg;  // --workers N|auto (app/workers.hpp)
   run->add_option("--workers", workers_arg,
-                  "split the run across N client processes on this machine (auto: one per CPU core; default 1): "
+                  "split the run across N client processes on this machine (auto: one per CPU core this process may use; default 1): "
                   "each issues its shard of the same schedule, all start together, and their artifacts are merged "
                   "into --output as one run (each worker's own in OUTPUT/workers/worker-<i>); use it when one "
                   "process cannot offer the load (schedule lag, a client core at 100%). Not with --shard-*, --trials "

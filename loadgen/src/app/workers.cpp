@@ -1,6 +1,7 @@
 // `llmload run --workers N`: see workers.hpp.
 #include "workers.hpp"
 
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -217,15 +218,23 @@ int merge_workers(const ScenarioConfig& cfg, const fs::path& root, int n, const 
   return interrupted ? kExitInterrupted : merged;
 }
 
+/// The CPU cores this process may run on: its affinity mask (as `nproc` counts them, so `taskset`
+/// and cpusets are honoured), else the online cores.
+long usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof(set), &set) == 0) {
+    if (const int n = CPU_COUNT(&set); n > 0) return n;
+  }
+  const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return online > 0 ? online : static_cast<long>(std::thread::hardware_concurrency());
+}
+
 }  // namespace
 
 int parse_workers(const std::string& text, const std::string& origin) {
   if (text.empty()) return 1;
-  if (text == "auto") {
-    const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
-    const long cores = online > 0 ? online : static_cast<long>(std::thread::hardware_concurrency());
-    return static_cast<int>(std::clamp<long>(cores, 1, kMaxWorkers));
-  }
+  if (text == "auto") return static_cast<int>(std::clamp<long>(usable_cores(), 1, kMaxWorkers));
   int n = 0;
   for (char c : text) {
     if (c < '0' || c > '9' || n > kMaxWorkers) {

@@ -20,7 +20,8 @@ namespace llmload::app {
 /// enough for the start to reach every worker and each to begin its sleep.
 inline constexpr std::chrono::milliseconds kWorkersStartLead{500};
 
-/// --workers: "" or "1" -> 1, "auto" -> the online CPU cores, else an integer 1..1024. Throws
+/// --workers: "" or "1" -> 1, "auto" -> the CPU cores this process may run on (its
+/// affinity: taskset, cpusets), else an integer 1..1024. Throws
 /// ConfigError naming `origin`.
 int parse_workers(const std::string& text, const std::string& origin);
 

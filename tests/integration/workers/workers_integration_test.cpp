@@ -1,8 +1,11 @@
 // `llmload run --workers N` with the real binaries against one llmload-server on loopback (fixed
 // latency model): the merged artifact holds exactly the run's requests once each, its histograms
 // count them, its conditions say how many workers; SIGINT to the parent is passed on and the run
-// ends like an interrupted single run (130, the artifact written); bad combinations exit 2.
+// ends like an interrupted single run (130, the artifact written); bad combinations exit 2; `auto` is
+// one worker per core the command may run on.
 #include <gtest/gtest.h>
+
+#include <sched.h>
 
 #include <csignal>
 #include <chrono>
@@ -124,6 +127,58 @@ TEST_F(Workers, SigintIsPassedOnAndTheMergedRunIsWritten) {
   EXPECT_GT(r["completed"].get<std::int64_t>(), 0);
   EXPECT_EQ(read_lines(dir.file("requests.jsonl")).size(),
             static_cast<std::size_t>(r["completed"].get<std::int64_t>() + r["failed"].get<std::int64_t>()));
+}
+
+/// Pins the calling thread (whose affinity a forked child inherits) to the first `n` CPUs it may
+/// use now, for the object's lifetime. `pinned()` says how many it got (fewer where fewer exist).
+class PinnedCpus {
+ public:
+  explicit PinnedCpus(int n) {
+    CPU_ZERO(&old_);
+    if (::sched_getaffinity(0, sizeof(old_), &old_) != 0) return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int cpu = 0; cpu < CPU_SETSIZE && pinned_ < n; ++cpu) {
+      if (CPU_ISSET(cpu, &old_)) {
+        CPU_SET(cpu, &set);
+        ++pinned_;
+      }
+    }
+    if (::sched_setaffinity(0, sizeof(set), &set) != 0) pinned_ = 0;
+  }
+  ~PinnedCpus() { ::sched_setaffinity(0, sizeof(old_), &old_); }
+  PinnedCpus(const PinnedCpus&) = delete;
+  PinnedCpus& operator=(const PinnedCpus&) = delete;
+  int pinned() const { return pinned_; }
+
+ private:
+  cpu_set_t old_;
+  int pinned_ = 0;
+};
+
+// `auto` counts the cores the command may run on (as nproc does), not the machine's: started with
+// `taskset -c 0`, it is the single-process run; with two cores, two workers.
+TEST_F(Workers, AutoIsOnePerCoreTheCommandMayRunOn) {
+  {
+    PinnedCpus one(1);
+    ASSERT_EQ(one.pinned(), 1);
+    TempDir dir;
+    const auto run = run_llmload(dir, args({"--scenario", "concurrency", "--concurrency", "4", "--num-requests", "40",
+                                            "--workers", "auto"}));
+    ASSERT_EQ(run.proc.exit_code, 0) << run.proc.err;
+    EXPECT_FALSE(run.result["conditions"].contains("workers")) << run.result["conditions"].dump();
+    EXPECT_FALSE(std::filesystem::exists(dir.file("workers")));
+    EXPECT_EQ(run.records.size(), 40u);
+  }
+  PinnedCpus two(2);
+  if (two.pinned() < 2) GTEST_SKIP() << "one CPU only";
+  TempDir dir;
+  const auto run = run_llmload(dir, args({"--scenario", "concurrency", "--concurrency", "4", "--num-requests", "40",
+                                          "--workers", "auto"}));
+  ASSERT_EQ(run.proc.exit_code, 0) << run.proc.err;
+  EXPECT_EQ(run.result["conditions"]["workers"], 2);
+  EXPECT_EQ(run.result["conditions"]["workers_requested"], "auto");
+  EXPECT_EQ(run.records.size(), 40u);
 }
 
 TEST_F(Workers, CombinationsThatCannotWorkExit2BeforeAnythingStarts) {
