@@ -3,49 +3,77 @@
 # processes with `llmload run --workers N`, against llmload-server --latency-model fixed pinned to
 # one core (taskset) so that, on a small machine, the client side is what changes. Prints, per N,
 # the sustained output tokens/s and requests/s of the merged run, the speedup over N = 1 and the
-# scaling efficiency (speedup / N), plus the client processes' CPU (user+sys, all workers).
+# scaling efficiency (speedup / N), the client processes' CPU (user+sys, all workers), and the cores
+# busy on each side during the run (CPU / wall time) to show which side was the limit.
 #
-# Usage: bench/workers_scaling.sh [OUT] [WORKER_COUNTS]   (default: /tmp/workers-scaling "1 2 $(nproc)")
+# Usage: bench/workers_scaling.sh [OUT] [WORKER_COUNTS]   (default: /tmp/workers-scaling "1 2 $(nproc)";
+#        a count may be `auto`: the number of workers is then read from the run's conditions)
 # Environment: REQUESTS (default 4000), CONCURRENCY (64), OUTPUT_TOKENS (256), ITL (0ms: tokens as
-# fast as the server writes them), SERVER_CORE (0; empty: not pinned), PORT (18951).
+# fast as the server writes them), SERVER_CORE (the server's cores for taskset, e.g. 0 or 0-7;
+# default 0; empty: not pinned), SERVER_THREADS (the server's --threads, default 1), CLIENT_CORES
+# (the client's cores for taskset, e.g. 8-15; default: not pinned; the workers inherit it, and
+# `--workers auto` counts it), PORT (18951).
+# On a machine with more cores than the client and server need, give each its own, e.g. on 16:
+#   SERVER_CORE=0-7 SERVER_THREADS=8 CLIENT_CORES=8-15 bench/workers_scaling.sh OUT "1 2 4 8 auto"
 # Needs a build (scripts/build.sh); LLMLOAD_BUILD_DIR overrides build/. Loopback only; bounded:
-# each run is a fixed number of requests under `timeout 300`.
+# each run is a fixed number of requests, stopped after 300 s.
 set -u
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 B="${LLMLOAD_BUILD_DIR:-$here/build}/bin"
 out="${1:-/tmp/workers-scaling}"
 counts="${2:-1 2 $(nproc)}"
-counts=$(echo $counts | tr ' ' '\n' | awk '!seen[$0]++' | tr '\n' ' ')
+counts=$(echo "$counts" | tr ' ' '\n' | awk '!seen[$0]++' | tr '\n' ' ')
 requests="${REQUESTS:-4000}"
 conc="${CONCURRENCY:-64}"
 otok="${OUTPUT_TOKENS:-256}"
 itl="${ITL:-0ms}"
 core="${SERVER_CORE-0}"
+threads="${SERVER_THREADS:-1}"
+client_cores="${CLIENT_CORES:-}"
 port="${PORT:-18951}"
 rm -rf "$out"; mkdir -p "$out"
-pin=()
+pin=(); cpin=()
 [ -n "$core" ] && command -v taskset > /dev/null && pin=(taskset -c "$core")
-"${pin[@]}" "$B/llmload-server" --port "$port" --latency-model fixed --ttft 1ms --itl "$itl" > "$out/server.log" 2>&1 &
+[ -n "$client_cores" ] && command -v taskset > /dev/null && cpin=(taskset -c "$client_cores")
+"${pin[@]}" "$B/llmload-server" --port "$port" --latency-model fixed --ttft 1ms --itl "$itl" --threads "$threads" \
+  > "$out/server.log" 2>&1 &
 spid=$!
 trap 'kill $spid 2> /dev/null; wait $spid 2> /dev/null' EXIT
-for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/v1/models" > /dev/null 2>&1 && break; sleep 0.1; done
+python3 - "$port" <<'PY' || { echo "llmload-server did not start (see $out/server.log)" >&2; exit 1; }
+import sys, time, urllib.request
+for _ in range(100):
+    try:
+        urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/v1/models", timeout=1).read(); sys.exit(0)
+    except Exception:
+        time.sleep(0.1)
+sys.exit(1)
+PY
 common=(--base-url "http://127.0.0.1:$port" --scenario concurrency --concurrency "$conc" --num-requests "$requests"
         --input-tokens 16 --output-tokens "$otok" --seed 1 --quiet)
-echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); server pinned: ${pin[*]:-no}"
+echo "machine: $(nproc --all) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); server: ${pin[*]:-not pinned}," \
+  "--threads $threads; client: ${cpin[*]:-not pinned}"
 echo "load: --concurrency $conc --num-requests $requests --output-tokens $otok, server --latency-model fixed --ttft 1ms --itl $itl"
-printf "%-8s %14s %10s %9s %11s %14s %10s\n" workers "output tok/s" "req/s" speedup efficiency "client CPU s" validity
+# Cores busy = CPU seconds / wall seconds of the run: the client's (all its processes) and the
+# server's (read from /proc before and after), so a table says which side was the limit.
+server_cpu() { awk '{printf "%.2f", ($14 + $15) / '"$(getconf CLK_TCK)"'}' "/proc/$spid/stat"; }
+printf "%-8s %14s %10s %9s %11s %14s %12s %12s %10s\n" workers "output tok/s" "req/s" speedup efficiency \
+  "client CPU s" "client cores" "server cores" validity
 base=""
 for n in $counts; do
-  # Client CPU: the children's rusage of the whole command (the parent and every worker).
-  /usr/bin/time -f "%U %S" -o "$out/w$n.time" timeout 300 "$B/llmload" run "${common[@]}" --workers "$n" \
-    --output "$out/w$n" > "$out/w$n.out" 2> "$out/w$n.err"
+  s0=$(server_cpu)
+  # Client CPU: the rusage of the whole command, the parent and every worker it reaped.
+  "${cpin[@]}" python3 "$here/bench/rusage_run.py" "$out/w$n.rusage.json" 300 "$B/llmload" run "${common[@]}" \
+    --workers "$n" --output "$out/w$n" > "$out/w$n.out" 2> "$out/w$n.err"
   rc=$?
+  s1=$(server_cpu)
   if [ ! -f "$out/w$n/result.json" ]; then echo "workers $n: exit $rc, no result (see $out/w$n.err)"; continue; fi
-  read -r tok req valid < <(python3 -c "
-import json; r=json.load(open('$out/w$n/result.json'))
-print('%.0f %.1f %s' % (r['output_throughput'], r['request_throughput'], r['validity']['verdict']))")
-  cpu=$(awk '{printf "%.2f", $1+$2}' "$out/w$n.time" 2> /dev/null)
+  read -r tok req valid workers cpu ccores scores < <(python3 -c "
+import json; r=json.load(open('$out/w$n/result.json')); u=json.load(open('$out/w$n.rusage.json'))
+print('%.0f %.1f %s %d %.2f %.2f %.2f' % (r['output_throughput'], r['request_throughput'], r['validity']['verdict'],
+      r['conditions'].get('workers', 1), u['cpu_s'], u['cpu_s'] / u['wall_s'], ($s1 - $s0) / u['wall_s']))")
   [ -z "$base" ] && base=$tok
-  read -r sp eff < <(python3 -c "print('%.2f %.0f%%' % ($tok/$base, 100*$tok/$base/$n))")
-  printf "%-8s %14s %10s %9s %11s %14s %10s\n" "$n" "$tok" "$req" "${sp}x" "$eff" "$cpu" "$valid"
+  read -r sp eff < <(python3 -c "print('%.2f %.0f%%' % ($tok/$base, 100*$tok/$base/$workers))")
+  label=$n; [ "$n" = "$workers" ] || label="$n ($workers)"
+  printf "%-8s %14s %10s %9s %11s %14s %12s %12s %10s\n" "$label" "$tok" "$req" "${sp}x" "$eff" "$cpu" "$ccores" \
+    "$scores" "$valid"
 done

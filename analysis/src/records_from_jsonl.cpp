@@ -1,11 +1,12 @@
 // requests.jsonl read back into records: one line (record_from_json, parse_record_line), a whole
 // file (parse_records_jsonl), and the records of several shards in shard order (MergedRecords),
-// read one at a time from their files.
+// read one at a time from their files, or from the store each shard's lines were read into once.
 #include "llmload/analysis/artifact_merge.hpp"
 #include "json_path.hpp"
 #include "jsonl_lines.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -204,20 +205,32 @@ class MergeShardLines {
   std::size_t line_ = 0;
 };
 
+// The record of a shard's line just read, or MergeError naming the shard and the line.
+RequestRecord shard_record(const ShardArtifact& a, const MergeShardLines& lines, const json& j) {
+  try {
+    return record_from_json(j);
+  } catch (const MergeError& e) {
+    throw MergeError(fmt::format("'{}': requests.jsonl line {}: {}", a.name, lines.line(), e.what()));
+  }
+}
+
 class MergedRecordCursor : public RecordCursor {
  public:
   explicit MergedRecordCursor(const std::vector<const ShardArtifact*>& shards) : shards_(shards) {}
   bool next(RequestRecord& out) override {
     while (k_ < shards_.size()) {
-      if (!lines_) lines_ = std::make_unique<MergeShardLines>(*shards_[k_]);
+      const ShardArtifact& a = *shards_[k_];
+      if (a.loaded) {
+        if (!loaded_) loaded_ = a.loaded->open();
+        if (loaded_->next(out)) return true;
+        loaded_.reset();
+        ++k_;
+        continue;
+      }
+      if (!lines_) lines_ = std::make_unique<MergeShardLines>(a);
       json j;
       if (lines_->next(j)) {
-        try {
-          out = record_from_json(j);
-        } catch (const MergeError& e) {
-          throw MergeError(
-              fmt::format("'{}': requests.jsonl line {}: {}", shards_[k_]->name, lines_->line(), e.what()));
-        }
+        out = shard_record(a, *lines_, j);
         return true;
       }
       lines_.reset();
@@ -230,7 +243,24 @@ class MergedRecordCursor : public RecordCursor {
   const std::vector<const ShardArtifact*>& shards_;
   std::size_t k_ = 0;
   std::unique_ptr<MergeShardLines> lines_;
+  std::unique_ptr<RecordCursor> loaded_;
 };
+
+// A loaded shard's lines as they are (each names its shard): blank lines left out, a line's "\r"
+// ending dropped.
+void copy_shard_lines(const ShardArtifact& a, std::ostream& out) {
+  try {
+    JsonlLineReader file(a.records_file);
+    std::string text;
+    bool unterminated = false;
+    while (file.next(text, unterminated)) {
+      if (!text.empty() && text.back() == '\r') text.pop_back();
+      if (!text.empty()) out << text << '\n';
+    }
+  } catch (const RecordFileError&) {
+    throw MergeError(fmt::format("'{}': requests.jsonl cannot be read", a.name));
+  }
+}
 
 std::int64_t shard_index_of(const ShardArtifact& a) {
   const json& i = json_path::at_path(a.result, "conditions.shard.index");
@@ -248,12 +278,29 @@ MergedRecords::MergedRecords(const std::vector<ShardArtifact>& shards) {
 
 MergedRecords::MergedRecords(std::vector<const ShardArtifact*> in_order) : shards_(std::move(in_order)) {}
 
+void for_each_shard_record(const ShardArtifact& a,
+                           const std::function<void(const RequestRecord&, bool names_shard)>& visit) {
+  MergeShardLines lines(a);
+  json j;
+  while (lines.next(j)) {
+    const RequestRecord r = shard_record(a, lines, j);
+    visit(r, j.is_object() && j.contains("shard"));
+  }
+}
+
 std::size_t MergedRecords::size() const {
   if (!size_) {
     std::size_t n = 0;
-    MergedRecordCursor cursor(shards_);
-    RequestRecord r;
-    while (cursor.next(r)) ++n;
+    for (const ShardArtifact* a : shards_) {
+      if (a->loaded) {
+        n += a->loaded->size();
+        continue;
+      }
+      const std::vector<const ShardArtifact*> one{a};
+      MergedRecordCursor cursor(one);
+      RequestRecord r;
+      while (cursor.next(r)) ++n;
+    }
     size_ = n;
   }
   return *size_;
@@ -263,6 +310,10 @@ std::unique_ptr<RecordCursor> MergedRecords::open() const { return std::make_uni
 
 void MergedRecords::write_jsonl(std::ostream& out) const {
   for (const ShardArtifact* a : shards_) {
+    if (a->loaded && a->lines_name_shard && !a->records_file.empty()) {
+      copy_shard_lines(*a, out);
+      continue;
+    }
     MergeShardLines lines(*a);
     json line;
     while (lines.next(line)) {

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "llmload/analysis/report.hpp"
 #include "llmload/analysis/slo.hpp"
 #include "llmload/common/version.hpp"
+#include "llmload/loadgen/record_store.hpp"
 #include "correctness.hpp"
 #include "probe_summary.hpp"
 #include "run_command.hpp"
@@ -49,9 +51,19 @@ analysis::ShardArtifact read_shard_artifact(const std::string& dir) {
     a.result = json::parse(ss.str(), nullptr, false);
     if (a.result.is_discarded()) throw MergeError(fmt::format("'{}': result.json is not valid JSON", dir));
   }
-  // requests.jsonl is read a line at a time by each pass of the merge (memory flat in its length).
+  // requests.jsonl's JSON is parsed once, a line at a time, into a compact store (a RecordStore:
+  // spilled to a temporary file, so memory stays flat in the run's length); the merge's passes over
+  // the records (the metrics, the per-shard breakdown, correctness, the report) read the store.
   open_in(root / "requests.jsonl", dir);
   a.records_file = (root / "requests.jsonl").string();
+  auto store = std::make_shared<RecordStore>(/*keep_chunks=*/false);
+  bool named = true;
+  analysis::for_each_shard_record(a, [&](const analysis::RequestRecord& r, bool names_shard) {
+    store->append(r, {});
+    named = named && names_shard;
+  });
+  a.loaded = std::move(store);
+  a.lines_name_shard = named;
   {
     auto in = open_in(root / "latency.hlog", dir);
     try {
@@ -158,7 +170,12 @@ int merge_command(const std::vector<std::string>& dirs, const std::string& outpu
   // The report (report.html, summary.md, summary.csv) of the merged artifact; a failure here loses
   // nothing measured, so it is a warning.
   try {
-    analysis::write_report(output);
+    // The merged requests.jsonl holds the shards' records in shard order: the report reads them
+    // from the shards' stores instead of parsing the file it was just written to.
+    const analysis::MergedRecords records(shards);
+    analysis::HtmlReportOptions report_options;
+    report_options.run_records = &records;
+    analysis::write_report(output, report_options);
     if (extras.notes) fmt::print(stderr, "llmload merge: report written to {}/{{report.html,summary.md,summary.csv}}\n", output);
   } catch (const std::exception& e) {
     fmt::print(stderr, "llmload merge: warning: report not written: {}\n", e.what());

@@ -10,6 +10,7 @@
 
 #include "fake_server.hpp"
 #include "llmload/analysis/report.hpp"
+#include "llmload/loadgen/record_store.hpp"
 #include "llmload/loadgen/request_builder.hpp"
 #include "llmload/loadgen/run_controller.hpp"
 #include "llmload/loadgen/shard_plan.hpp"
@@ -368,6 +369,63 @@ TEST(Merge, RecordsReadFromTheShardsFilesMergeAsFromMemory) {
   { std::ofstream(on_disk[1].records_file, std::ios::app) << "{\"index\": 1, cut\n"; }
   EXPECT_NE(merge_error(on_disk).find("requests.jsonl line"), std::string::npos);
   EXPECT_NE(merge_error(on_disk).find("is not valid JSON"), std::string::npos) << merge_error(on_disk);
+  std::filesystem::remove_all(dir);
+}
+
+// Issue 20: `llmload merge` parses each shard's lines once into a store (ShardArtifact::loaded)
+// and every pass reads the store: the merge is the one the lines give (also once the files are
+// gone); the merged requests.jsonl copies the lines of a shard that all name it byte for byte, and
+// adds "shard" to the lines of one that does not.
+TEST(Merge, ShardsLoadedOnceIntoAStoreMergeAsTheirLines) {
+  const ScenarioConfig cfg = poisson(40, 300);
+  const auto in_memory = shards_of(cfg, 3);
+  const std::string dir = ::testing::TempDir() + "merge_loaded";
+  std::filesystem::create_directories(dir);
+  std::vector<analysis::ShardArtifact> loaded = in_memory;
+  std::vector<std::string> shard0_lines;  // as written: spaced unlike json::dump would write them
+  for (std::size_t i = 0; i < loaded.size(); ++i) {
+    analysis::ShardArtifact& a = loaded[i];
+    a.records_file = dir + "/requests-" + std::to_string(i) + ".jsonl";
+    {
+      std::ofstream f(a.records_file);
+      for (json line : a.records) {
+        if (i == 2) line.erase("shard");  // an artifact whose lines do not name their shard
+        std::string text = line.dump();
+        text.insert(1, " ");
+        f << text << "\n";
+        if (i == 0) shard0_lines.push_back(text);
+      }
+    }
+    a.records.clear();
+    auto store = std::make_shared<RecordStore>(/*keep_chunks=*/false, /*batch=*/16);  // mostly spilled
+    bool named = true;
+    analysis::for_each_shard_record(a, [&](const analysis::RequestRecord& r, bool names_shard) {
+      store->append(r, {});
+      named = named && names_shard;
+    });
+    EXPECT_EQ(named, i != 2) << i;
+    a.loaded = std::move(store);
+    a.lines_name_shard = named;
+  }
+  const auto expected = analysis::merge_artifacts(in_memory);
+  const auto merged = analysis::merge_artifacts(loaded);
+  EXPECT_EQ(merged.result, expected.result);
+  EXPECT_EQ(merged.record_count, expected.record_count);
+
+  std::ostringstream out;
+  analysis::MergedRecords(loaded).write_jsonl(out);
+  std::istringstream in(out.str());
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  ASSERT_EQ(static_cast<std::int64_t>(lines.size()), expected.record_count);
+  ASSERT_FALSE(shard0_lines.empty());
+  for (std::size_t k = 0; k < shard0_lines.size(); ++k) EXPECT_EQ(lines[k], shard0_lines[k]) << k;
+  EXPECT_EQ(json::parse(lines.back())["shard"], 2);
+  EXPECT_NE(lines.back().rfind("{\"", 0), std::string::npos) << lines.back();  // re-written by the JSON writer
+
+  for (const auto& a : loaded) std::ofstream(a.records_file, std::ios::trunc);
+  EXPECT_EQ(analysis::merge_artifacts(loaded).result, expected.result);
+  EXPECT_EQ(static_cast<std::int64_t>(analysis::MergedRecords(loaded).size()), expected.record_count);
   std::filesystem::remove_all(dir);
 }
 

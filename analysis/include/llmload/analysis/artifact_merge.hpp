@@ -20,6 +20,7 @@
 // - The per-shard breakdown is kept (`shards` in result.json, a table in the report), and a
 //   straggling shard (late start, late finish, a client that fell behind) is flagged.
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -53,12 +54,25 @@ struct ShardArtifact {
   std::string records_file;
   /// ... or, when records_file is empty, its lines held in memory (one object per line).
   std::vector<nlohmann::json> records;
+  /// The same records read once (for_each_shard_record) into a store of the caller's (`llmload
+  /// merge`: a RecordStore, compact, spilled to a temporary file): when set, every pass reads
+  /// them from here instead of parsing each line's JSON again.
+  std::shared_ptr<const RecordSource> loaded;
+  /// Whether every line of records_file names its shard ("shard"), as a worker's or a shard's
+  /// run writes them: the merged requests.jsonl then copies the lines as they are.
+  bool lines_name_shard = false;
   HlogFile hlog;                        // latency.hlog
 };
 
+/// One pass over a shard's requests.jsonl lines as the merge reads them (blank lines skipped; a
+/// line that is not JSON or not a record: MergeError naming the shard and the line): each line's
+/// record, and whether the line names its shard. For filling ShardArtifact::loaded.
+void for_each_shard_record(const ShardArtifact& a,
+                           const std::function<void(const RequestRecord&, bool names_shard)>& visit);
+
 /// Every shard's records in shard order (conditions.shard.index), as the merged requests.jsonl
 /// lists them, read one at a time (a line that is not JSON or not a record: MergeError naming the
-/// shard and the line). The shards must outlive it.
+/// shard and the line), from a shard's `loaded` store where it has one. The shards must outlive it.
 class MergedRecords : public RecordSource {
  public:
   explicit MergedRecords(const std::vector<ShardArtifact>& shards);
@@ -66,7 +80,8 @@ class MergedRecords : public RecordSource {
   /// Reads every shard once to count (and check) the records.
   std::size_t size() const override;
   std::unique_ptr<RecordCursor> open() const override;
-  /// The merged requests.jsonl: each shard's lines in order, with "shard" added where missing.
+  /// The merged requests.jsonl: each shard's lines in order, with "shard" added where missing
+  /// (copied as they are from a loaded shard whose lines all name it).
   void write_jsonl(std::ostream& out) const;
 
  private:
