@@ -86,8 +86,8 @@ std::string error_response_bytes(const ApiError& error);
 /// keep-alive deadlines, answers them (streams included), answers malformed or timed-out requests
 /// with an OpenAI error and closes. Decrements shared.open_connections when it ends (the caller
 /// has counted it in). Never throws: unexpected exceptions are logged.
-/// Runs on the socket's executor, which must serialize the connection's handlers (a strand when
-/// several threads run the io_context). Takes the socket by value: it owns it.
+/// Runs on the socket's executor, which must serialize the connection's handlers (an io_context
+/// run by one thread: http_server.cpp). Takes the socket by value: it owns it.
 boost::asio::awaitable<void> serve_connection(boost::asio::ip::tcp::socket socket, SharedState& shared);
 
 }  // namespace llmload::server

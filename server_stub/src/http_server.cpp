@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <memory>
 #include <csignal>
 #include <optional>
 #include <stdexcept>
@@ -21,7 +22,7 @@
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <fmt/format.h>
@@ -82,8 +83,12 @@ class HttpServer::Impl {
       : shared_(std::move(config), std::move(model), unix_now()),
         config_(shared_.config),
         max_connections_(config_.max_connections),
-        ioc_(config_.io_threads),
-        acceptor_(ioc_) {}
+        ioc_(1),
+        acceptor_(ioc_) {
+    if (config_.io_threads > 1) {
+      for (int i = 0; i < config_.io_threads; ++i) pool_.push_back(std::make_unique<net::io_context>(1));
+    }
+  }
 
   ~Impl() {
     // The engine thread posts to the io_context: it must be gone before ioc_ is destroyed.
@@ -94,7 +99,10 @@ class HttpServer::Impl {
   std::string url() const;
   std::string engine_description() const { return shared_.engine.runtime ? shared_.engine.description : ""; }
   void run();
-  void stop() { ioc_.stop(); }
+  void stop() {
+    ioc_.stop();
+    for (auto& c : pool_) c->stop();
+  }
 
  private:
   net::awaitable<void> accept_loop();
@@ -109,7 +117,10 @@ class HttpServer::Impl {
   std::optional<Clock::time_point> last_refusal_warning_;
   std::int64_t refused_since_warning_ = 0;
 
-  net::io_context ioc_;
+  net::io_context ioc_;  ///< the accept loop and signals (and, with one io thread, the connections)
+  /// With io_threads > 1: one io_context per io thread, serving the connections dealt to it.
+  std::vector<std::unique_ptr<net::io_context>> pool_;
+  std::size_t next_context_ = 0;  ///< the pool's context the next connection goes to
   tcp::acceptor acceptor_;
   std::optional<net::signal_set> signals_;
   tcp::endpoint bound_;
@@ -173,9 +184,15 @@ std::string HttpServer::Impl::url() const {
 void HttpServer::Impl::run() {
   if (shared_.engine.runtime) shared_.engine.runtime->start();
   net::co_spawn(ioc_, accept_loop(), log_escaped);
+  std::vector<net::executor_work_guard<net::io_context::executor_type>> busy;
   std::vector<std::thread> threads;
-  for (int i = 1; i < config_.io_threads; ++i) threads.emplace_back([this] { ioc_.run(); });
+  for (auto& c : pool_) {
+    busy.push_back(net::make_work_guard(*c));  // idle between connections, not done
+    threads.emplace_back([&c] { c->run(); });
+  }
   ioc_.run();
+  busy.clear();
+  for (auto& c : pool_) c->stop();
   for (auto& t : threads) t.join();
   if (shared_.engine.runtime) shared_.engine.runtime->stop();
 }
@@ -183,11 +200,10 @@ void HttpServer::Impl::run() {
 net::awaitable<void> HttpServer::Impl::accept_loop() {
   for (;;) {
     error_code ec;
-    // One strand per connection when several threads run the io_context: a connection's
-    // coroutine and timers then never run concurrently with themselves.
-    net::any_io_executor ex = config_.io_threads > 1 ? net::any_io_executor(net::make_strand(ioc_))
-                                                     : net::any_io_executor(ioc_.get_executor());
-    tcp::socket socket = co_await acceptor_.async_accept(ex, net::redirect_error(net::use_awaitable, ec));
+    // The connection's own io_context: the pool's next one in turn (a connection and its timers
+    // then run on one thread only), else the accept loop's.
+    net::io_context& ctx = pool_.empty() ? ioc_ : *pool_[next_context_++ % pool_.size()];
+    tcp::socket socket = co_await acceptor_.async_accept(ctx, net::redirect_error(net::use_awaitable, ec));
     if (ec) {
       if (ec == net::error::operation_aborted || !acceptor_.is_open()) co_return;
       spdlog::warn("accept failed: {}", ec.message());

@@ -71,7 +71,7 @@ void FixedSlots::release() {
     w->granted = true;  // the slot passes to it: running_ unchanged
     publish();
   }
-  // On the waiter's own executor (its connection's strand): it is already waiting on the timer.
+  // On the waiter's own executor (its connection's thread): it is already waiting on the timer.
   net::post(w->timer.get_executor(), [w] { w->timer.cancel(); });
 }
 

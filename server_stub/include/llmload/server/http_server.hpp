@@ -3,9 +3,12 @@
 // header (pimpl) so that only http_server.cpp (listener) and connection.cpp (one connection) pay
 // for it.
 //
-// Threading: listen() and run() are called from one thread (the owner); run() blocks, running
-// the io_context on config.io_threads threads (the caller's included). stop() may be called
-// from any thread. Each connection is one coroutine; with io_threads > 1 it has its own strand.
+// Threading: listen() and run() are called from one thread (the owner); run() blocks. With
+// config.io_threads = 1 the owner's thread runs everything; with N > 1 it runs the accept loop,
+// and N threads each run an io_context of their own, to which accepted connections are dealt in
+// turn (a connection stays on its thread: no strand, no io_context shared between threads, so no
+// thread waits on another's lock or wake-up). stop() may be called from any thread. Each
+// connection is one coroutine.
 // What connections share (config, router, latency model, counters) is immutable or atomic.
 //
 // Limits (see docs/server.md): header/body/keep-alive deadlines per connection, at most
