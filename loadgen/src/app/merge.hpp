@@ -11,8 +11,12 @@
 
 namespace llmload::app {
 
-/// Reads one shard's directory. Throws analysis::MergeError naming the file and what is wrong.
+/// Reads one shard's directory, its requests.jsonl parsed once into a store (ShardArtifact::loaded).
+/// Throws analysis::MergeError naming the file and what is wrong.
 analysis::ShardArtifact read_shard_artifact(const std::string& dir);
+/// Reads the shards' directories in parallel (one thread per core at most), in `dirs` order; the
+/// first one in that order that cannot be read is the MergeError thrown.
+std::vector<analysis::ShardArtifact> read_shard_artifacts(const std::vector<std::string>& dirs);
 
 /// Merges the shard directories `dirs` into `output` (empty: print only; else also the report
 /// files). Returns the exit code: 0; 1 when writing failed; 2 for artifacts that cannot be merged,

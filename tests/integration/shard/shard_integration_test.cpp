@@ -233,6 +233,12 @@ TEST_F(Shards, IndexedJobShardsMergeLikeOneProcess) {
   auto missing = run({binary_path("llmload"), "merge", root.file("nope")}, 30s);
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("does not exist"), std::string::npos) << missing.err;
+  // The shards are read in parallel; the error named is the first unreadable one in the order given.
+  auto first_of_two =
+      run({binary_path("llmload"), "merge", dirs[0], root.file("nope-a"), dirs[1], root.file("nope-b")}, 30s);
+  EXPECT_EQ(first_of_two.exit_code, 2);
+  EXPECT_NE(first_of_two.err.find("nope-a"), std::string::npos) << first_of_two.err;
+  EXPECT_EQ(first_of_two.err.find("nope-b"), std::string::npos) << first_of_two.err;
 }
 
 // Exit codes a job runner (a Kubernetes Job, CI) can act on, for shards and their merge: a shard
