@@ -6,12 +6,13 @@
 //   - for decode-only steps of T tokens (ctx tokens of KV each) the measured step time next to the
 //     roofline t = max((W + kv)/(eta_bw*BW), 2*N*T/(eta_f*F)) (defaults: Llama-3-8B on an H100 SXM;
 //     docs/gpu.md and the timing reference, section 4),
-//   - with NVML, the energy per step.
+//   - with NVML, the energy per step (over steps of that size run back to back for 1 s).
 // Exit status: 0 done, 1 error, 2 no usable GPU (a message on stderr, {"usable": false, ...} on
 // stdout).
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <exception>
 #include <iostream>
@@ -69,6 +70,15 @@ double median(std::vector<double> v) {
   return n == 0 ? 0.0 : (n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
 }
 
+/// How long the steps of one size run back to back between two energy readings.
+constexpr double kEnergyWindowSeconds = 1.0;
+
+/// Steps of `step_seconds` each that fill kEnergyWindowSeconds (at least 10, at most 100,000).
+int energy_steps(double step_seconds) {
+  const double n = step_seconds > 0 ? std::ceil(kEnergyWindowSeconds / step_seconds) : 100000.0;
+  return static_cast<int>(std::clamp(n, 10.0, 100000.0));
+}
+
 Json gpu_json(const gpu::GpuInfo& i) {
   return Json{{"device", i.device},
               {"name", i.name},
@@ -112,15 +122,24 @@ Json run(const Options& o) {
     const StepCost cost = decode_step(o, t);
     (void)runner->execute(cost);  // warm-up
     std::vector<double> gpu_s, wall_s;
-    const auto e0 = power ? power->energy_joules() : std::nullopt;
     gpu::StepResult last;
     for (int k = 0; k < std::max(o.repeats, 1); ++k) {
       last = runner->execute(cost);
       gpu_s.push_back(last.gpu_seconds);
       wall_s.push_back(last.wall_seconds);
     }
-    const auto e1 = power ? power->energy_joules() : std::nullopt;
     const double measured = median(gpu_s);
+    // Energy over steps run back to back for kEnergyWindow: NVML's energy counter advances in
+    // coarse steps (a few ms of steps read 0 J or several times the board's power limit: seen on
+    // an H200), so the difference of two readings means something only over a long interval.
+    std::optional<double> energy_per_step;
+    if (power) {
+      const int n = energy_steps(median(wall_s));
+      const auto e0 = power->energy_joules();
+      for (int k = 0; k < n; ++k) (void)runner->execute(cost);
+      const auto e1 = power->energy_joules();
+      if (e0 && e1 && *e1 > *e0) energy_per_step = (*e1 - *e0) / n;
+    }
     const double memory_seconds = (cost.weight_bytes + cost.kv_bytes) / (o.eta_bw * o.hbm_bandwidth);
     const double compute_seconds = (cost.linear_flops + cost.attention_flops) / (o.eta_f * o.peak_flops);
     Json step{{"tokens", t},
@@ -133,7 +152,7 @@ Json run(const Options& o) {
               {"measured_gpu_max_s", *std::max_element(gpu_s.begin(), gpu_s.end())},
               {"measured_wall_s", median(wall_s)},
               {"measured_over_predicted", cost.predicted_seconds > 0 ? measured / cost.predicted_seconds : 0.0}};
-    if (e0 && e1) step["energy_joules_per_step"] = (*e1 - *e0) / static_cast<double>(gpu_s.size());
+    if (energy_per_step) step["energy_joules_per_step"] = *energy_per_step;
     steps.push_back(step);
   }
   out["roofline"] = Json{{"model",
