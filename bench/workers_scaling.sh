@@ -3,8 +3,8 @@
 # processes with `llmload run --workers N`, against llmload-server --latency-model fixed pinned to
 # one core (taskset) so that, on a small machine, the client side is what changes. Prints, per N,
 # the sustained output tokens/s and requests/s of the merged run, the speedup over N = 1 and the
-# scaling efficiency (speedup / N), the client processes' CPU (user+sys, all workers), and the cores
-# busy on each side during the run (CPU / wall time) to show which side was the limit.
+# scaling efficiency (speedup / N), the client processes' CPU (user+sys, all workers) and wall time,
+# and the cores busy on each side (see below) to show which side was the limit.
 #
 # Usage: bench/workers_scaling.sh [OUT] [WORKER_COUNTS]   (default: /tmp/workers-scaling "1 2 $(nproc)";
 #        a count may be `auto`: the number of workers is then read from the run's conditions)
@@ -53,11 +53,12 @@ common=(--base-url "http://127.0.0.1:$port" --scenario concurrency --concurrency
 echo "machine: $(nproc --all) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); server: ${pin[*]:-not pinned}," \
   "--threads $threads; client: ${cpin[*]:-not pinned}"
 echo "load: --concurrency $conc --num-requests $requests --output-tokens $otok, server --latency-model fixed --ttft 1ms --itl $itl"
-# Cores busy = CPU seconds / wall seconds of the run: the client's (all its processes) and the
-# server's (read from /proc before and after), so a table says which side was the limit.
+# Which side was the limit: the client's cores = its CPU (all its processes: start, run, merge) /
+# the command's wall time; the server's cores = its CPU during the command (read from /proc before
+# and after; it is idle outside the run) / the run's measured window (result.json window.length_s).
 server_cpu() { awk '{printf "%.2f", ($14 + $15) / '"$(getconf CLK_TCK)"'}' "/proc/$spid/stat"; }
-printf "%-8s %14s %10s %9s %11s %14s %12s %12s %10s\n" workers "output tok/s" "req/s" speedup efficiency \
-  "client CPU s" "client cores" "server cores" validity
+printf "%-8s %14s %10s %9s %11s %14s %10s %12s %12s %10s\n" workers "output tok/s" "req/s" speedup efficiency \
+  "client CPU s" "wall s" "client cores" "server cores" validity
 base=""
 for n in $counts; do
   s0=$(server_cpu)
@@ -67,13 +68,14 @@ for n in $counts; do
   rc=$?
   s1=$(server_cpu)
   if [ ! -f "$out/w$n/result.json" ]; then echo "workers $n: exit $rc, no result (see $out/w$n.err)"; continue; fi
-  read -r tok req valid workers cpu ccores scores < <(python3 -c "
+  read -r tok req valid workers cpu wall ccores scores < <(python3 -c "
 import json; r=json.load(open('$out/w$n/result.json')); u=json.load(open('$out/w$n.rusage.json'))
-print('%.0f %.1f %s %d %.2f %.2f %.2f' % (r['output_throughput'], r['request_throughput'], r['validity']['verdict'],
-      r['conditions'].get('workers', 1), u['cpu_s'], u['cpu_s'] / u['wall_s'], ($s1 - $s0) / u['wall_s']))")
+print('%.0f %.1f %s %d %.2f %.2f %.2f %.2f' % (r['output_throughput'], r['request_throughput'],
+      r['validity']['verdict'], r['conditions'].get('workers', 1), u['cpu_s'], u['wall_s'], u['cpu_s'] / u['wall_s'],
+      ($s1 - $s0) / r['window']['length_s']))")
   [ -z "$base" ] && base=$tok
   read -r sp eff < <(python3 -c "print('%.2f %.0f%%' % ($tok/$base, 100*$tok/$base/$workers))")
   label=$n; [ "$n" = "$workers" ] || label="$n ($workers)"
-  printf "%-8s %14s %10s %9s %11s %14s %12s %12s %10s\n" "$label" "$tok" "$req" "${sp}x" "$eff" "$cpu" "$ccores" \
-    "$scores" "$valid"
+  printf "%-8s %14s %10s %9s %11s %14s %10s %12s %12s %10s\n" "$label" "$tok" "$req" "${sp}x" "$eff" "$cpu" "$wall" \
+    "$ccores" "$scores" "$valid"
 done
