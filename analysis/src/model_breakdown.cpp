@@ -3,7 +3,6 @@
 #include "llmload/common/duration.hpp"
 
 #include <algorithm>
-#include <set>
 
 #include <fmt/format.h>
 
@@ -29,14 +28,12 @@ double output_tokens_in(const RequestRecord& r, const Window& w) {
 
 std::map<std::string, ModelResult> model_breakdown(RecordRange records, const Window& window,
                                                    const std::optional<SloSpec>& slo, LatencyView view) {
-  std::set<std::string> models;
-  for (const auto& r : records) {
-    if (!r.model.empty()) models.insert(r.model);
-  }
+  ModelSet models;
+  for (const auto& r : records) models.note(r);
   std::map<std::string, ModelResult> out;
-  if (models.size() < 2) return out;
+  if (!models.several()) return out;
   const double secs = to_seconds(window.length());
-  for (const auto& model : models) {
+  for (const auto& model : models.names()) {
     ModelResult m;
     Distribution ttft, tpot, e2e, ttfo;
     std::int64_t completing = 0;

@@ -260,23 +260,16 @@ struct Sends {
 };
 
 // Which optional summaries have anything to summarize, by the same rules their functions use
-// (reports_reasoning, reports_cached_tokens, asks_for_structured_output; model_breakdown: more
-// than one distinct non-empty model): noted in finalize's one pass, so that a summary with
-// nothing to say costs no pass of its own over records that may have to be read back from disk.
+// (reports_reasoning, reports_cached_tokens, asks_for_structured_output, ModelSet): noted in
+// finalize's one pass, so that a summary with nothing to say costs no pass of its own over records
+// that may have to be read back from disk.
 struct OptionalSummaries {
-  std::optional<std::string> first_model;
-  bool several_models = false;
+  ModelSet models;
   bool any_reasoning = false;
   bool any_cached = false;
   bool any_structured = false;
   void note(const RequestRecord& r) {
-    if (!r.model.empty() && !several_models) {
-      if (!first_model) {
-        first_model = r.model;
-      } else if (r.model != *first_model) {
-        several_models = true;
-      }
-    }
+    models.note(r);
     any_reasoning = any_reasoning || reports_reasoning(r);
     any_cached = any_cached || reports_cached_tokens(r);
     any_structured = any_structured || asks_for_structured_output(r);
@@ -418,7 +411,7 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
   if (slo && !slo->empty()) m.slo = evaluate_slo(*slo, view, window, records);
   // Each of these is empty (none, or no breakdown) when the first pass found nothing for it.
   if (optional.any_reasoning) m.reasoning = summarize_reasoning(records);
-  if (optional.several_models) m.by_model = model_breakdown(records, window, slo, view);
+  if (optional.models.several()) m.by_model = model_breakdown(records, window, slo, view);
   if (optional.any_cached) m.prefix_cache = summarize_prefix_cache(records);
   if (optional.any_structured) m.structured_output = summarize_structured_output(records);
   judge_validity(m, validity, records);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -125,8 +126,22 @@ struct ModelResult {
   std::optional<SloResult> slo;
 };
 
-/// Per model, when the records carry more than one distinct non-empty model (else empty); records
-/// without a model are in the run's total only.
+/// The models a run's requests went to, noted record by record: the per-model results exist only
+/// for more than one distinct non-empty model (the one place of that rule: model_breakdown and
+/// finalize's check whether to make its pass); records without a model are in the run's total only.
+class ModelSet {
+ public:
+  void note(const RequestRecord& r) {
+    if (!r.model.empty()) names_.insert(r.model);
+  }
+  bool several() const { return names_.size() > 1; }
+  const std::set<std::string>& names() const { return names_; }
+
+ private:
+  std::set<std::string> names_;
+};
+
+/// Per model, when the records' ModelSet has several (else empty).
 std::map<std::string, ModelResult> model_breakdown(RecordRange records, const Window& window,
                                                    const std::optional<SloSpec>& slo, LatencyView view);
 
