@@ -174,7 +174,11 @@ std::string render_html(const ReportInput& in, const HtmlReportOptions& options_
     std::string sub = in.dir;
     if (a.is_trials()) sub += fmt::format(" · {} trials", sums.front().n_trials);
     if (auto t = str_at(a.result, {"conditions", "start_time"}); !t.empty()) sub += " · " + t;
-    if (auto m = str_at(a.result, {"conditions", "model"}); !m.empty()) sub += " · model " + m;
+    if (const json* c = find_path(a.result, {"conditions"}); c != nullptr) {
+      if (const std::string m = models_text(*c); !m.empty()) {
+        sub += (m.find(',') == std::string::npos ? " · model " : " · models ") + m;
+      }
+    }
     body += "<p class=\"sub\">" + html_escape(sub) + "</p></header>\n";
     body += run_body(a, sums.front(), options, "", 2);
     return page("llmload report: " + a.name, body);

@@ -425,6 +425,9 @@ std::string latency_table_html(const RunSummary& s, const std::string& id);
 std::string slo_table_html(const json& result);
 std::string errors_html(const json& result);
 std::vector<std::pair<std::string, std::string>> condition_rows(const json& result);
+/// The models a run's requests went to: every model of `--model a,b,c` ("a,b,c", from
+/// conditions.scenario.model_mix), else conditions.model ("" when neither is there).
+std::string models_text(const json& conditions);
 std::string conditions_html(const json& result, const std::string& id);
 std::string charts_html(const std::vector<Chart>& charts, const std::string& prefix);
 

@@ -273,6 +273,19 @@ std::string errors_html(const json& result) {
   return o + "</tbody></table>\n";
 }
 
+std::string models_text(const json& conditions) {
+  if (const json* mix = find_path(conditions, {"scenario", "model_mix", "models"}); mix != nullptr && mix->is_array()) {
+    std::string text;
+    for (const json& m : *mix) {
+      const std::string name = str_at(m, {"model"});
+      if (!name.empty()) text += (text.empty() ? "" : ",") + name;
+    }
+    if (!text.empty()) return text;
+  }
+  const json* m = find_path(conditions, {"model"});
+  return m != nullptr ? scalar_text(*m) : std::string();
+}
+
 std::vector<std::pair<std::string, std::string>> condition_rows(const json& result) {
   std::vector<std::pair<std::string, std::string>> rows;
   const json* c = find_path(result, {"conditions"});
@@ -299,7 +312,9 @@ std::vector<std::pair<std::string, std::string>> condition_rows(const json& resu
   if (const json* e = find_path(cond, {"endpoint"}); e != nullptr) {
     rows.emplace_back("endpoint", e->is_object() ? str_at(*e, {"base_url"}) + str_at(*e, {"path"}) : scalar_text(*e));
   }
-  if (const json* m = find_path(cond, {"model"}); m != nullptr) rows.emplace_back("model", scalar_text(*m));
+  if (const std::string m = models_text(cond); !m.empty() || find_path(cond, {"model"}) != nullptr) {
+    rows.emplace_back(m.find(',') == std::string::npos ? "model" : "models", m);
+  }
   if (const json* m = find_path(cond, {"machine"}); m != nullptr && m->is_object()) {
     std::string text;
     for (const auto& [k, v] : m->items()) {

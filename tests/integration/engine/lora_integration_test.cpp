@@ -53,6 +53,10 @@ TEST(EngineLora, AdapterLoadsShowInTheClientsPerModelTtftAndTheServersMetrics) {
   EXPECT_EQ(by_model["base"]["completed"].get<int>() + adapter_requests, 60);
   // The report's title names every model the requests were dealt over, not the first alone.
   EXPECT_NE(out.proc.out.find("llmload concurrency | base,lora-a,lora-b"), std::string::npos) << out.proc.out;
+  // So do the report's header and its conditions (report.html, summary.md).
+  const std::string summary = read_file(dir.file("summary.md"));
+  EXPECT_NE(summary.find("- **models**: base,lora-a,lora-b"), std::string::npos) << summary;
+  EXPECT_NE(read_file(dir.file("report.html")).find(" · models base,lora-a,lora-b</p>"), std::string::npos);
 
   const RunResult scrape = run({"curl", "-sS", "--max-time", "10", server.base_url + "/metrics"}, 20s);
   ASSERT_EQ(scrape.exit_code, 0) << scrape.err;
