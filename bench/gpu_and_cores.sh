@@ -25,17 +25,7 @@ has() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
 cores=$(nproc)
 ulimit -n "$(ulimit -Hn)" 2> /dev/null || true
 
-wait_ready() {  # PORT: until the server answers /v1/models (10 s at most)
-  python3 - "$1" << 'PY'
-import sys, time, urllib.request
-for _ in range(100):
-    try:
-        urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/v1/models", timeout=1).read(); sys.exit(0)
-    except Exception:
-        time.sleep(0.1)
-sys.exit(1)
-PY
-}
+wait_ready() { python3 "$here/bench/wait_ready.py" "$1"; }  # PORT: until the server answers (10 s at most)
 
 if has facts; then
   echo "## machine, $(date -u +%FT%TZ)"
@@ -77,6 +67,7 @@ PY
     "$B/llmload-server" --port "$port" --device "$dev" > "$out/server-$dev.log" 2>&1 &
     spid=$!
     if wait_ready "$port"; then
+      rm -rf "$out/engine-$dev"  # a run of this script before
       timeout 300 "$B/llmload" run --base-url "http://127.0.0.1:$port" "${common[@]}" --output "$out/engine-$dev" \
         > "$out/engine-$dev.txt" 2>&1
       echo "llmload exit $?"

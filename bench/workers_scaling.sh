@@ -39,15 +39,7 @@ pin=(); cpin=()
   > "$out/server.log" 2>&1 &
 spid=$!
 trap 'kill $spid 2> /dev/null; wait $spid 2> /dev/null' EXIT
-python3 - "$port" <<'PY' || { echo "llmload-server did not start (see $out/server.log)" >&2; exit 1; }
-import sys, time, urllib.request
-for _ in range(100):
-    try:
-        urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/v1/models", timeout=1).read(); sys.exit(0)
-    except Exception:
-        time.sleep(0.1)
-sys.exit(1)
-PY
+python3 "$here/bench/wait_ready.py" "$port" || { echo "llmload-server did not start (see $out/server.log)" >&2; exit 1; }
 common=(--base-url "http://127.0.0.1:$port" --scenario concurrency --concurrency "$conc" --num-requests "$requests"
         --input-tokens 16 --output-tokens "$otok" --seed 1 --quiet)
 echo "machine: $(nproc --all) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); server: ${pin[*]:-not pinned}," \
