@@ -117,10 +117,12 @@ class HttpServer::Impl {
   std::optional<Clock::time_point> last_refusal_warning_;
   std::int64_t refused_since_warning_ = 0;
 
-  net::io_context ioc_;  ///< the accept loop and signals (and, with one io thread, the connections)
   /// With io_threads > 1: one io_context per io thread, serving the connections dealt to it.
+  /// Declared before ioc_, so destroyed after it: an accept still pending when ioc_ shuts down
+  /// holds a socket of one of these.
   std::vector<std::unique_ptr<net::io_context>> pool_;
   std::size_t next_context_ = 0;  ///< the pool's context the next connection goes to
+  net::io_context ioc_;  ///< the accept loop and signals (and, with one io thread, the connections)
   tcp::acceptor acceptor_;
   std::optional<net::signal_set> signals_;
   tcp::endpoint bound_;
