@@ -49,7 +49,8 @@ class JsonlRecordCursor : public RecordCursor {
 
 }  // namespace
 
-JsonlRecordSource::JsonlRecordSource(std::string path) : path_(std::move(path)) {
+JsonlRecordSource::JsonlRecordSource(std::string path, const RecordKeeperFactory& keep) : path_(std::move(path)) {
+  if (keep) kept_ = keep();
   JsonlLineReader lines(path_);
   std::string line;
   bool unterminated = false;
@@ -60,11 +61,15 @@ JsonlRecordSource::JsonlRecordSource(std::string path) : path_(std::move(path)) 
       cut_line_ = lines.line_no();
       break;
     }
-    if (kind == RecordLine::kRecord) ++count_;
+    if (kind == RecordLine::kRecord) {
+      ++count_;
+      if (kept_ != nullptr) kept_->keep(r);
+    }
   }
 }
 
 std::unique_ptr<RecordCursor> JsonlRecordSource::open() const {
+  if (kept_ != nullptr) return kept_->open();
   return std::make_unique<JsonlRecordCursor>(path_, count_);
 }
 

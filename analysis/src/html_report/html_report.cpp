@@ -230,7 +230,7 @@ ReportFiles write_report(const std::string& dir, const HtmlReportOptions& option
   if (options.interval_s < 0 || !std::isfinite(options.interval_s)) {
     throw ReportError(fmt::format("--interval {}: must be a positive number of seconds (0: automatic)", options.interval_s));
   }
-  const ReportInput in = read_report_input(dir, options.run_records);
+  const ReportInput in = read_report_input(dir, options.run_records, options.keep_records);
   const fs::path out = options.output_dir.empty() ? fs::path(dir) : fs::path(options.output_dir);
   std::error_code ec;
   fs::create_directories(out, ec);

@@ -117,11 +117,11 @@ namespace {
 
 enum class ReadMode { kTop, kTrialWithRecords, kTrialHistogramsOnly };
 
-RunArtifact read_artifact(const std::string& dir, ReadMode mode, const RecordSource* records = nullptr);
+RunArtifact read_artifact(const std::string& dir, ReadMode mode, const RecordSource* records, const RecordKeeperFactory& keep);
 
 /// The trials of a trials artifact: result.json "trials"[].dir (default trial-<n>), else the
 /// directories trial-1, trial-2, ... that exist.
-void read_trials(RunArtifact& a, const fs::path& root) {
+void read_trials(RunArtifact& a, const fs::path& root, const RecordKeeperFactory& keep) {
   const std::string rp = (root / "result.json").string();
   std::vector<std::pair<int, std::string>> dirs;
   const json* tr = find_path(a.result, {"trials"});
@@ -151,7 +151,8 @@ void read_trials(RunArtifact& a, const fs::path& root) {
       a.notes.push_back(fmt::format("trial {} ('{}'): no artifact there (not run yet, or interrupted); it is left out", num, d));
       continue;
     }
-    RunArtifact t = read_artifact(pd.string(), a.trials.empty() ? ReadMode::kTrialWithRecords : ReadMode::kTrialHistogramsOnly);
+    RunArtifact t = read_artifact(pd.string(), a.trials.empty() ? ReadMode::kTrialWithRecords : ReadMode::kTrialHistogramsOnly,
+                                  nullptr, keep);
     t.name = d;
     for (const auto& n : t.notes) a.notes.push_back(fmt::format("trial {}: {}", num, n));
     a.trials.push_back(std::move(t));
@@ -162,10 +163,11 @@ void read_trials(RunArtifact& a, const fs::path& root) {
   }
 }
 
-// requests.jsonl, read a record at a time (JsonlRecordSource): counted and checked here.
-static void read_records_file(RunArtifact& a, const fs::path& path) {
+// requests.jsonl, read a record at a time (JsonlRecordSource): counted and checked here, and kept
+// where `keep` says (parsed once).
+static void read_records_file(RunArtifact& a, const fs::path& path, const RecordKeeperFactory& keep) {
   try {
-    auto source = std::make_shared<const JsonlRecordSource>(path.string());
+    auto source = std::make_shared<const JsonlRecordSource>(path.string(), keep);
     if (source->cut_line()) {
       a.notes.push_back(fmt::format("requests.jsonl: the last line ({}) is cut off (the run was stopped while "
                                     "writing?); it is left out",
@@ -179,7 +181,7 @@ static void read_records_file(RunArtifact& a, const fs::path& path) {
   }
 }
 
-RunArtifact read_artifact(const std::string& dir, ReadMode mode, const RecordSource* records) {
+RunArtifact read_artifact(const std::string& dir, ReadMode mode, const RecordSource* records, const RecordKeeperFactory& keep) {
   const fs::path root(dir);
   std::error_code ec;
   if (!fs::exists(root, ec)) throw ReportError(fmt::format("'{}' does not exist", dir));
@@ -211,7 +213,7 @@ RunArtifact read_artifact(const std::string& dir, ReadMode mode, const RecordSou
       (str_at(a.result, {"artifact"}) == "trials" || (a.result.contains("trial_summary") && a.result["trial_summary"].is_object()))) {
     // A trials artifact: its requests and histograms are in its trials' directories.
     a.kind = "trials";
-    read_trials(a, root);
+    read_trials(a, root, keep);
     return a;
   }
   const bool skip_records = mode == ReadMode::kTrialHistogramsOnly && hlog_text.has_value();
@@ -222,7 +224,7 @@ RunArtifact read_artifact(const std::string& dir, ReadMode mode, const RecordSou
       // (the file is written from it), not owned here.
       a.set_records(std::shared_ptr<const RecordSource>(std::shared_ptr<const RecordSource>(), records));
     } else {
-      read_records_file(a, root / "requests.jsonl");
+      read_records_file(a, root / "requests.jsonl", keep);
     }
     if (a.records().empty()) a.notes.push_back("requests.jsonl holds no request");
   } else if (!records_there) {
@@ -267,7 +269,8 @@ struct ReadPoint {
 
 // sweep.json's points (each its directory's artifact) and its capacity.
 void read_sweep(const fs::path& root, const std::string& dir, const fs::path& sweep_path, const std::string& text,
-                ReportInput& in, std::vector<ReadPoint>& points, std::vector<std::string>& kinds) {
+                ReportInput& in, std::vector<ReadPoint>& points, std::vector<std::string>& kinds,
+                const RecordKeeperFactory& keep) {
   std::error_code ec;
   in.sweep = true;
   const json sj = parse_json_text(sweep_path, text);
@@ -297,7 +300,7 @@ void read_sweep(const fs::path& root, const std::string& dir, const fs::path& sw
                                      i, d->get<std::string>()));
       continue;
     }
-    RunArtifact a = read_run_artifact(pd.string());
+    RunArtifact a = read_run_artifact(pd.string(), nullptr, keep);
     a.name = d->get<std::string>();
     const Load l = offered_of_artifact(a);
     if (!std::isfinite(offered)) offered = l.value;
@@ -322,7 +325,7 @@ void read_sweep(const fs::path& root, const std::string& dir, const fs::path& sw
 
 // A directory without sweep.json whose subdirectories hold runs (an unfinished sweep or trials).
 void read_subdirectories(const fs::path& root, const std::string& dir, ReportInput& in, std::vector<ReadPoint>& points,
-                         std::vector<std::string>& kinds) {
+                         std::vector<std::string>& kinds, const RecordKeeperFactory& keep) {
   std::error_code ec;
   std::vector<fs::path> subdirs;
   for (const auto& e : fs::directory_iterator(root, ec)) {
@@ -343,7 +346,7 @@ void read_subdirectories(const fs::path& root, const std::string& dir, ReportInp
                        "which holds their medians): each trial is shown as a point");
   }
   for (const auto& d : subdirs) {
-    RunArtifact a = read_run_artifact(d.string());
+    RunArtifact a = read_run_artifact(d.string(), nullptr, keep);
     const Load l = offered_of_artifact(a);
     if (!l.kind.empty()) kinds.push_back(l.kind);
     points.push_back({std::move(a), l.value, nullptr});
@@ -383,11 +386,11 @@ void capacity_from_verdicts(ReportInput& in) {
 
 }  // namespace
 
-RunArtifact read_run_artifact(const std::string& dir, const RecordSource* records) {
-  return read_artifact(dir, ReadMode::kTop, records);
+RunArtifact read_run_artifact(const std::string& dir, const RecordSource* records, const RecordKeeperFactory& keep) {
+  return read_artifact(dir, ReadMode::kTop, records, keep);
 }
 
-ReportInput read_report_input(const std::string& dir, const RecordSource* run_records) {
+ReportInput read_report_input(const std::string& dir, const RecordSource* run_records, const RecordKeeperFactory& keep) {
   const fs::path root(dir);
   std::error_code ec;
   if (!fs::exists(root, ec)) throw ReportError(fmt::format("'{}' does not exist", dir));
@@ -400,14 +403,14 @@ ReportInput read_report_input(const std::string& dir, const RecordSource* run_re
   std::vector<std::string> kinds;
   const fs::path sweep_path = root / "sweep.json";
   if (auto text = read_if_exists(sweep_path)) {
-    read_sweep(root, dir, sweep_path, *text, in, points, kinds);
+    read_sweep(root, dir, sweep_path, *text, in, points, kinds, keep);
   } else if (holds_artifact(root)) {
-    RunArtifact a = read_run_artifact(dir, run_records);
+    RunArtifact a = read_run_artifact(dir, run_records, keep);
     const Load l = offered_of_artifact(a);
     if (!l.kind.empty()) kinds.push_back(l.kind);
     points.push_back({std::move(a), l.value, nullptr});
   } else {
-    read_subdirectories(root, dir, in, points, kinds);
+    read_subdirectories(root, dir, in, points, kinds, keep);
   }
   if (!kinds.empty()) {
     in.load_kind = kinds.front();

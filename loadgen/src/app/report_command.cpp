@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "llmload/analysis/html_report.hpp"
+#include "llmload/loadgen/record_store.hpp"
 #include "rebuild.hpp"
 #include "run_command.hpp"
 
@@ -37,6 +38,7 @@ int report_command(const std::string& dir, const ReportOptions& o) {
   analysis::HtmlReportOptions options;
   options.output_dir = o.output;
   options.interval_s = o.interval_s;
+  options.keep_records = compact_record_keeper();  // each requests.jsonl parsed once, not once per pass
   try {
     // A run that never finished (killed outright): its result.json rebuilt first (rebuild.hpp).
     if (const auto rebuilt = rebuild_unfinished_run(dir)) {

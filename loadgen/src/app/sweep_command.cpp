@@ -19,6 +19,7 @@
 
 #include "llmload/analysis/capacity.hpp"
 #include "llmload/analysis/html_report.hpp"
+#include "llmload/loadgen/record_store.hpp"
 #include "llmload/common/duration.hpp"
 #include "llmload/loadgen/config_error.hpp"
 #include "output_dir.hpp"
@@ -528,7 +529,9 @@ int sweep_command(const SweepOptions& o, int argc, char** argv) {
     sweep.print_table(capacity);
   }
   try {
-    analysis::write_report(cfg.output_dir);
+    analysis::HtmlReportOptions report_options;
+    report_options.keep_records = compact_record_keeper();  // each point's requests.jsonl parsed once
+    analysis::write_report(cfg.output_dir, report_options);
     if (!cfg.quiet) fmt::print(stderr, "llmload: sweep written to {}/sweep.json, report to {}/report.html\n",
                                cfg.output_dir, cfg.output_dir);
   } catch (const std::exception& e) {

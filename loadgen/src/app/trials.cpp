@@ -20,6 +20,7 @@
 
 #include "llmload/analysis/compare.hpp"
 #include "llmload/analysis/html_report.hpp"
+#include "llmload/loadgen/record_store.hpp"
 #include "llmload/analysis/trials.hpp"
 
 namespace llmload::app {
@@ -339,7 +340,9 @@ TrialsOutcome run_trials(const ScenarioConfig& cfg, const std::vector<std::strin
                  out.entries.size(), cfg.output_dir, cfg.output_dir);
     }
     try {
-      analysis::write_report(cfg.output_dir);
+      analysis::HtmlReportOptions report_options;
+      report_options.keep_records = compact_record_keeper();  // trial 1's requests.jsonl parsed once
+      analysis::write_report(cfg.output_dir, report_options);
       if (!cfg.quiet) fmt::print(stderr, "llmload: report written to {}/report.html\n", cfg.output_dir);
     } catch (const std::exception& ex) {
       fmt::print(stderr, "llmload: warning: report not written: {}\n", ex.what());

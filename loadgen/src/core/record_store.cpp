@@ -332,4 +332,8 @@ void RecordStore::for_each_chunks(
   for (std::size_t i = 0; cursor.next(r); ++i) visit(i, r, cursor.chunks());
 }
 
+analysis::RecordKeeperFactory compact_record_keeper() {
+  return [] { return std::make_unique<RecordStore>(/*keep_chunks=*/false); };
+}
+
 }  // namespace llmload

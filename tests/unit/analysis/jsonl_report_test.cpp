@@ -290,4 +290,79 @@ TEST(JsonlReport, HandMadeArtifactKeepsItsRecordsInCopies) {
   for (const auto& r : b.records()) EXPECT_EQ(r.index, i++);
 }
 
+// A keeper in memory that counts what it is given and how many passes read it.
+class CountingKeeper : public RecordKeeper {
+ public:
+  struct Counts {
+    int made = 0;
+    std::size_t kept = 0;
+    int passes = 0;
+  };
+  explicit CountingKeeper(Counts& counts) : counts_(counts) { ++counts_.made; }
+  void keep(const RequestRecord& r) override {
+    records_.push_back(r);
+    ++counts_.kept;
+  }
+  std::size_t size() const override { return records_.size(); }
+  std::unique_ptr<RecordCursor> open() const override {
+    ++counts_.passes;
+    return std::make_unique<Cursor>(records_);
+  }
+
+ private:
+  class Cursor : public RecordCursor {
+   public:
+    explicit Cursor(const std::vector<RequestRecord>& rs) : rs_(rs) {}
+    bool next(RequestRecord& out) override {
+      if (i_ >= rs_.size()) return false;
+      out = rs_[i_++];
+      return true;
+    }
+
+   private:
+    const std::vector<RequestRecord>& rs_;
+    std::size_t i_ = 0;
+  };
+  Counts& counts_;
+  std::vector<RequestRecord> records_;
+};
+
+RecordKeeperFactory counting_keeper(CountingKeeper::Counts& counts) {
+  return [&counts] { return std::make_unique<CountingKeeper>(counts); };
+}
+
+TEST(JsonlReport, KeptRecordsAreParsedOnceAndEveryPassReadsTheKeeper) {
+  ReportScratchDir dir;
+  const fs::path p = dir.path() / "requests.jsonl";
+  write_report_bytes(p, report_line(0) + "\n\n" + report_line(1) + "\n" + report_line(2) + "\n" + report_line(3).substr(0, 20));
+  CountingKeeper::Counts counts;
+  const JsonlRecordSource source(p.string(), counting_keeper(counts));
+  EXPECT_EQ(counts.made, 1);
+  EXPECT_EQ(counts.kept, 3U);  // the records, not the blank line or the cut-off last line
+  EXPECT_EQ(source.cut_line(), std::optional<std::size_t>(5));
+  // The file is not read again: gone, the passes still give its records, in order.
+  fs::remove(p);
+  const std::vector<std::string> want{report_line(0), report_line(1), report_line(2)};
+  EXPECT_EQ(range_lines(RecordRange(source)), want);
+  EXPECT_EQ(range_lines(RecordRange(source)), want);
+  EXPECT_EQ(counts.passes, 2);
+}
+
+TEST(JsonlReport, AReportOfASweepKeepsEachPointsRecordsOnceAndRendersTheSame) {
+  ReportScratchDir dir;
+  write_records_artifact(dir.path() / "point-a", 40);
+  write_records_artifact(dir.path() / "point-b", 30);
+  const ReportInput parsed_each_pass = read_report_input(dir.path().string());
+  CountingKeeper::Counts counts;
+  const ReportInput kept = read_report_input(dir.path().string(), nullptr, counting_keeper(counts));
+  ASSERT_EQ(kept.runs.size(), 2U);
+  EXPECT_EQ(counts.made, 2);       // one keeper per requests.jsonl
+  EXPECT_EQ(counts.kept, 70U);     // each record kept once
+  const std::string html = render_html(kept);
+  EXPECT_GT(counts.passes, 2);     // the report's passes read the keepers
+  EXPECT_EQ(html, render_html(parsed_each_pass));
+  EXPECT_EQ(render_markdown(kept), render_markdown(parsed_each_pass));
+  EXPECT_EQ(render_csv(kept), render_csv(parsed_each_pass));
+}
+
 }  // namespace jsonl_report_test

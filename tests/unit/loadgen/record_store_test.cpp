@@ -4,9 +4,16 @@
 
 #include <fcntl.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "llmload/analysis/html_report.hpp"
 #include "llmload/analysis/report.hpp"
 #include "llmload/loadgen/record_store.hpp"
 
@@ -210,6 +217,56 @@ TEST(RecordStore, TheWarmupCutReadsBackAsWarmupOutOfTheWindow) {
   std::size_t warm = 0;
   store.for_each_chunks([&](std::size_t, const RequestRecord& r, std::span<const ChunkArrival>) { warm += r.warmup; });
   EXPECT_EQ(warm, 5u);
+}
+
+// `llmload report` keeps each requests.jsonl in a store once parsed (compact_record_keeper): a
+// file of every kind of record, more than a batch (so spilled), reads back and renders exactly
+// as the file parsed on every pass does.
+TEST(RecordStore, AsAReportsKeeperItRendersWhatTheParsedFileRenders) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("llmload-store-keeper-{}", ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  struct RemovedAtTheEnd {
+    fs::path p;
+    ~RemovedAtTheEnd() {
+      std::error_code ec;
+      fs::remove_all(p, ec);
+    }
+  } removed{dir};
+  {
+    std::ofstream out(dir / "requests.jsonl", std::ios::binary);
+    for (std::uint64_t i = 0; i < 1100; ++i) {
+      RequestRecord r = record_store_sample(i);
+      r.error_message.erase(std::remove(r.error_message.begin(), r.error_message.end(), '\n'), r.error_message.end());
+      out << analysis::record_json(r).dump() << "\n";
+    }
+  }
+  const analysis::ReportInput parsed = analysis::read_report_input(dir.string());
+  const RecordStore* store = nullptr;
+  const auto keeper = [&store, make = compact_record_keeper()] {
+    auto k = make();
+    store = dynamic_cast<const RecordStore*>(k.get());
+    return k;
+  };
+  const analysis::ReportInput kept = analysis::read_report_input(dir.string(), nullptr, keeper);
+  ASSERT_EQ(kept.runs.size(), 1U);
+  const auto& records = kept.runs.front().records();
+  ASSERT_EQ(records.size(), 1100U);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->size(), 1100U);
+  EXPECT_EQ(store->spilled(), 1024U);  // a batch in the temporary file, the rest in memory
+  const std::string html = analysis::render_html(parsed);
+  EXPECT_EQ(analysis::render_html(kept), html);
+  EXPECT_EQ(analysis::render_markdown(kept), analysis::render_markdown(parsed));
+  EXPECT_EQ(analysis::render_csv(kept), analysis::render_csv(parsed));
+  std::vector<std::string> parsed_lines;
+  for (const auto& r : parsed.runs.front().records()) parsed_lines.push_back(analysis::record_json(r).dump());
+  fs::remove(dir / "requests.jsonl");  // the store, not the file, is read from here on
+  std::vector<std::string> kept_lines;
+  for (const auto& r : records) kept_lines.push_back(analysis::record_json(r).dump());
+  EXPECT_EQ(kept_lines, parsed_lines);
+  EXPECT_EQ(analysis::render_html(kept), html);
 }
 
 }  // namespace

@@ -59,6 +59,10 @@ struct HtmlReportOptions {
   /// record file): read instead of parsing the file's JSON on every pass. The same records, several
   /// times faster; null: requests.jsonl is read.
   const RecordSource* run_records = nullptr;
+  /// Where each requests.jsonl read (a run's, each trial's, each sweep point's) keeps its records
+  /// once parsed, so that the report's passes do not parse the JSON again (loadgen's
+  /// compact_record_keeper()); empty: each pass parses the file.
+  RecordKeeperFactory keep_records;
 };
 
 /// One run's artifact as read from its directory. Any of the three files may be missing (then
@@ -122,14 +126,16 @@ struct ReportInput {
 /// malformed .hlog line, a trials artifact whose "trials" is not an array). A requests.jsonl whose
 /// last line is cut off (a run killed while writing) is accepted with a note; so is a trial
 /// directory that holds no artifact yet.
-/// `records`: see HtmlReportOptions::run_records.
-RunArtifact read_run_artifact(const std::string& dir, const RecordSource* records = nullptr);
+/// `records`, `keep`: see HtmlReportOptions::run_records and keep_records.
+RunArtifact read_run_artifact(const std::string& dir, const RecordSource* records = nullptr,
+                              const RecordKeeperFactory& keep = {});
 
 /// Reads DIR: a run (DIR/result.json or DIR/requests.jsonl), or a sweep: DIR/sweep.json
 /// (docs/report.md gives its shape), else every subdirectory holding a result.json or
 /// requests.jsonl. Throws ReportError.
-/// `run_records` (a run directory only): see HtmlReportOptions::run_records.
-ReportInput read_report_input(const std::string& dir, const RecordSource* run_records = nullptr);
+/// `run_records` (a run directory only), `keep`: see HtmlReportOptions::run_records and keep_records.
+ReportInput read_report_input(const std::string& dir, const RecordSource* run_records = nullptr,
+                              const RecordKeeperFactory& keep = {});
 
 /// Per-interval series of one run, computed from its records (times in seconds from the run's
 /// start; one value per interval, NaN where the interval has no sample).

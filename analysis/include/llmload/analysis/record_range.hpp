@@ -11,6 +11,7 @@
 // Threading: a range, and each pass over it, belongs to one thread.
 
 #include <cstddef>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <span>
@@ -35,6 +36,17 @@ class RecordSource {
   virtual std::size_t size() const = 0;
   virtual std::unique_ptr<RecordCursor> open() const = 0;
 };
+
+/// Where records read from a slower source (a requests.jsonl, whose every pass parses JSON) are
+/// kept once read, so that later passes read them from there (loadgen's RecordStore: compact,
+/// spilled to a temporary file, so memory stays flat). keep() is called once per record, in
+/// order, before the first open().
+class RecordKeeper : public RecordSource {
+ public:
+  virtual void keep(const RequestRecord& r) = 0;
+};
+/// Makes an empty keeper; an empty function: records are not kept (each pass reads the source).
+using RecordKeeperFactory = std::function<std::unique_ptr<RecordKeeper>()>;
 
 class RecordRange {
  public:

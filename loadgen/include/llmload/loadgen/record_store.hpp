@@ -29,7 +29,7 @@
 
 namespace llmload {
 
-class RecordStore : public analysis::RecordSource {
+class RecordStore : public analysis::RecordKeeper {
  public:
   /// `keep_chunks`: also keep each record's output events (for a later re-accumulation).
   /// `batch`: records held in memory before a batch is appended to the file.
@@ -41,6 +41,8 @@ class RecordStore : public analysis::RecordSource {
   RecordStore& operator=(const RecordStore&) = delete;
 
   void append(const analysis::RequestRecord& r, std::span<const analysis::ChunkArrival> chunks);
+  /// A record without its output events (analysis::RecordKeeper: a requests.jsonl kept once parsed).
+  void keep(const analysis::RequestRecord& r) override { append(r, {}); }
   std::size_t size() const override { return count_; }
 
   /// A pass over every record in append order (spilled ones read back first), one at a time;
@@ -80,5 +82,9 @@ class RecordStore : public analysis::RecordSource {
   std::vector<analysis::RequestRecord> pending_;
   std::vector<std::vector<analysis::ChunkArrival>> pending_chunks_;
 };
+
+/// Stores (without output events) for the records of each requests.jsonl a report reads, so that
+/// its passes do not parse the JSON again (analysis::HtmlReportOptions::keep_records).
+analysis::RecordKeeperFactory compact_record_keeper();
 
 }  // namespace llmload
