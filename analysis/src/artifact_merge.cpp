@@ -605,6 +605,8 @@ std::string merged_console(const RunMetrics& m, const json& ref, const std::vect
 
 }  // namespace
 
+void check_shard_set(const std::vector<ShardArtifact>& artifacts) { check_shards(artifacts); }
+
 MergedArtifact merge_artifacts(const std::vector<ShardArtifact>& artifacts) {
   std::vector<Shard> shards = check_shards(artifacts);
   for (auto& s : shards) load_records(s);

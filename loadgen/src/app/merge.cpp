@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <sstream>
@@ -42,39 +43,9 @@ std::ifstream open_in(const fs::path& file, const std::string& dir) {
   return in;
 }
 
-}  // namespace
-
-std::vector<analysis::ShardArtifact> read_shard_artifacts(const std::vector<std::string>& dirs) {
-  // Each shard on a thread of its own (as many at once as there are cores): parsing the lines is
-  // most of a merge's time, and a shard's store is its own. The first shard (in `dirs` order) that
-  // cannot be read is the error reported, whatever the threads' order.
-  std::vector<std::optional<analysis::ShardArtifact>> read(dirs.size());
-  std::vector<std::exception_ptr> failed(dirs.size());
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t i = next++; i < dirs.size(); i = next++) {
-      try {
-        read[i] = read_shard_artifact(dirs[i]);
-      } catch (...) {
-        failed[i] = std::current_exception();
-      }
-    }
-  };
-  const std::size_t threads =
-      std::min<std::size_t>(dirs.size(), std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  std::vector<analysis::ShardArtifact> out;
-  for (std::size_t i = 0; i < dirs.size(); ++i) {
-    if (failed[i]) std::rethrow_exception(failed[i]);
-    out.push_back(std::move(*read[i]));
-  }
-  return out;
-}
-
-analysis::ShardArtifact read_shard_artifact(const std::string& dir) {
+// A shard's result.json, its latency.hlog, and that its requests.jsonl opens: what the check of
+// the set needs, read before any record is.
+analysis::ShardArtifact read_shard_files(const std::string& dir) {
   analysis::ShardArtifact a;
   a.name = dir;
   const fs::path root(dir);
@@ -85,19 +56,8 @@ analysis::ShardArtifact read_shard_artifact(const std::string& dir) {
     a.result = json::parse(ss.str(), nullptr, false);
     if (a.result.is_discarded()) throw MergeError(fmt::format("'{}': result.json is not valid JSON", dir));
   }
-  // requests.jsonl's JSON is parsed once, a line at a time, into a compact store (a RecordStore:
-  // spilled to a temporary file, so memory stays flat in the run's length); the merge's passes over
-  // the records (the metrics, the per-shard breakdown, correctness, the report) read the store.
   open_in(root / "requests.jsonl", dir);
   a.records_file = (root / "requests.jsonl").string();
-  auto store = std::make_shared<RecordStore>(/*keep_chunks=*/false);
-  bool named = true;
-  analysis::for_each_shard_record(a, [&](const analysis::RequestRecord& r, bool names_shard) {
-    store->append(r, {});
-    named = named && names_shard;
-  });
-  a.loaded = std::move(store);
-  a.lines_name_shard = named;
   {
     auto in = open_in(root / "latency.hlog", dir);
     try {
@@ -107,6 +67,58 @@ analysis::ShardArtifact read_shard_artifact(const std::string& dir) {
     }
   }
   return a;
+}
+
+// requests.jsonl's JSON is parsed once, a line at a time, into a compact store (a RecordStore:
+// spilled to a temporary file, so memory stays flat in the run's length); the merge's passes over
+// the records (the metrics, the per-shard breakdown, correctness, the report) read the store.
+void load_shard_records(analysis::ShardArtifact& a) {
+  auto store = std::make_shared<RecordStore>(/*keep_chunks=*/false);
+  bool named = true;
+  analysis::for_each_shard_record(a, [&](const analysis::RequestRecord& r, bool names_shard) {
+    store->append(r, {});
+    named = named && names_shard;
+  });
+  a.loaded = std::move(store);
+  a.lines_name_shard = named;
+}
+
+// Runs `work(i)` for i in [0, n) on up to one thread per core; the first i (in order) that threw
+// is rethrown, whatever the threads' order.
+void for_each_in_parallel(std::size_t n, const std::function<void(std::size_t)>& work) {
+  std::vector<std::exception_ptr> failed(n);
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < n; i = next++) {
+      try {
+        work(i);
+      } catch (...) {
+        failed[i] = std::current_exception();
+      }
+    }
+  };
+  const std::size_t threads = std::min<std::size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  for (const auto& e : failed) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+}  // namespace
+
+std::vector<analysis::ShardArtifact> read_shard_artifacts(const std::vector<std::string>& dirs) {
+  // First every shard's small files, and whether the shards are one run's complete set: a wrong
+  // or missing shard is reported before any record is parsed. Then the records, each shard on a
+  // thread of its own (as many at once as there are cores): parsing the lines is most of a
+  // merge's time, and a shard's store is its own.
+  std::vector<analysis::ShardArtifact> out(dirs.size());
+  for_each_in_parallel(dirs.size(), [&](std::size_t i) { out[i] = read_shard_files(dirs[i]); });
+  analysis::check_shard_set(out);
+  for_each_in_parallel(out.size(), [&](std::size_t i) { load_shard_records(out[i]); });
+  return out;
 }
 
 // Graded shards (issue 18): the accuracy of every shard's graded records together, with the

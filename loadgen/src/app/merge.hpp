@@ -11,11 +11,11 @@
 
 namespace llmload::app {
 
-/// Reads one shard's directory, its requests.jsonl parsed once into a store (ShardArtifact::loaded).
-/// Throws analysis::MergeError naming the file and what is wrong.
-analysis::ShardArtifact read_shard_artifact(const std::string& dir);
-/// Reads the shards' directories in parallel (one thread per core at most), in `dirs` order; the
-/// first one in that order that cannot be read is the MergeError thrown.
+/// Reads the shards' directories, each requests.jsonl parsed once into a store
+/// (ShardArtifact::loaded), in parallel (one thread per core at most). First every shard's
+/// result.json and latency.hlog, then whether the shards are one run's complete set
+/// (analysis::check_shard_set), and only then the records. Throws analysis::MergeError naming the
+/// file and what is wrong: of the shards that cannot be read, the first in `dirs` order.
 std::vector<analysis::ShardArtifact> read_shard_artifacts(const std::vector<std::string>& dirs);
 
 /// Merges the shard directories `dirs` into `output` (empty: print only; else also the report

@@ -224,6 +224,22 @@ TEST_F(Shards, IndexedJobShardsMergeLikeOneProcess) {
   auto partial = run({binary_path("llmload"), "merge", dirs[0], dirs[2]}, 30s);
   EXPECT_EQ(partial.exit_code, 2);
   EXPECT_NE(partial.err.find("shard 1 of 3 is missing"), std::string::npos) << partial.err;
+  // The set is checked before any record is read: a shard with a bad line in an incomplete set is
+  // refused for the missing shard (no line was parsed), and in the complete set for its line.
+  const std::string bad = root.file("shard-0-bad-line");
+  std::filesystem::copy(dirs[0], bad);
+  {
+    std::ofstream f(bad + "/requests.jsonl", std::ios::app);
+    f << "{not a record\n";
+  }
+  auto bad_partial = run({binary_path("llmload"), "merge", bad, dirs[2]}, 30s);
+  EXPECT_EQ(bad_partial.exit_code, 2);
+  EXPECT_NE(bad_partial.err.find("shard 1 of 3 is missing"), std::string::npos) << bad_partial.err;
+  EXPECT_EQ(bad_partial.err.find("line"), std::string::npos) << bad_partial.err;
+  auto bad_whole = run({binary_path("llmload"), "merge", bad, dirs[1], dirs[2]}, 30s);
+  EXPECT_EQ(bad_whole.exit_code, 2);
+  EXPECT_NE(bad_whole.err.find(bad), std::string::npos) << bad_whole.err;
+  EXPECT_NE(bad_whole.err.find("is not valid JSON"), std::string::npos) << bad_whole.err;
   auto foreign = run({binary_path("llmload"), "merge", dirs[0], dirs[1], dirs[2], single_dir.path()}, 30s);
   EXPECT_EQ(foreign.exit_code, 2);
   EXPECT_NE(foreign.err.find("is not a shard artifact"), std::string::npos) << foreign.err;

@@ -117,8 +117,14 @@ struct MergedArtifact {
   std::string console;                  // the report: console_report() plus the shard table
 };
 
+/// Checks that the shards are the complete, consistent set of one sharded run (their result.json:
+/// one shard count, each index once, none missing, the fields that must match matching); throws
+/// MergeError naming the shards and the fix. Needs no records: a merge checks this before it
+/// reads them.
+void check_shard_set(const std::vector<ShardArtifact>& shards);
+
 /// Merges the shards of one run (any order). Throws MergeError when they are not the complete,
-/// consistent set of one sharded run.
+/// consistent set of one sharded run (check_shard_set), or their records do not agree with it.
 MergedArtifact merge_artifacts(const std::vector<ShardArtifact>& shards);
 
 }  // namespace llmload::analysis
