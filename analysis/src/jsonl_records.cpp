@@ -66,6 +66,7 @@ JsonlRecordSource::JsonlRecordSource(std::string path, const RecordKeeperFactory
       if (kept_ != nullptr) kept_->keep(r);
     }
   }
+  if (kept_ != nullptr) kept_->kept_all();
 }
 
 std::unique_ptr<RecordCursor> JsonlRecordSource::open() const {

@@ -19,6 +19,7 @@
 #include "llmload/analysis/html_report.hpp"
 #include "llmload/analysis/report.hpp"
 #include "llmload/analysis/slo.hpp"
+#include "llmload/common/process_limits.hpp"
 #include "llmload/common/version.hpp"
 #include "llmload/loadgen/record_store.hpp"
 #include "correctness.hpp"
@@ -79,6 +80,7 @@ void load_shard_records(analysis::ShardArtifact& a) {
     store->append(r, {});
     named = named && names_shard;
   });
+  store->finish_appending();  // filled: no writer thread per shard while the merge reads them
   a.loaded = std::move(store);
   a.lines_name_shard = named;
 }
@@ -141,6 +143,7 @@ void add_merged_correctness(analysis::MergedArtifact& m, const analysis::MergedR
 
 int merge_command(const std::vector<std::string>& dirs, const std::string& output, bool print_report,
                   bool fail_on_slo, const MergeExtras& extras) {
+  raise_open_file_limit();  // each shard's store holds a temporary file while the merge runs
   analysis::MergedArtifact merged;
   std::vector<analysis::ShardArtifact> shards;
   std::string probe_dir;  // shard 0's, when it sent a probe stream

@@ -68,6 +68,11 @@ void BackgroundAppender::writer_loop() {
 bool BackgroundAppender::append(std::string_view bytes) {
   if (closed_) return false;
   std::unique_lock lock(mutex_);
+  if (finished_) {  // no writer: kept in memory, after the file's bytes (and any a failure kept)
+    appended_ += bytes.size();
+    if (error() == 0 || options_.keep_unwritten) unwritten_.append(bytes);
+    return error() == 0;
+  }
   if (error() == 0 && queued_.size() >= options_.max_pending) {
     ++waits_;
     flush_ = true;
@@ -96,7 +101,7 @@ bool BackgroundAppender::sync() {
     wake_writer_.notify_one();
   }
   progress_.wait(lock, [&] { return error() != 0 || (queued_.empty() && in_flight_ == 0); });
-  return error() == 0;
+  return error() == 0 && unwritten_.empty();
 }
 
 std::ptrdiff_t BackgroundAppender::read_at(std::uint64_t offset, char* out, std::size_t n) {
@@ -105,7 +110,7 @@ std::ptrdiff_t BackgroundAppender::read_at(std::uint64_t offset, char* out, std:
     return -1;
   }
   std::unique_lock lock(mutex_);
-  if (offset >= written_ && offset < appended_ && error() == 0) {  // queued or being written
+  if (offset >= written_ && offset < appended_ && error() == 0 && !finished_) {  // queued or being written
     flush_ = true;
     wake_writer_.notify_one();
     progress_.wait(lock, [&] { return written_ > offset || error() != 0; });
@@ -124,6 +129,18 @@ std::ptrdiff_t BackgroundAppender::read_at(std::uint64_t offset, char* out, std:
   const auto k = static_cast<std::size_t>(std::min<std::uint64_t>(n, unwritten_.size() - rel));
   std::memcpy(out, unwritten_.data() + rel, k);
   return static_cast<std::ptrdiff_t>(k);
+}
+
+void BackgroundAppender::finish() {
+  if (closed_ || finished_) return;
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_writer_.notify_one();
+  if (writer_.joinable()) writer_.join();  // it wrote the queue (or failed, keeping the rest)
+  std::lock_guard lock(mutex_);
+  finished_ = true;
 }
 
 int BackgroundAppender::close() {

@@ -265,6 +265,10 @@ void RecordStore::spill() {
   pending_chunks_.clear();
 }
 
+void RecordStore::finish_appending() {
+  if (file_ != nullptr) file_->finish();
+}
+
 // One pass: the spilled records from the file, then those still in memory, each with the
 // warmup cut applied; with `with_chunks`, each record's output events too.
 class RecordStore::Cursor : public analysis::RecordCursor {

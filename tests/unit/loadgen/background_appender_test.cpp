@@ -182,5 +182,47 @@ TEST(BackgroundAppender, ReadAtReadsBytesStillQueued) {
   EXPECT_EQ(file.close(), 0);
 }
 
+// The threads of this process (/proc/self/task).
+std::size_t appender_threads_now() {
+  std::size_t n = 0;
+  for (const auto& e : fs::directory_iterator("/proc/self/task")) {
+    (void)e;
+    ++n;
+  }
+  return n;
+}
+
+// finish(): a filled appender stops its writer thread and is still read; what is appended after
+// it is kept in memory and read back in order, and sync() says it was not written.
+TEST(BackgroundAppender, FinishStopsTheWriterAndKeepsTheFileForReading) {
+  const fs::path path = fs::temp_directory_path() / ("llmload-appender-finish-" + std::to_string(::getpid()));
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  ASSERT_GE(fd, 0);
+  fs::remove(path);
+  const std::size_t before = appender_threads_now();
+  BackgroundAppender::Options options;
+  options.flush_interval = 1h;  // the queue is written by finish() itself
+  BackgroundAppender file(fd, options);
+  EXPECT_EQ(appender_threads_now(), before + 1);
+  ASSERT_TRUE(file.append("abc"));
+  file.finish();
+  EXPECT_EQ(appender_threads_now(), before);
+  EXPECT_TRUE(file.sync());
+  struct stat st {};
+  ASSERT_EQ(::fstat(fd, &st), 0);
+  EXPECT_EQ(st.st_size, 3);  // written to the file, not held
+  ASSERT_TRUE(file.append("de"));
+  EXPECT_FALSE(file.sync());  // "de" is in memory
+  char buf[8] = {};
+  ASSERT_EQ(file.read_at(0, buf, sizeof buf), 3);
+  EXPECT_EQ(std::string(buf, 3), "abc");
+  ASSERT_EQ(file.read_at(3, buf, sizeof buf), 2);
+  EXPECT_EQ(std::string(buf, 2), "de");
+  EXPECT_EQ(file.read_at(5, buf, sizeof buf), 0);
+  EXPECT_EQ(file.appended(), 5U);
+  file.finish();  // again: nothing
+  EXPECT_EQ(file.close(), 0);
+}
+
 }  // namespace
 }  // namespace llmload

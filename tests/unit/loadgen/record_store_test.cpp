@@ -249,7 +249,14 @@ TEST(RecordStore, AsAReportsKeeperItRendersWhatTheParsedFileRenders) {
     store = dynamic_cast<const RecordStore*>(k.get());
     return k;
   };
+  const auto threads = [] {
+    std::size_t n = 0;
+    for (const auto& e : fs::directory_iterator("/proc/self/task")) n += e.path().empty() ? 0 : 1;
+    return n;
+  };
+  const std::size_t threads_before = threads();
   const analysis::ReportInput kept = analysis::read_report_input(dir.string(), nullptr, keeper);
+  EXPECT_EQ(threads(), threads_before);  // filled, the store's spill writer is stopped (kept_all)
   ASSERT_EQ(kept.runs.size(), 1U);
   const auto& records = kept.runs.front().records();
   ASSERT_EQ(records.size(), 1100U);

@@ -44,6 +44,8 @@ class RecordSource {
 class RecordKeeper : public RecordSource {
  public:
   virtual void keep(const RequestRecord& r) = 0;
+  /// Called once after the last keep(): a keeper may let go of what only filling it needed.
+  virtual void kept_all() {}
 };
 /// Makes an empty keeper; an empty function: records are not kept (each pass reads the source).
 using RecordKeeperFactory = std::function<std::unique_ptr<RecordKeeper>()>;

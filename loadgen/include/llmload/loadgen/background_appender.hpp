@@ -58,6 +58,11 @@ class BackgroundAppender {
   /// ones a failed write left from memory); 0 at the end. Waits for bytes still being written.
   /// Returns -1 with errno set if reading the file fails.
   std::ptrdiff_t read_at(std::uint64_t offset, char* out, std::size_t n);
+  /// Writes what is queued and stops the writer thread, keeping the descriptor for read_at: for an
+  /// appender whose appending is over (a store filled once and then only read). Bytes appended
+  /// after it are kept in memory and read back in order (sync() then says they are not written).
+  /// Idempotent; close() still closes.
+  void finish();
   /// Writes what is queued, stops the writer and closes the descriptor; the first error (errno
   /// value) of a write or of close(2), 0 if none. Idempotent. Nothing may be read or appended after.
   int close();
@@ -80,6 +85,7 @@ class BackgroundAppender {
   std::uint64_t appended_ = 0;
   std::uint64_t waits_ = 0;
   bool closed_ = false;
+  bool finished_ = false;  // finish(): no writer thread; later appends are kept in unwritten_
   std::atomic<int> error_{0};
 
   std::mutex mutex_;

@@ -43,6 +43,11 @@ class RecordStore : public analysis::RecordKeeper {
   void append(const analysis::RequestRecord& r, std::span<const analysis::ChunkArrival> chunks);
   /// A record without its output events (analysis::RecordKeeper: a requests.jsonl kept once parsed).
   void keep(const analysis::RequestRecord& r) override { append(r, {}); }
+  /// The appending is over (a store filled once, then only read: a report's, a merge's shard):
+  /// the spill file's writer thread is stopped (BackgroundAppender::finish), the file kept for
+  /// the passes. A later append still works (its spilled bytes are then kept in memory).
+  void finish_appending();
+  void kept_all() override { finish_appending(); }
   std::size_t size() const override { return count_; }
 
   /// A pass over every record in append order (spilled ones read back first), one at a time;
