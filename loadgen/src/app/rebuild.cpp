@@ -18,6 +18,7 @@
 #include "llmload/analysis/token_accounting.hpp"
 #include "llmload/common/duration.hpp"
 #include "llmload/common/version.hpp"
+#include "llmload/loadgen/record_store.hpp"
 #include "run_command.hpp"
 #include "run_journal.hpp"
 
@@ -212,7 +213,8 @@ std::optional<RebuildOutcome> rebuild_unfinished_run(const std::string& dir) {
   }
   std::optional<analysis::JsonlRecordSource> file;
   try {
-    file.emplace((root / "requests.jsonl").string());
+    // Parsed once, kept compact: the window, the metrics and their passes read the store.
+    file.emplace((root / "requests.jsonl").string(), compact_record_keeper());
   } catch (const analysis::MergeError& e) {
     throw ReportError(fmt::format("{}: {}", (root / "requests.jsonl").string(), e.what()));
   } catch (const analysis::RecordFileError& e) {

@@ -19,6 +19,7 @@
 #include "llmload/analysis/record_range.hpp"
 #include "llmload/analysis/slo.hpp"
 #include "llmload/loadgen/config_error.hpp"
+#include "llmload/loadgen/record_store.hpp"
 #include "run_command.hpp"
 
 namespace llmload::app {
@@ -136,9 +137,9 @@ int score_command(const ScoreOptions& o) {
   }
   const std::filesystem::path dir(o.dir);
   const std::string records_path = (dir / "requests.jsonl").string();
-  std::optional<analysis::JsonlRecordSource> file;  // read a record at a time, never whole
+  std::optional<analysis::JsonlRecordSource> file;  // never whole in memory
   try {
-    file.emplace(records_path);
+    file.emplace(records_path, compact_record_keeper());  // parsed once, kept compact (not in memory)
   } catch (const analysis::RecordFileError&) {
     throw ConfigError(fmt::format("cannot read {}: give the output directory of an llmload run", records_path));
   } catch (const analysis::MergeError& e) {
