@@ -47,6 +47,26 @@ class JsonlRecordCursor : public RecordCursor {
   std::string line_;
 };
 
+// A pass over the keeper's records: a failure to read them back names the file they came from,
+// as bad input (RecordFileError), not as an internal error.
+class KeptRecordCursor : public RecordCursor {
+ public:
+  KeptRecordCursor(const std::string& path, std::unique_ptr<RecordCursor> in) : path_(path), in_(std::move(in)) {}
+  bool next(RequestRecord& out) override {
+    try {
+      return in_->next(out);
+    } catch (const RecordFileError&) {
+      throw;
+    } catch (const std::runtime_error& e) {
+      throw RecordFileError(fmt::format("{}: its records, kept once read, cannot be read back ({})", path_, e.what()));
+    }
+  }
+
+ private:
+  std::string path_;
+  std::unique_ptr<RecordCursor> in_;
+};
+
 }  // namespace
 
 JsonlRecordSource::JsonlRecordSource(std::string path, const RecordKeeperFactory& keep) : path_(std::move(path)) {
@@ -66,11 +86,14 @@ JsonlRecordSource::JsonlRecordSource(std::string path, const RecordKeeperFactory
       if (kept_ != nullptr) kept_->keep(r);
     }
   }
-  if (kept_ != nullptr) kept_->kept_all();
+  if (kept_ != nullptr) {
+    kept_->kept_all();
+    if (kept_->problem()) kept_.reset();  // e.g. held in memory: read the file on each pass instead
+  }
 }
 
 std::unique_ptr<RecordCursor> JsonlRecordSource::open() const {
-  if (kept_ != nullptr) return kept_->open();
+  if (kept_ != nullptr) return std::make_unique<KeptRecordCursor>(path_, kept_->open());
   return std::make_unique<JsonlRecordCursor>(path_, count_);
 }
 

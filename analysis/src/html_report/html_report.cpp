@@ -246,7 +246,8 @@ ReportFiles write_report(const std::string& dir, const HtmlReportOptions& option
     csv = render_csv(in);
   } catch (const RecordFileError& e) {
     // A pass over requests.jsonl (read a record at a time) found it changed or gone since it was
-    // read; the message names the file. Any other error is the program's own, not bad input.
+    // read, or its kept records could not be read back; the message names the file. Any other
+    // error is the program's own, not bad input.
     throw ReportError(e.what());
   }
   write_file(files.html, html);

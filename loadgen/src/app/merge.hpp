@@ -15,7 +15,8 @@ namespace llmload::app {
 /// (ShardArtifact::loaded), in parallel (one thread per core at most). First every shard's
 /// result.json and latency.hlog, then whether the shards are one run's complete set
 /// (analysis::check_shard_set), and only then the records. Throws analysis::MergeError naming the
-/// file and what is wrong: of the shards that cannot be read, the first in `dirs` order.
+/// file and what is wrong: within each of the three steps, of the shards that fail it, the first
+/// in `dirs` order (a shard without latency.hlog is reported before another's bad line).
 std::vector<analysis::ShardArtifact> read_shard_artifacts(const std::vector<std::string>& dirs);
 
 /// Merges the shard directories `dirs` into `output` (empty: print only; else also the report

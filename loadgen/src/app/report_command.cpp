@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "llmload/analysis/html_report.hpp"
+#include "llmload/common/process_limits.hpp"
 #include "llmload/loadgen/record_store.hpp"
 #include "rebuild.hpp"
 #include "run_command.hpp"
@@ -35,6 +36,7 @@ See docs/report.md.)");
 }
 
 int report_command(const std::string& dir, const ReportOptions& o) {
+  raise_open_file_limit();  // each requests.jsonl read (a sweep's points) keeps a temporary file
   analysis::HtmlReportOptions options;
   options.output_dir = o.output;
   options.interval_s = o.interval_s;

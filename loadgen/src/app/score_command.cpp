@@ -162,7 +162,7 @@ int score_command(const ScoreOptions& o) {
     const RegradedRecords regraded(*file, forced, o.dir);
     out["accuracy"] = analysis::accuracy_summary(analysis::RecordRange(regraded), meets, window_s);
     saved = regraded.saved();
-  } catch (const analysis::RecordFileError& e) {  // changed or gone since it was checked
+  } catch (const analysis::RecordFileError& e) {  // its kept records could not be read back
     throw ConfigError(fmt::format("{}: {}", records_path, e.what()));
   }
   if (saved == 0) {

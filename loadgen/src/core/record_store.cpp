@@ -269,6 +269,8 @@ void RecordStore::finish_appending() {
   if (file_ != nullptr) file_->finish();
 }
 
+bool RecordStore::spill_writer_running() const { return file_ != nullptr && file_->writer_running(); }
+
 // One pass: the spilled records from the file, then those still in memory, each with the
 // warmup cut applied; with `with_chunks`, each record's output events too.
 class RecordStore::Cursor : public analysis::RecordCursor {

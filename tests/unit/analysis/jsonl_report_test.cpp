@@ -298,7 +298,11 @@ class CountingKeeper : public RecordKeeper {
     std::size_t kept = 0;
     int passes = 0;
   };
-  explicit CountingKeeper(Counts& counts) : counts_(counts) { ++counts_.made; }
+  explicit CountingKeeper(Counts& counts, std::optional<std::string> problem = std::nullopt)
+      : counts_(counts), problem_(std::move(problem)) {
+    ++counts_.made;
+  }
+  std::optional<std::string> problem() const override { return problem_; }
   void keep(const RequestRecord& r) override {
     records_.push_back(r);
     ++counts_.kept;
@@ -324,6 +328,7 @@ class CountingKeeper : public RecordKeeper {
     std::size_t i_ = 0;
   };
   Counts& counts_;
+  std::optional<std::string> problem_;
   std::vector<RequestRecord> records_;
 };
 
@@ -346,6 +351,52 @@ TEST(JsonlReport, KeptRecordsAreParsedOnceAndEveryPassReadsTheKeeper) {
   EXPECT_EQ(range_lines(RecordRange(source)), want);
   EXPECT_EQ(range_lines(RecordRange(source)), want);
   EXPECT_EQ(counts.passes, 2);
+}
+
+// A keeper that could not keep the records as it should (a store without a temporary file holds
+// them in memory) is dropped: each pass reads the file again, as without one.
+TEST(JsonlReport, AKeeperWithAProblemIsDroppedAndThePassesReadTheFile) {
+  ReportScratchDir dir;
+  const fs::path p = dir.path() / "requests.jsonl";
+  write_report_bytes(p, report_line(0) + "\n" + report_line(1) + "\n");
+  CountingKeeper::Counts counts;
+  const JsonlRecordSource source(p.string(), [&counts] {
+    return std::make_unique<CountingKeeper>(counts, "no temporary file for the run's records (No space left on device)");
+  });
+  EXPECT_EQ(counts.kept, 2U);
+  EXPECT_EQ(range_lines(RecordRange(source)), (std::vector<std::string>{report_line(0), report_line(1)}));
+  EXPECT_EQ(counts.passes, 0);  // the file, not the keeper
+  fs::remove(p);
+  EXPECT_THROW(for (const auto& r : RecordRange(source)) (void)r, RecordFileError);
+}
+
+// A keeper whose records cannot be read back: the pass's error names the file, as bad input.
+TEST(JsonlReport, AKeptRecordThatCannotBeReadBackIsAnErrorNamingTheFile) {
+  class FailingKeeper : public RecordKeeper {
+   public:
+    void keep(const RequestRecord&) override { ++n_; }
+    std::size_t size() const override { return n_; }
+    std::unique_ptr<RecordCursor> open() const override {
+      struct Cursor : RecordCursor {
+        bool next(RequestRecord&) override { throw std::runtime_error("the run's record file was cut short"); }
+      };
+      return std::make_unique<Cursor>();
+    }
+
+   private:
+    std::size_t n_ = 0;
+  };
+  ReportScratchDir dir;
+  const fs::path p = dir.path() / "requests.jsonl";
+  write_report_bytes(p, report_line(0) + "\n");
+  const JsonlRecordSource source(p.string(), [] { return std::make_unique<FailingKeeper>(); });
+  try {
+    for (const auto& r : RecordRange(source)) (void)r;
+    ADD_FAILURE() << "no error";
+  } catch (const RecordFileError& e) {
+    EXPECT_EQ(std::string(e.what()), p.string() + ": its records, kept once read, cannot be read back (the run's "
+                                                  "record file was cut short)");
+  }
 }
 
 TEST(JsonlReport, AReportOfASweepKeepsEachPointsRecordsOnceAndRendersTheSame) {

@@ -9,7 +9,9 @@
 //
 // Given a RecordKeeper factory, the constructor's read also keeps each record there, and every
 // pass reads the keeper instead of the file: the JSON is parsed once (issue 20: `llmload report`
-// of 100,000 records parsed them four times).
+// of 100,000 records parsed them four times), and a file changed after that first read is not
+// noticed. A keeper that could not keep them as it should (problem(): e.g. no temporary file) is
+// dropped, and each pass reads the file again, so memory stays flat either way.
 //
 // Threading: passes may run one after another or nested, on one thread.
 
@@ -34,7 +36,8 @@ class JsonlRecordSource : public RecordSource {
  public:
   /// Throws MergeError "line N: ..." (a line that is not a record) or RecordFileError "PATH:
   /// cannot be read (...)" (a file that cannot be opened or read). A pass throws RecordFileError
-  /// naming the file when it changed under it or can no longer be read.
+  /// naming the file when it changed under it or can no longer be read (without a keeper), or when
+  /// the keeper's records cannot be read back.
   explicit JsonlRecordSource(std::string path, const RecordKeeperFactory& keep = {});
   std::size_t size() const override { return count_; }
   std::unique_ptr<RecordCursor> open() const override;

@@ -14,7 +14,9 @@
 #include <functional>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "llmload/analysis/request_record.hpp"
@@ -46,6 +48,9 @@ class RecordKeeper : public RecordSource {
   virtual void keep(const RequestRecord& r) = 0;
   /// Called once after the last keep(): a keeper may let go of what only filling it needed.
   virtual void kept_all() {}
+  /// Why the keeper no longer keeps the records the way it should (loadgen's RecordStore: no
+  /// temporary file, so its records are held in memory); the source then reads itself again.
+  virtual std::optional<std::string> problem() const { return std::nullopt; }
 };
 /// Makes an empty keeper; an empty function: records are not kept (each pass reads the source).
 using RecordKeeperFactory = std::function<std::unique_ptr<RecordKeeper>()>;

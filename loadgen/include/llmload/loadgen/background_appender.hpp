@@ -61,10 +61,14 @@ class BackgroundAppender {
   /// Writes what is queued and stops the writer thread, keeping the descriptor for read_at: for an
   /// appender whose appending is over (a store filled once and then only read). Bytes appended
   /// after it are kept in memory and read back in order (sync() then says they are not written).
-  /// Idempotent; close() still closes.
+  /// Idempotent; close() still closes (and returns 0 even though such bytes were never written).
   void finish();
+  /// Whether the writer thread runs (until finish() or close()).
+  bool writer_running() const { return writer_.joinable(); }
   /// Writes what is queued, stops the writer and closes the descriptor; the first error (errno
-  /// value) of a write or of close(2), 0 if none. Idempotent. Nothing may be read or appended after.
+  /// value) of a write or of close(2), 0 if none (bytes kept in memory after finish() are not an
+  /// error: sync() is what says they are not written). Idempotent. Nothing may be read or
+  /// appended after.
   int close();
 
   /// The first failed write's errno, 0 while none failed.

@@ -48,6 +48,9 @@ class RecordStore : public analysis::RecordKeeper {
   /// the passes. A later append still works (its spilled bytes are then kept in memory).
   void finish_appending();
   void kept_all() override { finish_appending(); }
+  std::optional<std::string> problem() const override { return spill_error(); }
+  /// Whether the spill file's writer thread runs (from the first spill until finish_appending).
+  bool spill_writer_running() const;
   std::size_t size() const override { return count_; }
 
   /// A pass over every record in append order (spilled ones read back first), one at a time;
