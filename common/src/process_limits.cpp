@@ -1,10 +1,14 @@
 #include "llmload/common/process_limits.hpp"
 
+#include <sched.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <thread>
 
 namespace llmload {
 namespace {
@@ -44,6 +48,17 @@ std::optional<std::uint64_t> open_file_limit() {
   rlimit rl{};
   if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return std::nullopt;
   return static_cast<std::uint64_t>(rl.rlim_cur);
+}
+
+long usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof(set), &set) == 0) {
+    if (const int n = CPU_COUNT(&set); n > 0) return n;
+  }
+  const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
+  if (online > 0) return online;
+  return std::max(1L, static_cast<long>(std::thread::hardware_concurrency()));
 }
 
 }  // namespace llmload

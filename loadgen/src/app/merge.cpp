@@ -85,7 +85,7 @@ void load_shard_records(analysis::ShardArtifact& a) {
   a.lines_name_shard = named;
 }
 
-// Runs `work(i)` for i in [0, n) on up to one thread per core; the first i (in order) that threw
+// Runs `work(i)` for i in [0, n) on up to one thread per usable core; the first i (in order) that threw
 // is rethrown, whatever the threads' order.
 void for_each_in_parallel(std::size_t n, const std::function<void(std::size_t)>& work) {
   std::vector<std::exception_ptr> failed(n);
@@ -99,7 +99,7 @@ void for_each_in_parallel(std::size_t n, const std::function<void(std::size_t)>&
       }
     }
   };
-  const std::size_t threads = std::min<std::size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
+  const std::size_t threads = std::min<std::size_t>(n, static_cast<std::size_t>(usable_cores()));
   std::vector<std::thread> pool;
   for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();

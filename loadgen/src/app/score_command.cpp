@@ -162,8 +162,8 @@ int score_command(const ScoreOptions& o) {
     const RegradedRecords regraded(*file, forced, o.dir);
     out["accuracy"] = analysis::accuracy_summary(analysis::RecordRange(regraded), meets, window_s);
     saved = regraded.saved();
-  } catch (const analysis::RecordFileError& e) {  // its kept records could not be read back
-    throw ConfigError(fmt::format("{}: {}", records_path, e.what()));
+  } catch (const analysis::RecordFileError& e) {  // gone or changed since read, or kept records unreadable
+    throw ConfigError(e.what());  // it names the file
   }
   if (saved == 0) {
     throw ConfigError(fmt::format("{}: no saved answers: run it with --save-outputs to keep each answer (and its "

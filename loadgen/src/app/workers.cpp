@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "llmload/common/process_limits.hpp"
 #include "llmload/common/version.hpp"
 #include "llmload/loadgen/config_error.hpp"
 #include "llmload/loadgen/request_builder.hpp"
@@ -216,18 +217,6 @@ int merge_workers(const ScenarioConfig& cfg, const fs::path& root, int n, const 
   if (failure != kExitOk) return failure;
   if (merged == kExitConfig || merged == kExitFailure) return merged;
   return interrupted ? kExitInterrupted : merged;
-}
-
-/// The CPU cores this process may run on: its affinity mask (as `nproc` counts them, so `taskset`
-/// and cpusets are honoured), else the online cores.
-long usable_cores() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (::sched_getaffinity(0, sizeof(set), &set) == 0) {
-    if (const int n = CPU_COUNT(&set); n > 0) return n;
-  }
-  const long online = ::sysconf(_SC_NPROCESSORS_ONLN);
-  return online > 0 ? online : static_cast<long>(std::thread::hardware_concurrency());
 }
 
 }  // namespace

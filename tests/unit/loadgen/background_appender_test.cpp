@@ -164,13 +164,20 @@ TEST(BackgroundAppender, AFailedWriteKeepsTheBytesWhenAsked) {
   }
 }
 
+// A file for reading and writing, already unlinked (the system removes it with the last
+// descriptor); -1 if it cannot be made.
+int unlinked_file(const std::string& name) {
+  const fs::path path = fs::temp_directory_path() / ("llmload-appender-" + name + "-" + std::to_string(::getpid()));
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  fs::remove(path);
+  return fd;
+}
+
 // A reader at the end of what is written waits for bytes still queued, so a pass over a file
 // being written reads everything appended before it.
 TEST(BackgroundAppender, ReadAtReadsBytesStillQueued) {
-  const fs::path path = fs::temp_directory_path() / ("llmload-appender-read-" + std::to_string(::getpid()));
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  const int fd = unlinked_file("read");
   ASSERT_GE(fd, 0);
-  fs::remove(path);
   BackgroundAppender::Options options;
   options.flush_interval = 1h;  // nothing is written unless a reader asks
   BackgroundAppender file(fd, options);
@@ -185,10 +192,8 @@ TEST(BackgroundAppender, ReadAtReadsBytesStillQueued) {
 // finish(): a filled appender stops its writer thread and is still read; what is appended after
 // it is kept in memory and read back in order, and sync() says it was not written.
 TEST(BackgroundAppender, FinishStopsTheWriterAndKeepsTheFileForReading) {
-  const fs::path path = fs::temp_directory_path() / ("llmload-appender-finish-" + std::to_string(::getpid()));
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  const int fd = unlinked_file("finish");
   ASSERT_GE(fd, 0);
-  fs::remove(path);
   BackgroundAppender::Options options;
   options.flush_interval = 1h;  // the queue is written by finish() itself
   BackgroundAppender file(fd, options);

@@ -22,4 +22,9 @@ OpenFileLimitChange raise_open_file_limit();
 /// The current soft RLIMIT_NOFILE; nullopt when unlimited or unknown.
 std::optional<std::uint64_t> open_file_limit();
 
+/// The CPU cores this process may run on: its affinity mask (as `nproc` counts them, so `taskset`
+/// and cpusets are honoured), else the online cores; at least 1. What `--workers auto` and the
+/// merge's parallel reading size themselves by.
+long usable_cores();
+
 }  // namespace llmload
