@@ -649,6 +649,11 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   journal.close();
   if (const auto& e = controller.record_spill_error(); e && !cfg.quiet) {
     fmt::print(stderr, "llmload: warning: {}: they were kept in memory instead\n", *e);
+  } else if (const auto& dir = controller.record_spill_memory_dir(); dir && !cfg.quiet) {
+    fmt::print(stderr,
+               "llmload: warning: the run's records were kept in a temporary file in {}, which is held in "
+               "memory (tmpfs): set TMPDIR to a directory on disk to keep a long run's memory flat\n",
+               *dir);
   }
   if (http_trace) http_trace->close();
   if (http_trace && http_trace->error()) {

@@ -1,11 +1,12 @@
 #include "llmload/loadgen/record_store.hpp"
 
+#include "llmload/common/temp_file.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <type_traits>
@@ -233,18 +234,17 @@ void RecordStore::spill() {
     int fd = spill_fd_;
     spill_fd_ = -1;
     if (fd < 0) {
-      // An anonymous file: unlinked at once, so the system removes it whatever ends the process.
+      // An anonymous file, on disk where there is one (temp_file.hpp's rule: $TMPDIR, else /tmp
+      // or /var/tmp on disk), unlinked at once: the system removes it whatever ends the process.
+      const TempDir dir = temp_dir();
       errno = 0;
-      std::FILE* f = std::tmpfile();
-      if (f != nullptr) {
-        fd = ::fcntl(::fileno(f), F_DUPFD_CLOEXEC, 0);
-        std::fclose(f);
-      }
+      fd = open_anonymous_file(dir.path);
       if (fd < 0) {
-        create_error_ =
-            fmt::format("no temporary file for the run's records ({})", std::strerror(errno != 0 ? errno : EIO));
+        create_error_ = fmt::format("no temporary file in {} for the run's records ({})", dir.path,
+                                    std::strerror(errno != 0 ? errno : EIO));
         return;
       }
+      if (dir.in_memory) memory_dir_ = dir.path;
     }
     BackgroundAppender::Options options;
     options.keep_unwritten = true;  // a failed write keeps the records' bytes: nothing is lost

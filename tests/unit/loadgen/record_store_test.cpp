@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <vector>
@@ -15,6 +16,7 @@
 
 #include "llmload/analysis/html_report.hpp"
 #include "llmload/analysis/report.hpp"
+#include "llmload/common/temp_file.hpp"
 #include "llmload/loadgen/record_store.hpp"
 
 namespace llmload {
@@ -133,6 +135,51 @@ TEST(RecordStore, SpilledRecordsComeBackAsAppendedWithTheirEvents) {
 // A write to the temporary file fails (here every write: /dev/full, "no space"): the records'
 // bytes stay in memory in the same form and read back as if they had been written; nothing is
 // lost, and spill_error says why memory grows.
+// $TMPDIR (or a directory on disk) holds the spill, not glibc's tmpfile()'s fixed /tmp, which is
+// memory on a tmpfs /tmp; a spill that is held in memory says where.
+TEST(RecordStore, TheSpillIsAnUnnamedFileInTmpdirAndSaysWhenThatIsMemory) {
+  const char* before = std::getenv("TMPDIR");
+  const std::string saved = before != nullptr ? before : "";
+  const auto dir = std::filesystem::current_path() / ("record-store-tmpdir-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto files_in = [](const std::filesystem::path& d) {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+      std::error_code ec;
+      const auto target = std::filesystem::read_symlink(e.path(), ec).string();
+      if (!ec && target.rfind(d.string() + "/", 0) == 0 && target.find("(deleted)") != std::string::npos) ++n;
+    }
+    return n;
+  };
+  ::setenv("TMPDIR", dir.c_str(), 1);
+  {
+    RecordStore store(/*keep_chunks=*/true, /*batch=*/4);
+    for (std::uint64_t i = 0; i < 10; ++i) store.append(record_store_sample(i), record_store_chunks(i));
+    ASSERT_FALSE(store.spill_error()) << *store.spill_error();
+    EXPECT_EQ(store.spilled(), 8u);
+    EXPECT_EQ(files_in(dir), 1);
+    EXPECT_TRUE(std::filesystem::is_empty(dir));  // no name: nothing left behind
+    EXPECT_EQ(store.spill_memory_dir().has_value(), probe_dir(dir.string()) == DirKind::memory);
+    const auto back = store.records();
+    ASSERT_EQ(back.size(), 10u);
+    for (std::uint64_t i = 0; i < 10; ++i) expect_same_record(back[i], record_store_sample(i));
+  }
+  EXPECT_EQ(files_in(dir), 0);  // closed with the store
+  if (probe_dir("/dev/shm") == DirKind::memory) {
+    ::setenv("TMPDIR", "/dev/shm", 1);
+    RecordStore store(/*keep_chunks=*/false, /*batch=*/2);
+    for (std::uint64_t i = 0; i < 3; ++i) store.append(record_store_sample(i), {});
+    ASSERT_TRUE(store.spill_memory_dir().has_value());
+    EXPECT_EQ(*store.spill_memory_dir(), "/dev/shm");
+  }
+  if (before != nullptr) {
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  } else {
+    ::unsetenv("TMPDIR");
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(RecordStore, AFailedSpillWriteLosesNoRecord) {
   const int full = ::open("/dev/full", O_RDWR | O_CLOEXEC);
   ASSERT_GE(full, 0);

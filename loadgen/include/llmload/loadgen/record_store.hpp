@@ -2,8 +2,8 @@
 // Where a run keeps its finished requests while it runs, so that its memory stays flat however
 // long it runs (issue 16's soak): the records (and, for --warmup auto, each request's output
 // events) are kept in memory up to a batch, then appended in a compact binary form to an
-// anonymous temporary file (std::tmpfile: removed by the system when the process ends, even on
-// SIGKILL). Once the run is over, the analysis reads them back in the order they were appended,
+// anonymous temporary file (removed by the system when the process ends, even on SIGKILL), in
+// $TMPDIR or else a directory on disk (common/temp_file.hpp). Once the run is over, the analysis reads them back in the order they were appended,
 // one at a time (issue 20): the store is an analysis::RecordSource, and every analysis pass
 // (a range-for over RecordRange(store)) reads the file again, so memory does not grow with the run.
 //
@@ -73,6 +73,9 @@ class RecordStore : public analysis::RecordKeeper {
   std::size_t spilled() const { return spilled_; }
   /// Why records are kept in memory (no temporary file, or a write to it failed), if they are.
   std::optional<std::string> spill_error() const;
+  /// The temporary file's directory when what is written there is held in memory (a tmpfs that
+  /// $TMPDIR names, or a /tmp in memory with no /var/tmp on disk); nullopt on disk or no file yet.
+  const std::optional<std::string>& spill_memory_dir() const { return memory_dir_; }
 
  private:
   class Cursor;
@@ -86,6 +89,7 @@ class RecordStore : public analysis::RecordKeeper {
   std::unique_ptr<BackgroundAppender> file_;
   int spill_fd_ = -1;
   std::optional<std::string> create_error_;
+  std::optional<std::string> memory_dir_;
   std::optional<analysis::Nanos> warmup_cut_;
   std::vector<analysis::RequestRecord> pending_;
   std::vector<std::vector<analysis::ChunkArrival>> pending_chunks_;

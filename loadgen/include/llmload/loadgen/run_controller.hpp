@@ -98,6 +98,8 @@ class RunController {
   bool records_relabeled() const;
   /// Why the records could not be kept out of memory, if so (a warning; the run is unaffected).
   std::optional<std::string> record_spill_error() const { return store_.spill_error(); }
+  /// The records' temporary file's directory when it is held in memory (tmpfs), if so.
+  const std::optional<std::string>& record_spill_memory_dir() const { return store_.spill_memory_dir(); }
   /// The measurement window (valid once finished()). --warmup auto: see docs/statistics.md.
   analysis::Window window() const;
   /// The run's metrics and validity verdict (valid once finished()). `client_core_share`: the
