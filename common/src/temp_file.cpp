@@ -36,11 +36,22 @@ TempDir choose_temp_dir(const char* tmpdir_env, const std::function<DirKind(cons
   }
   const auto tmp = probe("/tmp");
   if (tmp == DirKind::disk) return {"/tmp", false};
-  if (probe("/var/tmp") == DirKind::disk) return {"/var/tmp", false};
-  return {"/tmp", tmp == DirKind::memory};
+  const auto var_tmp = probe("/var/tmp");
+  if (var_tmp == DirKind::disk) return {"/var/tmp", false};
+  if (tmp == DirKind::memory) return {"/tmp", true};
+  if (var_tmp == DirKind::memory) return {"/var/tmp", true};
+  return {"/tmp", false, /*usable=*/false};
 }
 
 TempDir temp_dir() { return choose_temp_dir(std::getenv("TMPDIR"), probe_dir); }
+
+std::optional<std::string> temp_dir_warning() {
+  if (temp_dir().usable) return std::nullopt;
+  return std::string(
+      "no temporary directory can be written ($TMPDIR, /tmp, /var/tmp), so the run's records will be kept in "
+      "memory, which grows with the run: set TMPDIR to a writable directory on disk (in a pod with "
+      "readOnlyRootFilesystem, mount an emptyDir at /tmp)");
+}
 
 int open_anonymous_file(const std::string& dir) {
   int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_EXCL | O_CLOEXEC, 0600);

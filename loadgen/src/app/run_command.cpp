@@ -32,6 +32,7 @@
 #include "llmload/analysis/token_accounting.hpp"
 #include "llmload/common/duration.hpp"
 #include "llmload/common/process_limits.hpp"
+#include "llmload/common/temp_file.hpp"
 #include "llmload/common/version.hpp"
 #include "llmload/tokenizer/tokenizer.hpp"
 #include "llmload/loadgen/calibration.hpp"
@@ -564,6 +565,7 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
     fmt::print(stderr, "llmload: warning: shard {} of {} has no --start-at: it starts as soon as it is ready, not "
                        "together with the other shards\n", cfg.shard.index, cfg.shard.count);
   }
+  if (const auto w = temp_dir_warning(); w && !cfg.quiet) fmt::print(stderr, "llmload: warning: {}\n", *w);
   // The output directory is claimed (created, its writability probed) before anything is sent;
   // a run refused before its load leaves no empty directory behind (issue 16).
   EmptyDirGuard dir_guard(cfg.output_dir);

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "llmload/common/process_limits.hpp"
+#include "llmload/common/temp_file.hpp"
 #include "llmload/common/version.hpp"
 #include "llmload/loadgen/config_error.hpp"
 #include "llmload/loadgen/request_builder.hpp"
@@ -297,6 +298,8 @@ int run_workers(int n, const std::string& requested, const ScenarioConfig& cfg_i
   fs::create_directories(root / "workers", ec);
   if (ec) throw ConfigError(fmt::format("cannot create '{}': {}", (root / "workers").string(), ec.message()));
   install_parent_handler();
+  // The workers are quiet; the merge of their records keeps them in temporary files too.
+  if (const auto w = temp_dir_warning(); w && !cfg.quiet) fmt::print(stderr, "llmload: warning: {}\n", *w);
   if (!cfg.quiet) {
     fmt::print(stderr, "llmload {}: {} against {} split across {} worker processes (shard i of {} each); preparing\n",
                kVersion, scenario_summary(cfg), cfg.base_url, n, n);

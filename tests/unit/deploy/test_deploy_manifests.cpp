@@ -707,6 +707,44 @@ TEST(KubernetesManifests, ShardsAndMergeAgree) {
   }
 }
 
+// llmload keeps a run's finished requests in a temporary file in $TMPDIR, /tmp or /var/tmp
+// (common/temp_file.hpp) so that its memory stays flat: a read-only root with nothing writable
+// there would keep them in memory, and a long run would meet the pod's memory limit.
+TEST(KubernetesManifests, LlmloadWithAReadOnlyRootHasATemporaryDirectoryOnDisk) {
+  int checked = 0;
+  for (const auto& ct : containers()) {
+    if (ct.owner == nullptr || ct.argv.empty() || basename_of(ct.argv[0]) != "llmload") continue;
+    const auto sc = ct.node["securityContext"];
+    if (!sc || !sc["readOnlyRootFilesystem"] || !sc["readOnlyRootFilesystem"].as<bool>()) continue;
+    ++checked;
+    SCOPED_TRACE(ct.where);
+    std::string dir = "/tmp";
+    if (ct.node["env"]) {
+      for (const auto& e : ct.node["env"]) {
+        if (e["name"].as<std::string>() == "TMPDIR" && e["value"]) dir = e["value"].as<std::string>();
+      }
+    }
+    std::string volume;
+    if (ct.node["volumeMounts"]) {
+      for (const auto& m : ct.node["volumeMounts"]) {
+        const auto path = m["mountPath"].as<std::string>();
+        const bool read_only = m["readOnly"] && m["readOnly"].as<bool>();
+        if (!read_only && (dir == path || dir.rfind(path + "/", 0) == 0)) volume = m["name"].as<std::string>();
+      }
+    }
+    ASSERT_FALSE(volume.empty()) << "no writable volume at " << dir << " (mount an emptyDir at /tmp)";
+    const auto pod = ct.owner->node["spec"]["template"]["spec"];
+    bool on_disk = false;
+    for (const auto& v : pod["volumes"]) {
+      if (v["name"].as<std::string>() != volume) continue;
+      const bool memory = v["emptyDir"] && v["emptyDir"]["medium"] && v["emptyDir"]["medium"].as<std::string>() == "Memory";
+      on_disk = (v["emptyDir"] || v["persistentVolumeClaim"]) && !memory;
+    }
+    EXPECT_TRUE(on_disk) << "volume " << volume << " at " << dir << " is not on disk (an emptyDir without medium Memory)";
+  }
+  EXPECT_GE(checked, 3) << "the run Job, the shards and the merge run llmload with a read-only root";
+}
+
 TEST(Dockerfiles, AreMultiStageNonRootAndBuildFromTheRepository) {
   ASSERT_EQ(dockerfiles().size(), 2u) << "docker/llmload.Dockerfile and docker/llmload-server.Dockerfile";
   for (const auto& [name, df] : dockerfiles()) {

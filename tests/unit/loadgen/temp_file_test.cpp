@@ -55,6 +55,7 @@ TEST(TempDir, TmpdirFirstThenADirectoryOnDiskThenTmpInMemory) {
   d = choose_temp_dir("/scratch", fake_dirs({{"/scratch", disk}, {"/tmp", memory}}));
   EXPECT_EQ(d.path, "/scratch");
   EXPECT_FALSE(d.in_memory);
+  EXPECT_TRUE(d.usable);
   // A $TMPDIR that is missing or empty is passed over.
   d = choose_temp_dir("/gone", fake_dirs({{"/tmp", disk}}));
   EXPECT_EQ(d.path, "/tmp");
@@ -73,6 +74,15 @@ TEST(TempDir, TmpdirFirstThenADirectoryOnDiskThenTmpInMemory) {
   EXPECT_TRUE(d.in_memory);
   d = choose_temp_dir(nullptr, fake_dirs({{"/tmp", memory}}));
   EXPECT_TRUE(d.in_memory);
+  EXPECT_TRUE(d.usable);
+  // Nothing writable (a read-only root): not usable, whatever $TMPDIR names.
+  d = choose_temp_dir("/gone", fake_dirs({}));
+  EXPECT_FALSE(d.usable);
+  EXPECT_FALSE(d.in_memory);
+  d = choose_temp_dir(nullptr, fake_dirs({{"/var/tmp", memory}}));
+  EXPECT_EQ(d.path, "/var/tmp");
+  EXPECT_TRUE(d.in_memory);
+  EXPECT_TRUE(d.usable);
 }
 
 TEST(TempDir, WhatIsInMemoryIsWhatStatSays) {

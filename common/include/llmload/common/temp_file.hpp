@@ -8,9 +8,12 @@
 //   1. $TMPDIR, when set to a directory we may write to (the user's choice, whatever it is on);
 //   2. /tmp, when it is on disk;
 //   3. /var/tmp, when it is on disk (kept on disk by the FHS; Debian 13 mounts only /tmp as tmpfs);
-//   4. /tmp, in memory (the caller may say so: TempDir::in_memory).
+//   4. /tmp, else /var/tmp, in memory (the caller may say so: TempDir::in_memory);
+//   5. none writable (a read-only root, as in a Kubernetes pod with readOnlyRootFilesystem and no
+//      volume at /tmp): /tmp, not usable (TempDir::usable), and a file there cannot be made.
 
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace llmload {
@@ -28,6 +31,7 @@ DirKind probe_dir(const std::string& dir);
 struct TempDir {
   std::string path;
   bool in_memory = false;  ///< files kept there are held in memory (tmpfs, ramfs)
+  bool usable = true;      ///< false: no directory of the rule can be written to
 };
 
 /// The rule above. `tmpdir_env`: $TMPDIR (null or empty: not set); `probe`: probe_dir in use.
@@ -35,6 +39,10 @@ TempDir choose_temp_dir(const char* tmpdir_env, const std::function<DirKind(cons
 
 /// choose_temp_dir with this process's $TMPDIR and the system's answers (asked at each call).
 TempDir temp_dir();
+
+/// What a command that keeps records in such a file says at its start when temp_dir() is not
+/// usable (the records will be held in memory); nullopt when it is.
+std::optional<std::string> temp_dir_warning();
 
 /// An anonymous read-write file (close-on-exec) in `dir`: O_TMPFILE, else a unique name removed
 /// at once. Returns its descriptor, or -1 with errno set.
