@@ -9,6 +9,7 @@
 // exact nlohmann path: the scan can only skip work, never change a result (a unit test compares
 // both paths on generated chunks). Prototyped in bench/ (docs/benchmarks.md).
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -50,21 +51,21 @@ class Scanner {
     return true;
   }
   bool peek(char c) { return ws() && s_[i_] == c; }
-  // A string without escapes (else nullopt: the caller falls back).
+  // A string without escapes (else nullopt: the caller falls back). One pass: the closing quote
+  // ends it; an escape, a control byte (invalid JSON) or a non-ASCII one (which needs UTF-8
+  // validation) before it sends the chunk to the full parser, which does both.
   std::optional<std::string_view> str() {
     if (!eat('"')) return std::nullopt;
     const std::size_t b = i_;
-    const void* q = std::memchr(s_.data() + i_, '"', s_.size() - i_);
-    if (q == nullptr) return std::nullopt;
-    const std::size_t e = static_cast<std::size_t>(static_cast<const char*>(q) - s_.data());
-    if (std::memchr(s_.data() + b, '\\', e - b) != nullptr) return std::nullopt;
-    for (std::size_t k = b; k < e; ++k) {
-      // Control bytes are invalid JSON; non-ASCII needs UTF-8 validation: the full parser does both.
+    for (std::size_t k = b; k < s_.size(); ++k) {
       const auto ch = static_cast<unsigned char>(s_[k]);
-      if (ch < 0x20 || ch >= 0x80) return std::nullopt;
+      if (ch == '"') {
+        i_ = k + 1;
+        return s_.substr(b, k - b);
+      }
+      if (ch == '\\' || ch < 0x20 || ch >= 0x80) return std::nullopt;
     }
-    i_ = e + 1;
-    return s_.substr(b, e - b);
+    return std::nullopt;
   }
   std::optional<std::int64_t> integer() {
     ws();
@@ -110,6 +111,11 @@ class Scanner {
   bool number() {
     const std::size_t b = i_;
     if (!number_syntax()) return false;
+    // An integer of up to 300 digits is within double's range: no conversion needed to know.
+    if (i_ - b <= 300 && std::all_of(s_.begin() + static_cast<std::ptrdiff_t>(b), s_.begin() + static_cast<std::ptrdiff_t>(i_),
+                                     [](char c) { return c == '-' || (c >= '0' && c <= '9'); })) {
+      return true;
+    }
     double v = 0;
     auto [p, ec] = std::from_chars(s_.data() + b, s_.data() + i_, v);
     return ec == std::errc() && p == s_.data() + i_;

@@ -2,7 +2,6 @@
 
 #include "llmload/common/temp_file.hpp"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>

@@ -1,5 +1,7 @@
 #include "llmload/loadgen/sse_parser.hpp"
 
+#include <cstring>
+
 namespace llmload {
 
 SseParser::Status SseParser::feed(std::string_view bytes, const std::function<void(SseEvent&&)>& on_event) {
@@ -30,38 +32,46 @@ SseParser::Status SseParser::feed(std::string_view bytes, const std::function<vo
       }
     }
   }
-  while (i < bytes.size()) {
-    const char c = bytes[i];
+  const char* const base = bytes.data();
+  const std::size_t n = bytes.size();
+  while (i < n) {
     if (last_was_cr_) {
       last_was_cr_ = false;
-      if (c == '\n') {
+      if (base[i] == '\n') {
         ++i;
         continue;  // LF of a CRLF pair
       }
     }
-    if (c == '\r' || c == '\n') {
-      last_was_cr_ = (c == '\r');
-      ++i;
-      process_line(on_event);
-      if (failed_) return Status::kEventTooLarge;
-      continue;
-    }
-    // Copy the run of ordinary bytes up to the next line terminator in one go.
-    std::size_t j = i;
-    while (j < bytes.size() && bytes[j] != '\r' && bytes[j] != '\n') ++j;
-    line_.append(bytes.data() + i, j - i);
+    // The run of ordinary bytes up to the next line terminator (CR or LF), found with memchr.
+    const auto* lf = static_cast<const char*>(std::memchr(base + i, '\n', n - i));
+    const std::size_t lf_at = lf != nullptr ? static_cast<std::size_t>(lf - base) : n;
+    const auto* cr = static_cast<const char*>(std::memchr(base + i, '\r', lf_at - i));
+    const std::size_t j = cr != nullptr ? static_cast<std::size_t>(cr - base) : lf_at;
     event_bytes_ += j - i;
     if (event_bytes_ > max_event_bytes_) {
+      line_.append(base + i, j - i);  // the event's bytes stay pending (has_partial_event)
       failed_ = true;
       return Status::kEventTooLarge;
     }
-    i = j;
+    if (j == n) {
+      line_.append(base + i, j - i);  // unterminated: the rest comes with the next bytes
+      break;
+    }
+    last_was_cr_ = base[j] == '\r';
+    if (line_.empty()) {
+      process_line(std::string_view(base + i, j - i), on_event);  // a whole line in these bytes: no copy
+    } else {
+      line_.append(base + i, j - i);
+      process_line(line_, on_event);
+      line_.clear();
+    }
+    i = j + 1;
   }
   return Status::kOk;
 }
 
-void SseParser::process_line(const std::function<void(SseEvent&&)>& on_event) {
-  if (line_.empty()) {
+void SseParser::process_line(std::string_view line, const std::function<void(SseEvent&&)>& on_event) {
+  if (line.empty()) {
     // Blank line: dispatch (only if data was seen, as the spec says).
     if (has_data_) {
       SseEvent ev{std::move(event_), std::move(data_), id_};
@@ -74,11 +84,7 @@ void SseParser::process_line(const std::function<void(SseEvent&&)>& on_event) {
     event_bytes_ = 0;
     return;
   }
-  if (line_.front() == ':') {  // comment
-    line_.clear();
-    return;
-  }
-  std::string_view line(line_);
+  if (line.front() == ':') return;  // comment
   std::string_view field = line;
   std::string_view value;
   if (auto colon = line.find(':'); colon != std::string_view::npos) {
@@ -96,7 +102,6 @@ void SseParser::process_line(const std::function<void(SseEvent&&)>& on_event) {
     if (value.find('\0') == std::string_view::npos) id_.assign(value);
   }
   // "retry" and unknown fields are ignored.
-  line_.clear();
 }
 
 }  // namespace llmload

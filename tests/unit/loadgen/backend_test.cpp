@@ -432,7 +432,11 @@ TEST(StreamDecoder, FastChunkScanAgreesWithTheFullParse) {
                                                    : R"({"index":0,"delta":{"content":)" + text + "}")
                                  : R"({"index":0,"text":)" + text;
         choice += R"(,"logprobs":null,"finish_reason":)" + finishes[next(finishes.size())] + "}";
-        const std::vector<std::string> ids = {R"("c")", R"("c\q")", R"("c\u12")", "\"\xff\"", "01", "true"};
+        // Integers of every length: 300 digits is within double's range, 309 nines and 400 digits
+        // are past it (nlohmann refuses the whole chunk), -12 and 7 are ordinary.
+        const std::vector<std::string> ids = {R"("c")",  R"("c\q")", R"("c\u12")", "\"\xff\"", "01", "true",
+                                              "-12",     "7",        std::string(300, '9'), std::string(309, '9'),
+                                              "1" + std::string(399, '0'), "-" + std::string(309, '9')};
         std::string payload = R"({"id":)" + ids[next(4) == 0 ? next(ids.size()) : 0] + R"(,"object":"x","choices":[)" +
                               (next(6) == 0 ? std::string() : choice) + "]";
         if (next(2) == 0) {

@@ -39,10 +39,11 @@ class SseParser {
   std::size_t events() const { return events_; }
 
  private:
-  void process_line(const std::function<void(SseEvent&&)>& on_event);
+  /// One line without its terminator (a view of the fed bytes, or line_ when it came in pieces).
+  void process_line(std::string_view line, const std::function<void(SseEvent&&)>& on_event);
 
   std::size_t max_event_bytes_;
-  std::string line_;       // the current line, without its terminator
+  std::string line_;       // the start of a line whose terminator has not come yet
   std::string data_;       // data lines of the current event so far
   std::string event_;      // event type of the current event
   std::string id_;         // last event id
