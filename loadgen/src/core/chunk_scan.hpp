@@ -111,7 +111,8 @@ class Scanner {
   bool number() {
     const std::size_t b = i_;
     if (!number_syntax()) return false;
-    // An integer of up to 300 digits is within double's range: no conversion needed to know.
+    // An integer of up to 300 characters (sign included) is within double's range: no conversion
+    // needed to know.
     if (i_ - b <= 300 && std::all_of(s_.begin() + static_cast<std::ptrdiff_t>(b), s_.begin() + static_cast<std::ptrdiff_t>(i_),
                                      [](char c) { return c == '-' || (c >= '0' && c <= '9'); })) {
       return true;

@@ -34,6 +34,8 @@ SseParser::Status SseParser::feed(std::string_view bytes, const std::function<vo
   }
   const char* const base = bytes.data();
   const std::size_t n = bytes.size();
+  std::size_t lf_at = 0;  // the next LF at or after i once searched (n: none), kept across CR-ended lines
+  bool lf_known = false;
   while (i < n) {
     if (last_was_cr_) {
       last_was_cr_ = false;
@@ -43,8 +45,11 @@ SseParser::Status SseParser::feed(std::string_view bytes, const std::function<vo
       }
     }
     // The run of ordinary bytes up to the next line terminator (CR or LF), found with memchr.
-    const auto* lf = static_cast<const char*>(std::memchr(base + i, '\n', n - i));
-    const std::size_t lf_at = lf != nullptr ? static_cast<std::size_t>(lf - base) : n;
+    if (!lf_known || lf_at < i) {
+      const auto* lf = static_cast<const char*>(std::memchr(base + i, '\n', n - i));
+      lf_at = lf != nullptr ? static_cast<std::size_t>(lf - base) : n;
+      lf_known = true;
+    }
     const auto* cr = static_cast<const char*>(std::memchr(base + i, '\r', lf_at - i));
     const std::size_t j = cr != nullptr ? static_cast<std::size_t>(cr - base) : lf_at;
     event_bytes_ += j - i;

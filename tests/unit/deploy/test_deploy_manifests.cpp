@@ -724,15 +724,21 @@ TEST(KubernetesManifests, LlmloadWithAReadOnlyRootHasATemporaryDirectoryOnDisk) 
         if (e["name"].as<std::string>() == "TMPDIR" && e["value"]) dir = e["value"].as<std::string>();
       }
     }
+    // The mount that holds `dir`: the longest mount path it is at or under.
     std::string volume;
+    std::size_t longest = 0;
+    bool writable = false;
     if (ct.node["volumeMounts"]) {
       for (const auto& m : ct.node["volumeMounts"]) {
         const auto path = m["mountPath"].as<std::string>();
-        const bool read_only = m["readOnly"] && m["readOnly"].as<bool>();
-        if (!read_only && (dir == path || dir.rfind(path + "/", 0) == 0)) volume = m["name"].as<std::string>();
+        if ((dir == path || dir.rfind(path + "/", 0) == 0) && path.size() > longest) {
+          longest = path.size();
+          volume = m["name"].as<std::string>();
+          writable = !(m["readOnly"] && m["readOnly"].as<bool>());
+        }
       }
     }
-    ASSERT_FALSE(volume.empty()) << "no writable volume at " << dir << " (mount an emptyDir at /tmp)";
+    ASSERT_FALSE(volume.empty() || !writable) << "no writable volume at " << dir << " (mount an emptyDir at /tmp)";
     const auto pod = ct.owner->node["spec"]["template"]["spec"];
     bool on_disk = false;
     for (const auto& v : pod["volumes"]) {

@@ -18,6 +18,7 @@
 #include "llmload/analysis/report.hpp"
 #include "llmload/common/temp_file.hpp"
 #include "llmload/loadgen/record_store.hpp"
+#include "test_temp_dir.hpp"
 
 namespace llmload {
 namespace {
@@ -132,16 +133,11 @@ TEST(RecordStore, SpilledRecordsComeBackAsAppendedWithTheirEvents) {
   for (std::uint64_t i = 0; i < n + 40; ++i) expect_same_record(again[i], record_store_sample(i));
 }
 
-// A write to the temporary file fails (here every write: /dev/full, "no space"): the records'
-// bytes stay in memory in the same form and read back as if they had been written; nothing is
-// lost, and spill_error says why memory grows.
 // $TMPDIR (or a directory on disk) holds the spill, not glibc's tmpfile()'s fixed /tmp, which is
 // memory on a tmpfs /tmp; a spill that is held in memory says where.
 TEST(RecordStore, TheSpillIsAnUnnamedFileInTmpdirAndSaysWhenThatIsMemory) {
-  const char* before = std::getenv("TMPDIR");
-  const std::string saved = before != nullptr ? before : "";
-  const auto dir = std::filesystem::current_path() / ("record-store-tmpdir-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const test_support::TestTempDir tmp("record-store-tmpdir");
+  const auto& dir = tmp.path();
   const auto files_in = [](const std::filesystem::path& d) {
     int n = 0;
     for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
@@ -151,7 +147,7 @@ TEST(RecordStore, TheSpillIsAnUnnamedFileInTmpdirAndSaysWhenThatIsMemory) {
     }
     return n;
   };
-  ::setenv("TMPDIR", dir.c_str(), 1);
+  tmp.set_tmpdir(dir.string());
   {
     RecordStore store(/*keep_chunks=*/true, /*batch=*/4);
     for (std::uint64_t i = 0; i < 10; ++i) store.append(record_store_sample(i), record_store_chunks(i));
@@ -166,20 +162,17 @@ TEST(RecordStore, TheSpillIsAnUnnamedFileInTmpdirAndSaysWhenThatIsMemory) {
   }
   EXPECT_EQ(files_in(dir), 0);  // closed with the store
   if (probe_dir("/dev/shm") == DirKind::memory) {
-    ::setenv("TMPDIR", "/dev/shm", 1);
+    tmp.set_tmpdir("/dev/shm");
     RecordStore store(/*keep_chunks=*/false, /*batch=*/2);
     for (std::uint64_t i = 0; i < 3; ++i) store.append(record_store_sample(i), {});
     ASSERT_TRUE(store.spill_memory_dir().has_value());
     EXPECT_EQ(*store.spill_memory_dir(), "/dev/shm");
   }
-  if (before != nullptr) {
-    ::setenv("TMPDIR", saved.c_str(), 1);
-  } else {
-    ::unsetenv("TMPDIR");
-  }
-  std::filesystem::remove_all(dir);
 }
 
+// A write to the temporary file fails (here every write: /dev/full, "no space"): the records'
+// bytes stay in memory in the same form and read back as if they had been written; nothing is
+// lost, and spill_error says why memory grows.
 TEST(RecordStore, AFailedSpillWriteLosesNoRecord) {
   const int full = ::open("/dev/full", O_RDWR | O_CLOEXEC);
   ASSERT_GE(full, 0);

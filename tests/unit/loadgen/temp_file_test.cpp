@@ -15,6 +15,7 @@
 #include <string>
 
 #include "llmload/common/temp_file.hpp"
+#include "test_temp_dir.hpp"
 
 namespace llmload {
 namespace temp_file_test {
@@ -60,6 +61,7 @@ TEST(TempDir, TmpdirFirstThenADirectoryOnDiskThenTmpInMemory) {
   d = choose_temp_dir("/gone", fake_dirs({{"/tmp", disk}}));
   EXPECT_EQ(d.path, "/tmp");
   EXPECT_FALSE(d.in_memory);
+  EXPECT_EQ(d.tmpdir_passed_over, "/gone");
   d = choose_temp_dir("", fake_dirs({{"/tmp", disk}}));
   EXPECT_EQ(d.path, "/tmp");
   // /tmp in memory (Debian 13, Fedora): /var/tmp on disk instead.
@@ -86,45 +88,63 @@ TEST(TempDir, TmpdirFirstThenADirectoryOnDiskThenTmpInMemory) {
 }
 
 TEST(TempDir, WhatIsInMemoryIsWhatStatSays) {
+  EXPECT_EQ(probe_dir("/nonexistent-llmload-dir"), DirKind::unusable);
+  EXPECT_EQ(probe_dir("/proc/self/status"), DirKind::unusable);  // a file, not a directory
+  EXPECT_EQ(probe_dir(""), DirKind::unusable);
   int checked = 0;
-  for (const std::string dir : {"/", "/tmp", "/var/tmp", "/dev/shm", "/proc"}) {
+  for (const std::string dir : {"/", "/tmp", "/var/tmp", "/dev/shm"}) {
     const std::string type = stat_fs_type(dir);
     if (type.empty()) continue;  // not there, or no coreutils
     const auto kind = probe_dir(dir);
-    if (kind == DirKind::unusable) {
-      EXPECT_NE(::access(dir.c_str(), W_OK | X_OK), 0) << dir << " is writable";
-      continue;
-    }
+    if (kind == DirKind::unusable) continue;  // not writable by this user
     ++checked;
     EXPECT_EQ(kind == DirKind::memory, type == "tmpfs" || type == "ramfs") << dir << " is " << type;
   }
   if (checked == 0) GTEST_SKIP() << "no writable directory, or no `stat -f`, to compare with";
-  EXPECT_EQ(probe_dir("/nonexistent-llmload-dir"), DirKind::unusable);
-  EXPECT_EQ(probe_dir("/proc/self/status"), DirKind::unusable);  // a file, not a directory
-  EXPECT_EQ(probe_dir(""), DirKind::unusable);
+}
+
+// $TMPDIR set to what cannot be written is passed over, and a run says so.
+TEST(TempDir, AnUnwritableTmpdirIsPassedOverAndSaid) {
+  const test_support::TestTempDir tmp("temp-file-tmpdir");
+  tmp.set_tmpdir((tmp.path() / "missing").string());
+  const TempDir d = temp_dir();
+  EXPECT_NE(d.path, (tmp.path() / "missing").string());
+  EXPECT_EQ(d.tmpdir_passed_over, (tmp.path() / "missing").string());
+  if (d.usable) {
+    const auto w = temp_dir_warning();
+    ASSERT_TRUE(w.has_value());
+    EXPECT_NE(w->find("TMPDIR=" + (tmp.path() / "missing").string()), std::string::npos) << *w;
+    EXPECT_NE(w->find(d.path), std::string::npos) << *w;
+  }
+  tmp.set_tmpdir(tmp.path().string());
+  EXPECT_EQ(temp_dir().path, tmp.path().string());
+  EXPECT_TRUE(temp_dir().tmpdir_passed_over.empty());
+  EXPECT_FALSE(temp_dir_warning().has_value());
 }
 
 TEST(TempDir, TheAnonymousFileIsInItsDirectoryWithNoName) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("llmload-temp-file-test-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const int fd = open_anonymous_file(dir.string());
-  ASSERT_GE(fd, 0) << std::strerror(errno);
-  // The directory stays empty: the file has no name, so nothing is left whatever ends the process.
-  EXPECT_TRUE(std::filesystem::is_empty(dir));
-  const std::string target = std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd)).string();
-  EXPECT_EQ(target.rfind(dir.string() + "/", 0), 0u) << target;
-  EXPECT_NE(target.find("(deleted)"), std::string::npos) << target;
-  EXPECT_NE(::fcntl(fd, F_GETFD) & FD_CLOEXEC, 0);
-  ASSERT_EQ(::write(fd, "abc", 3), 3);
-  char back[3] = {};
-  ASSERT_EQ(::pread(fd, back, 3, 0), 3);
-  EXPECT_EQ(std::string(back, 3), "abc");
-  ::close(fd);
-  errno = 0;
-  EXPECT_EQ(open_anonymous_file((dir / "missing").string()), -1);
-  EXPECT_NE(errno, 0);
-  std::filesystem::remove_all(dir);
+  const test_support::TestTempDir tmp("temp-file-test");
+  const auto& dir = tmp.path();
+  // O_TMPFILE, and the fallback for file systems (or sandboxes) without it.
+  for (const auto open_file : {&open_anonymous_file, &open_unlinked_file}) {
+    const int fd = open_file(dir.string());
+    ASSERT_GE(fd, 0) << std::strerror(errno);
+    // The directory stays empty: the file has no name, so nothing is left whatever ends the process.
+    EXPECT_TRUE(std::filesystem::is_empty(dir));
+    const std::string target = std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(fd)).string();
+    EXPECT_EQ(target.rfind(dir.string() + "/", 0), 0u) << target;
+    EXPECT_NE(target.find("(deleted)"), std::string::npos) << target;
+    EXPECT_NE(::fcntl(fd, F_GETFD) & FD_CLOEXEC, 0);
+    ASSERT_EQ(::write(fd, "abc", 3), 3);
+    char back[3] = {};
+    ASSERT_EQ(::pread(fd, back, 3, 0), 3);
+    EXPECT_EQ(std::string(back, 3), "abc");
+    ::close(fd);
+    errno = 0;
+    EXPECT_EQ(open_file((dir / "missing").string()), -1);
+    EXPECT_NE(errno, 0);
+    EXPECT_TRUE(std::filesystem::is_empty(dir));
+  }
 }
 
 }  // namespace llmload

@@ -32,6 +32,7 @@ struct TempDir {
   std::string path;
   bool in_memory = false;  ///< files kept there are held in memory (tmpfs, ramfs)
   bool usable = true;      ///< false: no directory of the rule can be written to
+  std::string tmpdir_passed_over;  ///< $TMPDIR, when it was set but cannot be written to
 };
 
 /// The rule above. `tmpdir_env`: $TMPDIR (null or empty: not set); `probe`: probe_dir in use.
@@ -40,12 +41,16 @@ TempDir choose_temp_dir(const char* tmpdir_env, const std::function<DirKind(cons
 /// choose_temp_dir with this process's $TMPDIR and the system's answers (asked at each call).
 TempDir temp_dir();
 
-/// What a command that keeps records in such a file says at its start when temp_dir() is not
-/// usable (the records will be held in memory); nullopt when it is.
+/// What a command that keeps records in such a file says at its start: that temp_dir() is not
+/// usable (the records will be held in memory), or that $TMPDIR was passed over; else nullopt.
 std::optional<std::string> temp_dir_warning();
 
-/// An anonymous read-write file (close-on-exec) in `dir`: O_TMPFILE, else a unique name removed
-/// at once. Returns its descriptor, or -1 with errno set.
+/// An anonymous read-write file (close-on-exec) in `dir`: O_TMPFILE, else open_unlinked_file.
+/// Returns its descriptor, or -1 with errno set.
 int open_anonymous_file(const std::string& dir);
+
+/// The fallback: a file with a unique name in `dir`, removed at once (-1 with errno, and no file
+/// left, when either step fails).
+int open_unlinked_file(const std::string& dir);
 
 }  // namespace llmload

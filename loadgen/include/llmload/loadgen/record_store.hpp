@@ -3,8 +3,9 @@
 // long it runs (issue 16's soak): the records (and, for --warmup auto, each request's output
 // events) are kept in memory up to a batch, then appended in a compact binary form to an
 // anonymous temporary file (removed by the system when the process ends, even on SIGKILL), in
-// $TMPDIR or else a directory on disk (common/temp_file.hpp). Once the run is over, the analysis reads them back in the order they were appended,
-// one at a time (issue 20): the store is an analysis::RecordSource, and every analysis pass
+// $TMPDIR or else a directory on disk (common/temp_file.hpp). Once the run is over, the analysis
+// reads them back in the order they were appended, one at a time (issue 20): the store is an
+// analysis::RecordSource, and every analysis pass
 // (a range-for over RecordRange(store)) reads the file again, so memory does not grow with the run.
 //
 // The file is written from a thread of its own (BackgroundAppender): the event loop that appends
