@@ -83,12 +83,17 @@ JsonlRecordSource::JsonlRecordSource(std::string path, const RecordKeeperFactory
     }
     if (kind == RecordLine::kRecord) {
       ++count_;
-      if (kept_ != nullptr) kept_->keep(r);
+      if (kept_ != nullptr) {
+        kept_->keep(r);
+        // A keeper that can no longer keep them as it should (e.g. it would hold them in memory)
+        // is let go at once, not filled on: each pass reads the file instead, memory stays flat.
+        if (kept_->problem()) kept_.reset();
+      }
     }
   }
   if (kept_ != nullptr) {
     kept_->kept_all();
-    if (kept_->problem()) kept_.reset();  // e.g. held in memory: read the file on each pass instead
+    if (kept_->problem()) kept_.reset();
   }
 }
 

@@ -20,6 +20,7 @@
 #include "llmload/analysis/report.hpp"
 #include "llmload/analysis/slo.hpp"
 #include "llmload/common/process_limits.hpp"
+#include "llmload/common/temp_file.hpp"
 #include "llmload/common/version.hpp"
 #include "llmload/loadgen/record_store.hpp"
 #include "correctness.hpp"
@@ -73,15 +74,21 @@ analysis::ShardArtifact read_shard_files(const std::string& dir) {
 // requests.jsonl's JSON is parsed once, a line at a time, into a compact store (a RecordStore:
 // spilled to a temporary file, so memory stays flat in the run's length); the merge's passes over
 // the records (the metrics, the per-shard breakdown, correctness, the report) read the store.
+// A store that can no longer keep them as it should (no temporary file can be written, or the
+// disk is full: it would hold them in memory) is let go at once, and every pass parses the file
+// instead (ShardArtifact::loaded unset): slower, but memory stays flat.
 void load_shard_records(analysis::ShardArtifact& a) {
   auto store = std::make_shared<RecordStore>(/*keep_chunks=*/false);
   bool named = true;
   analysis::for_each_shard_record(a, [&](const analysis::RequestRecord& r, bool names_shard) {
-    store->append(r, {});
+    if (store != nullptr) {
+      store->append(r, {});
+      if (store->problem()) store.reset();
+    }
     named = named && names_shard;
   });
-  store->finish_appending();  // filled: no writer thread per shard while the merge reads them
-  a.loaded = std::move(store);
+  if (store != nullptr) store->finish_appending();  // filled: no writer thread per shard while the merge reads
+  if (store != nullptr && !store->problem()) a.loaded = std::move(store);
   a.lines_name_shard = named;
 }
 
@@ -144,6 +151,11 @@ void add_merged_correctness(analysis::MergedArtifact& m, const analysis::MergedR
 int merge_command(const std::vector<std::string>& dirs, const std::string& output, bool print_report,
                   bool fail_on_slo, const MergeExtras& extras) {
   raise_open_file_limit();  // each shard's store holds a temporary file while the merge runs
+  if (!temp_dir().usable) {
+    fmt::print(stderr, "llmload: note: no temporary directory can be written ($TMPDIR, /tmp, /var/tmp): every pass "
+                       "parses the shards' requests.jsonl again (slower; memory stays flat); set TMPDIR to a "
+                       "writable directory on disk to parse them once\n");
+  }
   analysis::MergedArtifact merged;
   std::vector<analysis::ShardArtifact> shards;
   std::string probe_dir;  // shard 0's, when it sent a probe stream

@@ -298,11 +298,15 @@ class CountingKeeper : public RecordKeeper {
     std::size_t kept = 0;
     int passes = 0;
   };
-  explicit CountingKeeper(Counts& counts, std::optional<std::string> problem = std::nullopt)
-      : counts_(counts), problem_(std::move(problem)) {
+  /// `problem`: what problem() says once `problem_after` records have been kept.
+  explicit CountingKeeper(Counts& counts, std::optional<std::string> problem = std::nullopt,
+                          std::size_t problem_after = 0)
+      : counts_(counts), problem_(std::move(problem)), problem_after_(problem_after) {
     ++counts_.made;
   }
-  std::optional<std::string> problem() const override { return problem_; }
+  std::optional<std::string> problem() const override {
+    return records_.size() >= problem_after_ ? problem_ : std::nullopt;
+  }
   void keep(const RequestRecord& r) override {
     records_.push_back(r);
     ++counts_.kept;
@@ -330,6 +334,7 @@ class CountingKeeper : public RecordKeeper {
   Counts& counts_;
   std::optional<std::string> problem_;
   std::vector<RequestRecord> records_;
+  std::size_t problem_after_ = 0;
 };
 
 RecordKeeperFactory counting_keeper(CountingKeeper::Counts& counts) {
@@ -358,13 +363,18 @@ TEST(JsonlReport, KeptRecordsAreParsedOnceAndEveryPassReadsTheKeeper) {
 TEST(JsonlReport, AKeeperWithAProblemIsDroppedAndThePassesReadTheFile) {
   ReportScratchDir dir;
   const fs::path p = dir.path() / "requests.jsonl";
-  write_report_bytes(p, report_line(0) + "\n" + report_line(1) + "\n");
+  write_report_bytes(p, report_line(0) + "\n" + report_line(1) + "\n" + report_line(2) + "\n" + report_line(3) + "\n");
   CountingKeeper::Counts counts;
+  // The problem arises with the second record: the keeper is let go then, not filled with the
+  // rest (it would hold them in memory).
   const JsonlRecordSource source(p.string(), [&counts] {
-    return std::make_unique<CountingKeeper>(counts, "no temporary file for the run's records (No space left on device)");
+    return std::make_unique<CountingKeeper>(counts, "no temporary file for the run's records (No space left on device)",
+                                            /*problem_after=*/2);
   });
   EXPECT_EQ(counts.kept, 2U);
-  EXPECT_EQ(range_lines(RecordRange(source)), (std::vector<std::string>{report_line(0), report_line(1)}));
+  EXPECT_EQ(source.size(), 4U);
+  EXPECT_EQ(range_lines(RecordRange(source)),
+            (std::vector<std::string>{report_line(0), report_line(1), report_line(2), report_line(3)}));
   EXPECT_EQ(counts.passes, 0);  // the file, not the keeper
   fs::remove(p);
   EXPECT_THROW(for (const auto& r : RecordRange(source)) (void)r, RecordFileError);
