@@ -18,7 +18,8 @@
 #include "llmload/analysis/report.hpp"
 #include "llmload/common/temp_file.hpp"
 #include "llmload/loadgen/record_store.hpp"
-#include "test_temp_dir.hpp"
+#include "scoped_env.hpp"
+#include "subprocess.hpp"
 
 namespace llmload {
 namespace {
@@ -136,8 +137,9 @@ TEST(RecordStore, SpilledRecordsComeBackAsAppendedWithTheirEvents) {
 // $TMPDIR (or a directory on disk) holds the spill, not glibc's tmpfile()'s fixed /tmp, which is
 // memory on a tmpfs /tmp; a spill that is held in memory says where.
 TEST(RecordStore, TheSpillIsAnUnnamedFileInTmpdirAndSaysWhenThatIsMemory) {
-  const test_support::TestTempDir tmp("record-store-tmpdir");
-  const auto& dir = tmp.path();
+  const testing::TempDir tmp;
+  const auto dir = std::filesystem::canonical(tmp.path());  // as /proc/self/fd shows it
+  const testing::ScopedEnv tmpdir("TMPDIR");
   const auto files_in = [](const std::filesystem::path& d) {
     int n = 0;
     for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
@@ -147,7 +149,7 @@ TEST(RecordStore, TheSpillIsAnUnnamedFileInTmpdirAndSaysWhenThatIsMemory) {
     }
     return n;
   };
-  tmp.set_tmpdir(dir.string());
+  tmpdir.set(dir.string());
   {
     RecordStore store(/*keep_chunks=*/true, /*batch=*/4);
     for (std::uint64_t i = 0; i < 10; ++i) store.append(record_store_sample(i), record_store_chunks(i));
@@ -162,7 +164,7 @@ TEST(RecordStore, TheSpillIsAnUnnamedFileInTmpdirAndSaysWhenThatIsMemory) {
   }
   EXPECT_EQ(files_in(dir), 0);  // closed with the store
   if (probe_dir("/dev/shm") == DirKind::memory) {
-    tmp.set_tmpdir("/dev/shm");
+    tmpdir.set("/dev/shm");
     RecordStore store(/*keep_chunks=*/false, /*batch=*/2);
     for (std::uint64_t i = 0; i < 3; ++i) store.append(record_store_sample(i), {});
     ASSERT_TRUE(store.spill_memory_dir().has_value());

@@ -15,7 +15,8 @@
 #include <string>
 
 #include "llmload/common/temp_file.hpp"
-#include "test_temp_dir.hpp"
+#include "scoped_env.hpp"
+#include "subprocess.hpp"
 
 namespace llmload {
 namespace temp_file_test {
@@ -105,26 +106,27 @@ TEST(TempDir, WhatIsInMemoryIsWhatStatSays) {
 
 // $TMPDIR set to what cannot be written is passed over, and a run says so.
 TEST(TempDir, AnUnwritableTmpdirIsPassedOverAndSaid) {
-  const test_support::TestTempDir tmp("temp-file-tmpdir");
-  tmp.set_tmpdir((tmp.path() / "missing").string());
+  const testing::TempDir tmp;
+  const std::string missing = tmp.file("missing");
+  const testing::ScopedEnv tmpdir("TMPDIR", missing);
   const TempDir d = temp_dir();
-  EXPECT_NE(d.path, (tmp.path() / "missing").string());
-  EXPECT_EQ(d.tmpdir_passed_over, (tmp.path() / "missing").string());
+  EXPECT_NE(d.path, missing);
+  EXPECT_EQ(d.tmpdir_passed_over, missing);
   if (d.usable) {
     const auto w = temp_dir_warning();
     ASSERT_TRUE(w.has_value());
-    EXPECT_NE(w->find("TMPDIR=" + (tmp.path() / "missing").string()), std::string::npos) << *w;
+    EXPECT_NE(w->find("TMPDIR=" + missing), std::string::npos) << *w;
     EXPECT_NE(w->find(d.path), std::string::npos) << *w;
   }
-  tmp.set_tmpdir(tmp.path().string());
-  EXPECT_EQ(temp_dir().path, tmp.path().string());
+  tmpdir.set(tmp.path());
+  EXPECT_EQ(temp_dir().path, tmp.path());
   EXPECT_TRUE(temp_dir().tmpdir_passed_over.empty());
   EXPECT_FALSE(temp_dir_warning().has_value());
 }
 
 TEST(TempDir, TheAnonymousFileIsInItsDirectoryWithNoName) {
-  const test_support::TestTempDir tmp("temp-file-test");
-  const auto& dir = tmp.path();
+  const testing::TempDir tmp;
+  const auto dir = std::filesystem::canonical(tmp.path());  // as /proc/self/fd shows it
   // O_TMPFILE, and the fallback for file systems (or sandboxes) without it.
   for (const auto open_file : {&open_anonymous_file, &open_unlinked_file}) {
     const int fd = open_file(dir.string());
