@@ -5,6 +5,8 @@
 // running the same schedule. Also: LLMLOAD_* environment variables, bad shard flags.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -260,6 +262,48 @@ TEST_F(Shards, IndexedJobShardsMergeLikeOneProcess) {
 // Exit codes a job runner (a Kubernetes Job, CI) can act on, for shards and their merge: a shard
 // and a merge that measured nothing exit 6 with everything written; `merge --fail-on-slo` gates on
 // the merged run's verdict (3), after writing it.
+// A merge with no temporary directory it can write (a read-only root without a /tmp volume): each
+// shard's store, losing its file at the first batch, is let go and every pass parses
+// requests.jsonl again: the same artifact, memory flat, and a note saying why it is slower. Needs
+// a mount namespace (unshare -m: root, or user namespaces) and /dev/shm for the output; skipped
+// where either is missing.
+TEST_F(Shards, AMergeWithNoWritableTemporaryDirectoryWritesTheSameArtifact) {
+  if (run({"unshare", "-m", "true"}, 10s).exit_code != 0) GTEST_SKIP() << "no mount namespace here (unshare -m)";
+  if (::access("/dev/shm", W_OK) != 0) GTEST_SKIP() << "no writable /dev/shm for the output";
+  const ServerHandle fast = start_server({"--latency-model", "fixed", "--ttft", "0ms", "--itl", "0ms"});
+  TempDir root;
+  // More than a store's first batch (1,024 records) in each shard, so that it spills.
+  ASSERT_EQ(run_shards(root, 2, {"--base-url", fast.base_url, "--scenario", "concurrency", "--concurrency", "16",
+                                 "--num-requests", "3000", "--warmup", "0", "--input-tokens", "16", "--output-tokens",
+                                 "2", "--quiet"}),
+            (std::vector<int>{0, 0}));
+  const std::string plain_out = root.file("merged");
+  auto plain = run({binary_path("llmload"), "merge", root.file("shard-0"), root.file("shard-1"), "--output", plain_out}, 60s);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.err.find("no temporary directory"), std::string::npos) << plain.err;
+
+  const std::string ro_out = "/dev/shm/llmload-merge-readonly-" + std::to_string(::getpid());
+  std::string make_readonly = "mount --bind /tmp /tmp && mount -o remount,bind,ro /tmp";
+  if (std::filesystem::is_directory("/var/tmp")) {
+    make_readonly += " && mount --bind /var/tmp /var/tmp && mount -o remount,bind,ro /var/tmp";
+  }
+  auto readonly = run({"env", "-u", "TMPDIR", "unshare", "-m", "sh", "-c", make_readonly + " && exec \"$0\" \"$@\"",
+                       binary_path("llmload"), "merge", root.file("shard-0"), root.file("shard-1"), "--output", ro_out},
+                      60s);
+  const auto same_file = [&](const std::string& name) {
+    std::error_code ec;
+    if (!std::filesystem::exists(ro_out + "/" + name, ec)) return false;
+    return read_file(plain_out + "/" + name) == read_file(ro_out + "/" + name);
+  };
+  const bool result_same = same_file("result.json");
+  const bool records_same = same_file("requests.jsonl");
+  std::filesystem::remove_all(ro_out);
+  ASSERT_EQ(readonly.exit_code, 0) << readonly.err;
+  EXPECT_NE(readonly.err.find("no temporary directory can be written"), std::string::npos) << readonly.err;
+  EXPECT_TRUE(result_same) << "result.json differs from the merge with a writable /tmp";
+  EXPECT_TRUE(records_same) << "requests.jsonl differs from the merge with a writable /tmp";
+}
+
 TEST_F(Shards, MergeExitCodesForJobRunners) {
   {
     // Every request fails (HTTP 500): each shard and the merged run measured nothing.
