@@ -236,7 +236,7 @@ std::string console_report(const RunMetrics& m, const std::string& title, const 
   line(fmt::format("{}", rule));
   line(fmt::format("{:<40}{:>12}", "Requests in window (completed/failed):", fmt::format("{}/{}", m.completed, m.failed)));
   if (m.stopped_early_requests > 0) {
-    line(fmt::format("{:<40}{:>12}", "Canceled by the early stop (not failed):", m.stopped_early_requests));
+    line(fmt::format("{:<40}{:>12}", "Canceled by a stop (not failed):", m.stopped_early_requests));
   }
   line(fmt::format("{:<40}{:>12}", "Warmup requests (discarded):", m.warmup));
   line(fmt::format("{:<40}{:>12.3f}", "Measurement window (s):", to_seconds(m.window.length())));

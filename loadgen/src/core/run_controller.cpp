@@ -185,7 +185,21 @@ void RunController::interrupt() {
 
 void RunController::abort() {
   interrupt();
+  aborted_ = true;
   transport_.cancel_all();
+}
+
+void RunController::classify_client_cancel(analysis::RequestRecord& rec) const {
+  if (rec.error != analysis::ErrorClass::kCanceled) return;
+  // Canceled because the run was stopped (early, or by the user): the client's decision, its own
+  // outcome, not a failure of the server.
+  if (stopped_early_) {
+    rec.error = analysis::ErrorClass::kStoppedEarly;
+    rec.error_message = fmt::format("canceled by the early stop ({})", *stopped_early_);
+  } else if (aborted_) {
+    rec.error = analysis::ErrorClass::kStoppedEarly;
+    rec.error_message = "canceled when the run was stopped (a second signal, or the drain after the first ran out)";
+  }
 }
 
 void RunController::stop_early(std::string reason) {
@@ -214,11 +228,7 @@ void RunController::complete(std::uint64_t index, TimePoint t) {
   if (it == trackers_.end()) return;
   const auto& tracker = it->second->tracker();
   analysis::RequestRecord rec = tracker.record();
-  // Canceled because the run was stopped early: the client's decision, its own outcome.
-  if (stopped_early_ && rec.error == analysis::ErrorClass::kCanceled) {
-    rec.error = analysis::ErrorClass::kStoppedEarly;
-    rec.error_message = fmt::format("canceled by the early stop ({})", *stopped_early_);
-  }
+  classify_client_cancel(rec);
   // A server may echo the API key back in an error: it never reaches any output.
   rec.error_message = secrets_.for_output(std::move(rec.error_message));
   const std::vector<analysis::ChunkArrival> counted =
@@ -291,10 +301,7 @@ void RunController::complete_probe(std::uint64_t index) {
   if (it == probe_slots_.end()) return;
   const RequestTracker& tracker = it->second->tracker();
   analysis::RequestRecord rec = tracker.record();
-  if (stopped_early_ && rec.error == analysis::ErrorClass::kCanceled) {
-    rec.error = analysis::ErrorClass::kStoppedEarly;
-    rec.error_message = fmt::format("canceled by the early stop ({})", *stopped_early_);
-  }
+  classify_client_cancel(rec);
   rec.error_message = secrets_.for_output(std::move(rec.error_message));
   probes_->complete(rec, tracker.chunks());
   graveyard_.push_back(std::move(it->second));

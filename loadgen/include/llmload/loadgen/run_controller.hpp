@@ -49,7 +49,8 @@ class RunController {
 
   /// Stops releasing new requests (in-flight ones continue). Marks the run interrupted.
   void interrupt();
-  /// Aborts everything in flight (second signal).
+  /// Aborts everything in flight (a second signal, or the drain after the first ran out): the
+  /// requests canceled so are the client's decision (outcome stopped_early), not failures.
   void abort();
   bool interrupted() const { return interrupted_; }
   /// Stops releasing new requests, like interrupt(), for a reason found while it ran (e.g. a
@@ -116,6 +117,8 @@ class RunController {
   // The probe stream: starts the probes due by `now` while the load runs, and takes one back.
   void start_due_probes(TimePoint now);
   void complete_probe(std::uint64_t index);
+  // A request canceled because the run was stopped early or aborted: outcome stopped_early.
+  void classify_client_cancel(analysis::RequestRecord& rec) const;
   // --tokenizer: counts the generated text (and, without usage, returns the output events each
   // weighed by its own text's tokens; empty when the tracker's events stand as they are).
   std::vector<analysis::ChunkArrival> count_with_tokenizer(analysis::RequestRecord& rec,
@@ -145,6 +148,7 @@ class RunController {
   const Secrets secrets_;  // a server may echo them back in an error
   TimePoint start_{};
   bool interrupted_ = false;
+  bool aborted_ = false;
   std::optional<std::string> stopped_early_;
   std::optional<TimePoint> stopped_at_;  // when stop_early() stopped the releases
   std::unique_ptr<analysis::SequentialSlo> sequential_;
