@@ -393,6 +393,25 @@ struct Prepared {
   std::vector<Nanos> timed;  // a trace's own arrival offsets (timed arrivals)
 };
 
+// --model names a model the server's list does not: a warning before the load, not an error (a
+// gateway may route names it does not list; vLLM lists a LoRA adapter only once it is loaded).
+void warn_of_unlisted_models(const ScenarioConfig& cfg, const net::ModelsInfo& listed, const BaseUrl& url) {
+  if (cfg.quiet || listed.ids.empty() || !listed.problem.empty()) return;
+  const std::vector<std::string> asked = cfg.models.empty() ? std::vector<std::string>{cfg.model} : cfg.models;
+  std::vector<std::string> missing;
+  for (const auto& m : asked) {
+    if (std::find(listed.ids.begin(), listed.ids.end(), m) == listed.ids.end()) missing.push_back(printable(m));
+  }
+  if (missing.empty()) return;
+  std::vector<std::string> shown;
+  for (std::size_t i = 0; i < listed.ids.size() && i < 8; ++i) shown.push_back(printable(listed.ids[i]));
+  fmt::print(stderr,
+             "llmload: warning: GET {}/v1/models does not list --model {} (it lists {}{}): requests for it may "
+             "fail (HTTP 404); check --model\n",
+             url.to_string(), fmt::join(missing, ","), fmt::join(shown, ", "),
+             listed.ids.size() > shown.size() ? fmt::format(" and {} more", listed.ids.size() - shown.size()) : "");
+}
+
 // The server's models (and the model, when none was given), the prompt calibration, the
 // workload, and the settings only the workload knows (trace replay); then the final validation.
 Prepared prepare(ScenarioConfig& cfg, boost::asio::io_context& ioc, Transport& transport, const BaseUrl& url) {
@@ -416,6 +435,7 @@ Prepared prepare(ScenarioConfig& cfg, boost::asio::io_context& ioc, Transport& t
                                       url.to_string(), printable(cfg.model)));
       }
     }
+    warn_of_unlisted_models(cfg, p.models, url);
     if (!cfg.tokenizer.empty()) p.tokenizer = load_model_tokenizer(cfg.tokenizer);
     p.calibration = calibrate(cfg, ioc, transport, url, p.tokenizer.get());
   } catch (const ConfigError& e) {

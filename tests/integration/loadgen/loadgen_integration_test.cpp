@@ -382,6 +382,22 @@ TEST_F(Fixture, NonOpenAiEndpointIsRejectedBeforeTheRun) {
   EXPECT_NE(out.proc.err.find("pass --model"), std::string::npos) << out.proc.err;
 }
 
+// A --model the server's list lacks is said before the load (it used to show only in the errors
+// after a whole run of 404s); a listed one is not. Not an error: gateways route names they do not list.
+TEST_F(Fixture, AModelTheServerDoesNotListIsSaidBeforeTheLoad) {
+  TempDir dir;
+  auto out = run_llmload(dir, {"--base-url", server_->base_url, "--model", "nosuchmodel", "--num-requests", "2"});
+  EXPECT_EQ(out.proc.exit_code, 6) << out.proc.err;  // the mock answers 404 for it
+  const auto warned = out.proc.err.find("warning: GET " + server_->base_url + "/v1/models does not list --model nosuchmodel");
+  ASSERT_NE(warned, std::string::npos) << out.proc.err;
+  EXPECT_NE(out.proc.err.find("(it lists llmload-mock)"), std::string::npos) << out.proc.err;
+  // Said before the run's own output, not among the errors at its end.
+  EXPECT_LT(warned, out.proc.err.find("HTTP 404")) << out.proc.err;
+  TempDir listed;
+  auto ok = run_llmload(listed, {"--base-url", server_->base_url, "--model", "llmload-mock", "--num-requests", "2"});
+  EXPECT_EQ(ok.proc.err.find("does not list"), std::string::npos) << ok.proc.err;
+}
+
 // With --model the models probe is not a gate (docs/wire.md): a warning, then the run, whose
 // 404s name the other API and the base URL as the likely fixes.
 TEST_F(Fixture, WithTheModelGivenAFailedModelsProbeIsAWarning) {
