@@ -14,6 +14,7 @@
 #include "llmload/common/version.hpp"
 #include "llmload/loadgen/config_error.hpp"
 #include "merge.hpp"
+#include "parse_error.hpp"
 #include "stop_signal.hpp"
 #include "report_command.hpp"
 #include "run_command.hpp"
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   using namespace llmload;
   CLI::App app{"llmload: a load generator for OpenAI-compatible LLM inference servers (vLLM, SGLang, ...)"};
   app.set_version_flag("--version", std::string("llmload ") + kVersion);
+  app.failure_message(app::parse_error_message);  // before the subcommands: they inherit it
   app.require_subcommand(1);
   auto* run = app.add_subcommand("run", "run one scenario against an endpoint and report TTFT, TPOT, ITL, E2E and goodput");
   app::RunOptions options;

@@ -1,6 +1,8 @@
 #include "report_command.hpp"
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 
 #include <fmt/format.h>
@@ -21,7 +23,16 @@ void add_report_options(CLI::App& sub, ReportOptions& o) {
   sub.add_option("--output", o.output, "directory for report.html, summary.md and summary.csv (default: DIR)");
   sub.add_option("--interval", o.interval_s,
                  "time-series interval in seconds (default 0: chosen from the run's length, at most 60 intervals)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            char* end = nullptr;
+            const double x = std::strtod(v.c_str(), &end);
+            if (v.empty() || end == v.c_str() || *end != '\0' || !std::isfinite(x) || x < 0) {
+              return "'" + v + "' is not a number of seconds, 0 or more (e.g. --interval 5; 0 chooses it)";
+            }
+            return "";
+          },
+          "SECONDS"));
   sub.footer(R"(Writes report.html (one self-contained page: verdicts, conditions, key metrics, percentile
 distributions, time series with the discarded warmup and drain shaded, and for a sweep the
 latency-throughput, goodput and attainment curves with the SLO line and the capacity point),

@@ -556,6 +556,33 @@ TEST(CommandLine, EveryParseErrorExitsTwoAndNamesTheFlag) {
   }
   auto help = run({llmload, "run", "--help"}, 30s);
   EXPECT_EQ(help.exit_code, 0);
+  // Said as llmload's other errors are, an unknown option with the nearest one its command has
+  // (CLI11 said "The following arguments were not expected: 2 --concurency"), its value not
+  // named as a second mistake; a hidden option is not offered; a flag without its value says so.
+  const struct {
+    std::vector<std::string> argv;
+    std::vector<std::string> said;
+    std::string not_said;
+  } cases[] = {
+      {{llmload, "run", "--concurency", "2"},
+       {"llmload run: error: unknown option '--concurency' (did you mean '--concurrency'?)", "llmload run --help"},
+       "'2'"},
+      {{llmload, "sweep", "--num-request", "5"}, {"llmload sweep: error: unknown option '--num-request' (did you mean"}, ""},
+      {{llmload, "merge", "--ouput", "x", "a"}, {"unknown option '--ouput' (did you mean '--output'?)"}, ""},
+      {{llmload, "run", "--zzzzzzzz"}, {"llmload run: error: unknown option '--zzzzzzzz'\n"}, "did you mean"},
+      {{llmload, "run", "stray"}, {"llmload run: error: unexpected argument 'stray'"}, ""},
+      {{llmload, "sweep", "--worker", "2", "--concurrency", "1,2"}, {"unknown option '--worker'\n"}, "did you mean"},
+      {{llmload, "run", "--concurrency"}, {"llmload: error: --concurrency needs a value"}, "required"},
+      {{llmload, "report", "/nonexistent", "--interval", "abc"}, {"--interval: 'abc' is not a number of seconds"}, "179769"},
+  };
+  for (const auto& c : cases) {
+    auto r = run(c.argv, 30s);
+    EXPECT_EQ(r.exit_code, 2) << c.argv[1] << " " << c.argv[2] << ": " << r.err;
+    for (const auto& s : c.said) EXPECT_NE(r.err.find(s), std::string::npos) << s << " in:\n" << r.err;
+    if (!c.not_said.empty()) {
+      EXPECT_EQ(r.err.find(c.not_said), std::string::npos) << c.not_said << " in:\n" << r.err;
+    }
+  }
   auto server_empty_key = run({binary_path("llmload-server"), "--api-key", "", "--port", "0"}, 30s);
   EXPECT_EQ(server_empty_key.exit_code, 2) << server_empty_key.err;
   EXPECT_NE(server_empty_key.err.find("--api-key was given an empty value"), std::string::npos) << server_empty_key.err;
