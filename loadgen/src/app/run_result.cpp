@@ -113,15 +113,16 @@ json conditions_json(const ScenarioConfig& cfg, const BaseUrl& url, const Reques
        }()},
       {"turns", cfg.turns},
       {"think_time_s", std::chrono::duration<double>(cfg.think_time).count()},
-      {"input_tokens", cfg.input_tokens},
-      {"output_tokens", cfg.output_tokens},
+      // null where the workload gives the lengths (a dataset, a trace, a distribution).
+      {"input_tokens", cfg.input_tokens_used() ? json(cfg.input_tokens) : json(nullptr)},
+      {"output_tokens", cfg.output_tokens_used() ? json(cfg.output_tokens) : json(nullptr)},
       {"num_requests", cfg.num_requests ? json(*cfg.num_requests) : json(nullptr)},
       {"duration_s", cfg.duration ? json(std::chrono::duration<double>(*cfg.duration).count()) : json(nullptr)},
       {"warmup", cfg.warmup.automatic ? json("auto")
                  : cfg.warmup.by_time()
                      ? json(fmt::format("{}s", std::chrono::duration<double>(cfg.warmup.duration).count()))
                      : json(cfg.warmup.requests)},
-      {"request_rate", cfg.kind == ScenarioKind::kServer ? json(cfg.request_rate) : json(nullptr)},
+      {"request_rate", cfg.request_rate_used() ? json(cfg.request_rate) : json(nullptr)},
       {"concurrency", cfg.kind == ScenarioKind::kConcurrency || cfg.kind == ScenarioKind::kSingleStream
                           ? json(cfg.kind == ScenarioKind::kSingleStream ? 1 : cfg.concurrency)
                           : json(nullptr)},

@@ -779,13 +779,26 @@ void resolve_shard(ScenarioConfig& cfg, const char* job_completion_index) {
 }
 
 std::string scenario_summary(const ScenarioConfig& cfg) {
-  return fmt::format("{} {}{}", to_string(cfg.kind),
-                     cfg.kind == ScenarioKind::kServer        ? fmt::format("rate={}/s", cfg.request_rate)
-                     : cfg.kind == ScenarioKind::kConcurrency ? fmt::format("concurrency={}", cfg.concurrency)
-                     : cfg.kind == ScenarioKind::kOffline && cfg.max_inflight
-                         ? fmt::format("max-inflight={}", *cfg.max_inflight)
-                         : std::string(),
-                     fmt::format(" in={} out={}", cfg.input_tokens, cfg.output_tokens));
+  // Only what the run uses: a trace's arrivals and lengths are its own, a dataset's prompts too.
+  const WorkloadConfig& w = cfg.workload;
+  const bool random = w.dataset.empty() || w.dataset == "random";
+  std::string lengths;
+  if (random && !w.genai_scenario.empty()) {
+    lengths = fmt::format(" lengths={}", w.genai_scenario);
+  } else if (random) {
+    lengths = fmt::format(" in={} out={}", cfg.input_tokens_used() ? std::to_string(cfg.input_tokens) : w.input_dist,
+                          cfg.output_tokens_used() ? std::to_string(cfg.output_tokens) : w.output_dist);
+  } else {
+    lengths = fmt::format(" dataset={}{}", w.dataset,
+                          cfg.output_tokens_used() ? fmt::format(" max-out={}", cfg.output_tokens) : std::string());
+  }
+  const std::string load =
+      cfg.kind == ScenarioKind::kServer
+          ? (cfg.request_rate_used() ? fmt::format("rate={}/s", cfg.request_rate) : std::string("arrivals=timestamps"))
+      : cfg.kind == ScenarioKind::kConcurrency ? fmt::format("concurrency={}", cfg.concurrency)
+      : cfg.kind == ScenarioKind::kOffline && cfg.max_inflight ? fmt::format("max-inflight={}", *cfg.max_inflight)
+                                                               : std::string();
+  return fmt::format("{} {}{}", to_string(cfg.kind), load, lengths);
 }
 
 }  // namespace llmload::app

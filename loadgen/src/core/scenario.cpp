@@ -344,6 +344,20 @@ void ScenarioConfig::validate() {
 }
 
 
+bool ScenarioConfig::input_tokens_used() const {
+  const bool random = workload.dataset.empty() || workload.dataset == "random";
+  return random && workload.genai_scenario.empty() && workload.input_dist.empty();
+}
+
+bool ScenarioConfig::output_tokens_used() const {
+  const std::string& d = workload.dataset;
+  if (d.empty() || d == "random") return workload.genai_scenario.empty() && workload.output_dist.empty();
+  return d == "custom" || d == "gsm8k" || d == "mmlu";
+}
+
+bool ScenarioConfig::request_rate_used() const {
+  return kind == ScenarioKind::kServer && !timed_arrivals && workload.dataset != "trace";
+}
 
 std::uint64_t arrival_seed(std::uint64_t base) { return mix_seed(base ^ 0x6172726976616c73ULL); }  // "arrivals"
 std::uint64_t data_seed(std::uint64_t base) { return mix_seed(base ^ 0x646174617365656bULL); }

@@ -204,6 +204,14 @@ struct ScenarioConfig {
   ShardSpec shard;
 
   bool open_loop() const { return kind == ScenarioKind::kServer || kind == ScenarioKind::kOffline; }
+  /// Whether the prompts' lengths are `input_tokens` (the random workload without a length
+  /// distribution): not where a dataset, a trace or a distribution gives them.
+  bool input_tokens_used() const;
+  /// Whether `output_tokens` is used: each request's length (random, without a distribution), or
+  /// the default or cap of a dataset's rows (custom, gsm8k, mmlu); not for ShareGPT or a trace.
+  bool output_tokens_used() const;
+  /// Whether `request_rate` paces the releases: a server run whose arrivals are not the workload's own.
+  bool request_rate_used() const;
   /// The run's secrets (the API key, --header values): what every output is redacted of.
   Secrets secrets() const;
   /// Checks the combination of settings; throws ConfigError naming the field and the fix.
