@@ -310,6 +310,13 @@ TEST(TraceReplay, AzureCsvAtItsOwnTimingScaled) {
   }
   EXPECT_EQ(r.result["conditions"]["scenario"]["arrivals"]["process"], "trace");
   EXPECT_EQ(r.result["conditions"]["workload"]["format"], "azure") << r.result["conditions"]["workload"].dump();
+  // The rate and the lengths the run did not use are not its conditions (they read rate 0,
+  // 128 tokens in and out, while the prompts were the trace's thousands).
+  for (const char* unused : {"request_rate", "input_tokens", "output_tokens"}) {
+    EXPECT_TRUE(r.result["conditions"]["scenario"][unused].is_null()) << unused;
+  }
+  EXPECT_NE(r.proc.err.find("server arrivals=timestamps dataset=trace against"), std::string::npos) << r.proc.err;
+  EXPECT_EQ(r.proc.err.find("in=128"), std::string::npos) << r.proc.err;
 }
 
 TEST(TraceReplay, MooncakeHashIdsBecomeSharedPrefixesTheServerCaches) {
