@@ -558,8 +558,10 @@ SweepComparison compare_sweeps(const SweepArtifact& a, const SweepArtifact& b, c
   const SweepCapacity& cb = c.capacity_b;
   const std::string unit = load_unit(c.load_kind);
   if (ca.source.empty() || cb.source.empty()) {
-    c.capacity_explanation = fmt::format("capacity not compared: {} no capacity (no SLO verdicts, no capacity in sweep.json)",
-                                         ca.source.empty() && cb.source.empty() ? "neither sweep has" : ca.source.empty() ? "A has" : "B has");
+    c.capacity_explanation = fmt::format("capacity not compared: {} (no SLO verdicts, no capacity in sweep.json)",
+                                         ca.source.empty() && cb.source.empty() ? "neither sweep has a capacity"
+                                         : ca.source.empty()                    ? "A has no capacity"
+                                                                                : "B has no capacity");
   } else if (!comparable) {
     c.capacity_explanation = "capacity not compared: the sweeps vary different loads";
   } else {

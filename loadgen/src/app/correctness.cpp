@@ -313,8 +313,11 @@ std::string correctness_report(const json& result) {
                      a["correct"].get<std::int64_t>(), a["graded"].get<std::int64_t>(),
                      a["unparsed"].get<std::int64_t>());
     if (const json& g = a.value("correct_goodput", json()); g.is_object()) {
-      o += fmt::format("Correct goodput (req/s):          {:.2f} (met the SLO and graded correct)\n",
-                       g.value("rate_per_s", 0.0));
+      const bool slo = result.contains("conditions") && result["conditions"].is_object() &&
+                       result["conditions"].value("scenario", json()).is_object() &&
+                       result["conditions"]["scenario"].value("slo", json()).is_string();
+      o += fmt::format("Correct goodput (req/s):          {:.2f} ({})\n", g.value("rate_per_s", 0.0),
+                       slo ? "met the SLO and graded correct" : "graded correct; no --slo given");
     }
     if (const json& s = a.value("slo", json()); s.is_object()) {
       o += fmt::format("{:<34}{}\n", fmt::format("Accuracy SLO (>= {:g}):", s["min_accuracy"].get<double>()),

@@ -336,8 +336,9 @@ TrialsOutcome run_trials(const ScenarioConfig& cfg, const std::vector<std::strin
       return out;
     }
     if (!cfg.quiet) {
-      fmt::print(stderr, "llmload: {} trials written to {}/trial-*, their summary to {}/result.json\n",
-                 out.entries.size(), cfg.output_dir, cfg.output_dir);
+      fmt::print(stderr, "llmload: {} trial{} written to {}/trial-*, {} summary to {}/result.json\n",
+                 out.entries.size(), out.entries.size() == 1 ? "" : "s", cfg.output_dir,
+                 out.entries.size() == 1 ? "its" : "their", cfg.output_dir);
     }
     try {
       analysis::HtmlReportOptions report_options;

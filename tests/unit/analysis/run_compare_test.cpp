@@ -360,6 +360,17 @@ TEST(run_compare, SweepsCompareCurvesAndCapacities) {
   EXPECT_EQ(self.capacity_direction, 0);
   EXPECT_NE(self.capacity_explanation.find("B / A = 1.000: the same capacity and bracket"), std::string::npos)
       << self.capacity_explanation;
+
+  // Sweeps without SLO verdicts have no capacity: said which, in plain words.
+  const fs::path n = t.path / "no-slo";
+  write_point(n / "rate-10", 10, 10.0, 20'000, "", true);
+  write_point(n / "rate-20", 20, 20.0, 40'000, "", true);
+  write_sweep(n, {10, 20}, nullptr);
+  const SweepArtifact sn = load_compare_sweep(n.string());
+  EXPECT_EQ(compare_sweeps(sn, sn).capacity_explanation,
+            "capacity not compared: neither sweep has a capacity (no SLO verdicts, no capacity in sweep.json)");
+  EXPECT_NE(compare_sweeps(sn, sa).capacity_explanation.find(": A has no capacity ("), std::string::npos);
+  EXPECT_NE(compare_sweeps(sa, sn).capacity_explanation.find(": B has no capacity ("), std::string::npos);
 }
 
 TEST(run_compare, BadInputNamesTheFile) {
