@@ -372,7 +372,7 @@ const std::vector<SettingInfo>& settings() {
       {"verbose", "print more: per-trial results, server-metric cross-checks, window choice"},
       {"devices", "devices (GPUs or replicas) serving the endpoint: recorded for `llmload scaling` and cost"},
       {"price-per-hour", "price of one device-hour (any currency): the result gets the cost per 1M output tokens"},
-      {"slo", "SLO bounds and percentile, e.g. ttft:2000ms,tpot:200ms (p99 by default); accuracy:0.95 adds a minimum graded "
+      {"slo", "SLO bounds and percentile, e.g. ttft:2000ms,tpot:200ms (p99 by default; a bare number is milliseconds, as in vLLM's --goodput); accuracy:0.95 adds a minimum graded "
               "accuracy, judged on its 95% interval"},
       {"request-rate", "server scenario: arrival rate in requests per second (without --scenario it selects "
                        "server; 'inf' selects offline, as in vLLM)"},
