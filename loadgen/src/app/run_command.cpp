@@ -396,7 +396,7 @@ struct Prepared {
 // --model names a model the server's list does not: a warning before the load, not an error (a
 // gateway may route names it does not list; vLLM lists a LoRA adapter only once it is loaded).
 void warn_of_unlisted_models(const ScenarioConfig& cfg, const net::ModelsInfo& listed, const BaseUrl& url) {
-  if (cfg.quiet || listed.ids.empty() || !listed.problem.empty()) return;
+  if (listed.ids.empty() || !listed.problem.empty()) return;
   const std::vector<std::string> asked = cfg.models.empty() ? std::vector<std::string>{cfg.model} : cfg.models;
   std::vector<std::string> missing;
   for (const auto& m : asked) {
@@ -414,13 +414,14 @@ void warn_of_unlisted_models(const ScenarioConfig& cfg, const net::ModelsInfo& l
 
 // The server's models (and the model, when none was given), the prompt calibration, the
 // workload, and the settings only the workload knows (trace replay); then the final validation.
-Prepared prepare(ScenarioConfig& cfg, boost::asio::io_context& ioc, Transport& transport, const BaseUrl& url) {
+Prepared prepare(ScenarioConfig& cfg, boost::asio::io_context& ioc, Transport& transport, const BaseUrl& url,
+                 bool model_warnings) {
   Prepared p;
   try {
     const auto [bearer, headers] = key_and_headers(cfg);
     p.models = net::probe_models(ioc, transport, url.to_string(), url.path, url.host_header(), bearer, headers,
                                  !cfg.model.empty());
-    if (!p.models.problem.empty() && !cfg.quiet) {
+    if (!p.models.problem.empty() && model_warnings) {
       fmt::print(stderr, "llmload: warning: {}; going on with --model {} as given\n",
                  cfg.secrets().for_output(p.models.problem), printable(cfg.model));
     }
@@ -435,7 +436,7 @@ Prepared prepare(ScenarioConfig& cfg, boost::asio::io_context& ioc, Transport& t
                                       url.to_string(), printable(cfg.model)));
       }
     }
-    warn_of_unlisted_models(cfg, p.models, url);
+    if (model_warnings) warn_of_unlisted_models(cfg, p.models, url);
     if (!cfg.tokenizer.empty()) p.tokenizer = load_model_tokenizer(cfg.tokenizer);
     p.calibration = calibrate(cfg, ioc, transport, url, p.tokenizer.get());
   } catch (const ConfigError& e) {
@@ -595,7 +596,7 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   boost::asio::io_context ioc;
   SteadyClock clock;
   net::AsioTransport transport(ioc, clock, url, transport_options(cfg));
-  Prepared prep = prepare(cfg, ioc, transport, url);
+  Prepared prep = prepare(cfg, ioc, transport, url, !cfg.quiet || hooks.model_warnings);
   // This shard's part: `cfg` stays the whole run (recorded in the artifact), `local` is what this
   // process issues.
   const ScenarioConfig local = shard_config(cfg);

@@ -106,6 +106,16 @@ ReadyState wait_ready(Workers& workers, int& forwarded, bool quiet) {
   return ReadyState::kTimedOut;
 }
 
+// The workers are quiet, but what their setup warns of (the server's model list) is the same in
+// each: worker 0's warnings, from its log, shown once (printed before it said it was ready).
+void show_setup_warnings(const WorkerProcess& first) {
+  std::ifstream in(first.log_path());
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("llmload: warning: ", 0) == 0) fmt::print(stderr, "{}\n", line);
+  }
+}
+
 // Waits for every worker to exit (each bounds its own run: --duration, --num-requests,
 // --max-duration, --drain-timeout), forwarding signals and drawing the progress line.
 void wait_all(Workers& workers, int& forwarded, WorkerProgress& progress, bool quiet) {
@@ -330,6 +340,7 @@ int run_workers(int n, const std::string& requested, const ScenarioConfig& cfg_i
     const WallTime t = cfg.shard.start_at ? *cfg.shard.start_at
                                           : std::chrono::time_point_cast<std::chrono::nanoseconds>(
                                                 std::chrono::system_clock::now() + kWorkersStartLead);
+    if (!cfg.quiet) show_setup_warnings(*workers.front());
     for (auto& w : workers) w->send_start(t);
     if (!cfg.quiet) fmt::print(stderr, "llmload: {} workers ready; common start at {}\n", n, format_rfc3339(t));
     progress.start();

@@ -214,4 +214,18 @@ TEST_F(Workers, AnUnreachableServerIsReportedOnceWithTheWorkersError) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("workers")));
 }
 
+// The workers are quiet, but what the server's model list warns of reached nobody with --workers:
+// it is said once (worker 0's), before the load, as a single process says it.
+TEST_F(Workers, TheServersModelListWarningIsSaidOnceBeforeTheLoad) {
+  TempDir dir;
+  const auto run = run_llmload(dir, args({"--scenario", "concurrency", "--concurrency", "2", "--num-requests", "4",
+                                          "--model", "nosuchmodel", "--workers", "2"}));
+  EXPECT_EQ(run.proc.exit_code, 6) << run.proc.err;  // the mock answers 404 for it
+  const std::string warning = "llmload: warning: GET " + server_->base_url + "/v1/models does not list --model nosuchmodel";
+  const auto at = run.proc.err.find(warning);
+  ASSERT_NE(at, std::string::npos) << run.proc.err;
+  EXPECT_EQ(run.proc.err.find(warning, at + 1), std::string::npos) << "said once:\n" << run.proc.err;
+  EXPECT_LT(at, run.proc.err.find("workers ready")) << run.proc.err;
+}
+
 }  // namespace llmload::testing::workers_test
