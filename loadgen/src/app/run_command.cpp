@@ -602,10 +602,9 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   const ScenarioConfig local = shard_config(cfg);
   check_open_file_limit(most_in_flight(local));
   ShardPlan plan = plan_shard(local, local.timed_arrivals ? &prep.timed : nullptr);
-  ShardedWorkload sharded_workload(*prep.workload, plan);
-  const Workload* items = local.shard.sharded() ? &sharded_workload : prep.workload.get();
-  RequestBuilder builder(local, url.path, url.host_header(), items);
+  RequestBuilder builder(local, url.path, url.host_header(), prep.workload.get());
   RunController controller(local, clock, *plan.pacer, transport, builder);
+  if (local.shard.sharded()) controller.set_shard_plan(&plan);
   controller.set_tokenizer(prep.tokenizer.get());
   // --probe-rate: the probe stream beside the load (shard 0 sends it for a sharded run), and its
   // unloaded reference before the load.

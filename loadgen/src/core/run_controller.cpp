@@ -7,6 +7,7 @@
 
 #include "llmload/common/duration.hpp"
 #include "llmload/loadgen/redact.hpp"
+#include "llmload/loadgen/shard_plan.hpp"
 #include "llmload/loadgen/structured_check.hpp"
 #include "llmload/tokenizer/tokenizer.hpp"
 
@@ -112,12 +113,14 @@ bool RunController::poll(std::size_t max_starts) {
     rec.session = rel->session;
     rec.turn = rel->turn;
     rec.stage = rel->stage;
-    rec.item = rel->index + cfg_.item_offset;
+    // The whole run's request (a shard's local index mapped): its item, model and tools.
+    const std::uint64_t request = shard_plan_ != nullptr ? shard_plan_->global(rel->index) : rel->index;
+    rec.item = request + cfg_.item_offset;
     // A session stays on one model (its adapter holds the conversation) and one set of tools; a
     // request is dealt alone.
     const std::uint64_t deal_key =
         rel->session >= 0 ? (std::uint64_t{1} << 63) | static_cast<std::uint64_t>(rel->session) : rec.item;
-    if (models_) rec.model = models_->pick(rel->session >= 0 ? deal_key : rel->index);
+    if (models_) rec.model = models_->pick(rel->session >= 0 ? deal_key : request);
     WorkItem item = builder_.item(rec.item);
     if (!item.structured && structured_) item.structured = structured_->pick(deal_key);
     if (item.structured) rec.structured = structured_kind(*item.structured);

@@ -283,10 +283,4 @@ ShardPlan plan_shard(const ScenarioConfig& local, const std::vector<Nanos>* time
   return plan;
 }
 
-WorkItem ShardedWorkload::item(std::uint64_t index) const {
-  const std::uint64_t g = plan_.global(index);
-  const auto n = inner_.size();
-  return inner_.item(n && *n > 0 ? g % *n : g);
-}
-
 }  // namespace llmload

@@ -74,7 +74,12 @@ TEST_F(Workers, TwoWorkersMergeIntoOneRunOfExactlyTheRequests) {
   EXPECT_EQ(r["conditions"]["shard"]["merged"], true);
   ASSERT_EQ(run.records.size(), 200u);
   std::set<std::int64_t> global;
-  for (const auto& rec : run.records) global.insert(rec["global_index"].get<std::int64_t>());
+  for (const auto& rec : run.records) {
+    global.insert(rec["global_index"].get<std::int64_t>());
+    // The workload item is the whole run's request's, as in a single process (it was each
+    // worker's own count, every item twice: a --reference paired the wrong answers).
+    EXPECT_EQ(rec["item"], rec["global_index"]) << rec.dump();
+  }
   EXPECT_EQ(global.size(), 200u);
   // The files a single run writes, and each worker's own artifact beside them.
   for (const char* f : {"latency.hlog", "report.html", "summary.md", "summary.csv"}) {

@@ -312,19 +312,9 @@ TEST(Partition, ServerSessionStartsUnionIsTheSingleRuns) {
 }
 
 // A finite workload of 5 items.
-class FiveItems final : public Workload {
- public:
-  std::optional<std::uint64_t> size() const override { return 5; }
-  WorkItem item(std::uint64_t i) const override {
-    WorkItem w;
-    w.prompt = "item " + std::to_string(i);
-    return w;
-  }
-  nlohmann::json describe() const override { return {{"source", "five"}}; }
-};
-
-TEST(ShardedWorkload, UsesTheGlobalRequestsItem) {
-  FiveItems items;
+// A shard's local request k is the whole run's request plan.global(k): the run controller gives
+// it that request's workload item, model and tools, and its record names that item.
+TEST(ShardPlan, GlobalIsTheWholeRunsRequest) {
   ScenarioConfig cfg;
   cfg.kind = ScenarioKind::kConcurrency;
   cfg.concurrency = 3;
@@ -333,18 +323,17 @@ TEST(ShardedWorkload, UsesTheGlobalRequestsItem) {
   const ShardPlan plan = plan_shard(shard_config(with_shard(cfg, 1, 3)));
   EXPECT_EQ(plan.global(0), 1u);
   EXPECT_EQ(plan.global(2), 7u);
-  ShardedWorkload w(items, plan);
-  EXPECT_EQ(w.size(), std::nullopt);
-  EXPECT_EQ(w.item(0).prompt, "item 1");
-  EXPECT_EQ(w.item(2).prompt, "item 2");  // global 7, wrapped modulo 5 as in a single run
-  EXPECT_EQ(w.describe(), items.describe());
 
-  // Partitioned: the global index of the schedule.
+  // Partitioned: the global index of the schedule, each global request in exactly one shard.
   const ScenarioConfig open = server(10, 30);
-  const ShardPlan p2 = plan_shard(shard_config(with_shard(open, 2, 3)));
-  ASSERT_FALSE(p2.global_index.empty());
-  ShardedWorkload w2(items, p2);
-  EXPECT_EQ(w2.item(0).prompt, "item " + std::to_string(p2.global_index[0] % 5));
+  std::vector<std::uint64_t> seen;
+  for (int i = 0; i < 3; ++i) {
+    const ShardPlan p = plan_shard(shard_config(with_shard(open, i, 3)));
+    ASSERT_FALSE(p.global_index.empty());
+    for (std::uint64_t k = 0; k < p.global_index.size(); ++k) seen.push_back(p.global(k));
+  }
+  std::sort(seen.begin(), seen.end());
+  EXPECT_TRUE(std::adjacent_find(seen.begin(), seen.end()) == seen.end()) << "a global request in two shards";
   // Not sharded: the identity.
   const ShardPlan p3 = plan_shard(open);
   EXPECT_EQ(p3.global(4), 4u);

@@ -30,6 +30,8 @@ namespace llmload {
 
 /// Threading: single-threaded (the driver thread); transport callbacks arrive on it.
 /// Usage: begin(); then loop { poll(); wait until wake_time() or a completion } until finished().
+struct ShardPlan;
+
 class RunController {
  public:
   RunController(const ScenarioConfig& cfg, const Clock& clock, Pacer& pacer, Transport& transport,
@@ -82,6 +84,10 @@ class RunController {
   /// --tokenizer: the generated text is kept while a request runs and counted with it: n_out of
   /// a response without usage, and a client count beside the server's where there is usage.
   void set_tokenizer(const tokenizer::Tokenizer* t) { tokenizer_ = t; }
+  /// A shard's plan: its local request k is the whole run's request plan->global(k), whose
+  /// workload item, model and tools it gets and whose item its record names, as in a single
+  /// process. Unset: the identity. The plan must outlive the controller.
+  void set_shard_plan(const ShardPlan* plan) { shard_plan_ = plan; }
   /// --probe-rate: probes go out beside the load during its measurement window, each on its own
   /// connection slot (never one of the load's), and complete into `probes`, never into the run's
   /// records, metrics or on_record (docs/metrics.md "Probe stream"). Set before begin().
@@ -164,6 +170,7 @@ class RunController {
   ProbeStream* probes_ = nullptr;
   std::map<std::uint64_t, std::unique_ptr<Slot>> probe_slots_;  // probes in flight
   const tokenizer::Tokenizer* tokenizer_ = nullptr;
+  const ShardPlan* shard_plan_ = nullptr;
   mutable std::map<std::string, analysis::GraderSpec> graders_;  // parsed once per grader name
   analysis::MetricsAccumulator acc_;
   std::optional<TimePoint> last_measured_done_;

@@ -75,20 +75,4 @@ struct ShardPlan {
 /// as for make_pacer.
 ShardPlan plan_shard(const ScenarioConfig& local, const std::vector<Nanos>* timed_arrivals = nullptr);
 
-/// A workload seen through a shard: item(k) is the inner workload's item of plan.global(k) (modulo
-/// a finite workload's size, as RequestBuilder wraps). size() is nullopt (the mapping does the
-/// wrapping); timed() and describe() are the inner workload's. The plan must outlive it.
-class ShardedWorkload final : public Workload {
- public:
-  ShardedWorkload(const Workload& inner, const ShardPlan& plan) : inner_(inner), plan_(plan) {}
-  std::optional<std::uint64_t> size() const override { return std::nullopt; }
-  WorkItem item(std::uint64_t index) const override;
-  bool timed() const override { return inner_.timed(); }
-  nlohmann::json describe() const override { return inner_.describe(); }
-
- private:
-  const Workload& inner_;
-  const ShardPlan& plan_;
-};
-
 }  // namespace llmload
