@@ -172,10 +172,15 @@ MetricVerdict judge(std::string name, Nanos bound, std::int64_t n, std::int64_t 
 }
 
 // The per-metric verdicts of an SLO judged in `view` over the window's measured requests that
-// `include` accepts (failed requests count as exceedances). The histograms come from the records,
+// `include` accepts (failed requests count as exceedances; a request canceled by a stop counts
+// only for a bound it had already passed: judge_request). The histograms come from the records,
 // so a merge of shards (an empty accumulator) judges alike.
 std::vector<MetricVerdict> judge_slo_metrics(const SloSpec& slo, LatencyView view, std::int64_t n,
                                              RecordRange records, const RecordFilter& include) {
+  std::int64_t unknown_ttft = 0;
+  std::int64_t unknown_ttfo = 0;
+  std::int64_t unknown_tpot = 0;
+  std::int64_t unknown_e2e = 0;
   const bool rt = view == LatencyView::kResponse;
   std::int64_t ex_ttft = 0;
   std::int64_t ex_ttfo = 0;
@@ -197,17 +202,21 @@ std::vector<MetricVerdict> judge_slo_metrics(const SloSpec& slo, LatencyView vie
       if (tpot) tpot_h.record(to_us(*tpot));
       if (e2e) e2e_h.record(to_us(*e2e));
     }
-    const SloExceedance x = slo_exceedance(r, slo, view);
-    ex_ttft += x.ttft ? 1 : 0;
-    ex_ttfo += x.ttfo ? 1 : 0;
-    ex_tpot += x.tpot ? 1 : 0;
-    ex_e2e += x.e2e ? 1 : 0;
+    const SloJudgement j = judge_request(r, slo, view);
+    ex_ttft += j.over.ttft ? 1 : 0;
+    ex_ttfo += j.over.ttfo ? 1 : 0;
+    ex_tpot += j.over.tpot ? 1 : 0;
+    ex_e2e += j.over.e2e ? 1 : 0;
+    unknown_ttft += j.unknown.ttft ? 1 : 0;
+    unknown_ttfo += j.unknown.ttfo ? 1 : 0;
+    unknown_tpot += j.unknown.tpot ? 1 : 0;
+    unknown_e2e += j.unknown.e2e ? 1 : 0;
   }
   std::vector<MetricVerdict> out;
-  if (slo.ttft) out.push_back(judge("ttft", *slo.ttft, n, ex_ttft, ttft_h, slo.percentile));
-  if (slo.ttfo) out.push_back(judge("ttfo", *slo.ttfo, n, ex_ttfo, ttfo_h, slo.percentile));
-  if (slo.tpot) out.push_back(judge("tpot", *slo.tpot, n, ex_tpot, tpot_h, slo.percentile));
-  if (slo.e2e) out.push_back(judge("e2e", *slo.e2e, n, ex_e2e, e2e_h, slo.percentile));
+  if (slo.ttft) out.push_back(judge("ttft", *slo.ttft, n - unknown_ttft, ex_ttft, ttft_h, slo.percentile));
+  if (slo.ttfo) out.push_back(judge("ttfo", *slo.ttfo, n - unknown_ttfo, ex_ttfo, ttfo_h, slo.percentile));
+  if (slo.tpot) out.push_back(judge("tpot", *slo.tpot, n - unknown_tpot, ex_tpot, tpot_h, slo.percentile));
+  if (slo.e2e) out.push_back(judge("e2e", *slo.e2e, n - unknown_e2e, ex_e2e, e2e_h, slo.percentile));
   return out;
 }
 

@@ -129,6 +129,38 @@ SloExceedance slo_exceedance(const RequestRecord& r, const SloSpec& slo, Latency
   return x;
 }
 
+SloJudgement judge_request(const RequestRecord& r, const SloSpec& slo, LatencyView view) {
+  SloJudgement j;
+  if (r.error != ErrorClass::kStoppedEarly) {
+    j.over = slo_exceedance(r, slo, view);
+    return j;
+  }
+  const bool rt = view == LatencyView::kResponse;
+  // How long it had been waiting when it was canceled, from the view's start.
+  const std::optional<Nanos> start = rt ? std::optional<Nanos>(r.t_intended) : r.t_send;
+  const std::optional<Nanos> waited =
+      start && r.t_done ? std::optional<Nanos>(*r.t_done - *start) : std::nullopt;
+  const auto passed = [&](Nanos bound) { return waited && *waited > bound; };
+  // A first token (or output token) that came is judged as it is; else the bound is exceeded
+  // once passed, unknown before.
+  const auto first = [&](const std::optional<Nanos>& v, Nanos bound, bool& over, bool& unknown) {
+    if (v) {
+      over = *v > bound;
+    } else {
+      over = passed(bound);
+      unknown = !over;
+    }
+  };
+  if (slo.ttft) first(rt ? r.ttft_rt() : r.ttft(), *slo.ttft, j.over.ttft, j.unknown.ttft);
+  if (slo.ttfo) first(rt ? r.ttfo_rt() : r.ttfo(), *slo.ttfo, j.over.ttfo, j.unknown.ttfo);
+  if (slo.tpot) j.unknown.tpot = true;
+  if (slo.e2e) {
+    j.over.e2e = passed(*slo.e2e);
+    j.unknown.e2e = !j.over.e2e;
+  }
+  return j;
+}
+
 bool meets_slo(const RequestRecord& r, const SloSpec& slo, LatencyView view) {
   return r.ok() && !slo_exceedance(r, slo, view).any();
 }

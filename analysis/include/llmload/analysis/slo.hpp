@@ -57,6 +57,18 @@ struct SloExceedance {
 };
 SloExceedance slo_exceedance(const RequestRecord& r, const SloSpec& slo, LatencyView view);
 
+/// A request's verdict on each bound, as the SLO verdicts count it: `over` (exceeded), or
+/// `unknown` (left out of that bound's population). Only a request canceled by a stop of the
+/// client's (error class stopped_early: an early stop, --max-duration, a second signal) has
+/// unknown bounds: it exceeded a bound it had already passed when it was canceled (no first
+/// token by the TTFT or TTFO bound, still running at the E2E bound); of the others, and of TPOT,
+/// it has no outcome. Any other request is as slo_exceedance says, every bound known.
+struct SloJudgement {
+  SloExceedance over;
+  SloExceedance unknown;
+};
+SloJudgement judge_request(const RequestRecord& r, const SloSpec& slo, LatencyView view);
+
 /// Per-request attainment: true iff the request succeeded and each bounded metric is within its
 /// bound in the given view. A request with fewer than 2 output tokens passes a TPOT bound.
 bool meets_slo(const RequestRecord& r, const SloSpec& slo, LatencyView view);
