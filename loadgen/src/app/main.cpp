@@ -49,6 +49,9 @@ int main(int argc, char** argv) {
       ->required();
   merge->add_option("--output", merge_output, "directory for the merged result.json, requests.jsonl, latency.hlog and "
                                               "report (default: print the report only)");
+  bool merge_overwrite = false;
+  merge->add_flag("--overwrite", merge_overwrite,
+                  "write into an --output that already holds a run's result.json, requests.jsonl or latency.hlog");
   bool merge_fail_on_slo = false;
   merge->add_flag("--fail-on-slo", merge_fail_on_slo,
                   "exit 3 when the merged run's SLO verdict is FAIL, 4 when INCONCLUSIVE, 5 when the merged run is "
@@ -132,7 +135,9 @@ See docs/statistics.md ("Comparing two runs").)HELP");
     if (merge->parsed()) {
       // A signal during the merge is held until its files are written whole, then exits 130.
       app::install_stop_handler();
-      const int code = app::merge_command(merge_dirs, merge_output, true, merge_fail_on_slo);
+      app::MergeExtras extras;
+      extras.keep_existing_results = !merge_overwrite;
+      const int code = app::merge_command(merge_dirs, merge_output, true, merge_fail_on_slo, extras);
       if (app::stop_signal() != 0) {
         std::fprintf(stderr, "llmload merge: signal received: the merge was completed and written first\n");
         return app::kExitInterrupted;

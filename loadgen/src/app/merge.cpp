@@ -170,6 +170,16 @@ int merge_command(const std::vector<std::string>& dirs, const std::string& outpu
         }
       }
     }
+    if (!output.empty() && extras.keep_existing_results) {
+      for (const char* f : {"result.json", "requests.jsonl", "latency.hlog"}) {
+        std::error_code ec;
+        if (fs::exists(fs::path(output) / f, ec)) {
+          throw MergeError(fmt::format("--output '{}' already holds a run's {}: the merge would replace it; choose "
+                                       "another directory, or add --overwrite",
+                                       output, f));
+        }
+      }
+    }
     shards = read_shard_artifacts(dirs);
     merged = analysis::merge_artifacts(shards);
     add_merged_correctness(merged, analysis::MergedRecords(shards));

@@ -30,6 +30,9 @@ struct MergeExtras {
   std::function<void(nlohmann::json&)> amend;
   /// The "merged into ..." and "report written to ..." notes on stderr.
   bool notes = true;
+  /// `llmload merge` without --overwrite: an --output that holds a run's result.json,
+  /// requests.jsonl or latency.hlog is an error (the merge would replace another run's results).
+  bool keep_existing_results = false;
 };
 int merge_command(const std::vector<std::string>& dirs, const std::string& output, bool print_report = true,
                   bool fail_on_slo = false, const MergeExtras& extras = {});

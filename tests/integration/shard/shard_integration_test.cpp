@@ -222,6 +222,23 @@ TEST_F(Shards, IndexedJobShardsMergeLikeOneProcess) {
   EXPECT_TRUE(std::filesystem::exists(out + "/latency.hlog"));
   expect_like_single_run(m, read_records(out + "/requests.jsonl"), single.result, single.records, shard_results);
 
+  // A directory that holds a run's results is not written over without --overwrite (it replaced
+  // another run's result.json silently, where `llmload run` refuses).
+  const std::string before = read_file(out + "/result.json");
+  std::filesystem::remove(out + "/latency.hlog");  // any one of the three files is enough
+  auto again = run({binary_path("llmload"), "merge", dirs[0], dirs[1], dirs[2], "--output", out}, 60s);
+  EXPECT_EQ(again.exit_code, 2) << again.err;
+  EXPECT_NE(again.err.find("already holds a run's result.json"), std::string::npos) << again.err;
+  EXPECT_NE(again.err.find("--overwrite"), std::string::npos) << again.err;
+  EXPECT_EQ(read_file(out + "/result.json"), before);
+  EXPECT_FALSE(std::filesystem::exists(out + "/latency.hlog")) << "nothing written";
+  auto overwrite = run({binary_path("llmload"), "merge", dirs[0], dirs[1], dirs[2], "--output", out, "--overwrite"}, 60s);
+  EXPECT_EQ(overwrite.exit_code, 0) << overwrite.err;
+  EXPECT_TRUE(std::filesystem::exists(out + "/latency.hlog"));
+  // The shards' parent (which holds only shard directories) takes a merge as before.
+  auto into_parent = run({binary_path("llmload"), "merge", dirs[0], dirs[1], dirs[2], "--output", root.path()}, 60s);
+  EXPECT_EQ(into_parent.exit_code, 0) << into_parent.err;
+
   // Shards that are not the complete set of one run are refused, naming what is wrong.
   auto partial = run({binary_path("llmload"), "merge", dirs[0], dirs[2]}, 30s);
   EXPECT_EQ(partial.exit_code, 2);
