@@ -596,7 +596,8 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   boost::asio::io_context ioc;
   SteadyClock clock;
   net::AsioTransport transport(ioc, clock, url, transport_options(cfg));
-  Prepared prep = prepare(cfg, ioc, transport, url, !cfg.quiet || hooks.model_warnings);
+  const bool warn = !cfg.quiet || hooks.log_warnings;
+  Prepared prep = prepare(cfg, ioc, transport, url, warn);
   // This shard's part: `cfg` stays the whole run (recorded in the artifact), `local` is what this
   // process issues.
   const ScenarioConfig local = shard_config(cfg);
@@ -669,9 +670,9 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   net::drive(ioc, controller, dopts);
   install_stop_handler();  // Asio put the default action back
   journal.close();
-  if (const auto& e = controller.record_spill_error(); e && !cfg.quiet) {
+  if (const auto& e = controller.record_spill_error(); e && warn) {
     fmt::print(stderr, "llmload: warning: {}: they were kept in memory instead\n", *e);
-  } else if (const auto& dir = controller.record_spill_memory_dir(); dir && !cfg.quiet) {
+  } else if (const auto& dir = controller.record_spill_memory_dir(); dir && warn) {
     fmt::print(stderr,
                "llmload: warning: the run's records were kept in a temporary file in {}, which is held in "
                "memory (tmpfs): set TMPDIR to a directory on disk to keep a long run's memory flat\n",

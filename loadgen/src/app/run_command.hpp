@@ -49,9 +49,10 @@ struct RunHooks {
   /// run_command: exit kExitNothingMeasured when no measured request succeeded. llmload-mpi turns
   /// it off in its ranks and judges the merged run instead.
   bool gate_nothing_measured = true;
-  /// Print what the server's model list warns of (a failed probe, a --model it does not list)
-  /// even when quiet: a worker's stderr is its log, from which the parent shows worker 0's.
-  bool model_warnings = false;
+  /// Print the warnings of the server's model list (a failed probe, a --model it does not list)
+  /// and of the records' temporary file even when quiet: a worker's stderr is its log, from which
+  /// the parent shows them (workers.cpp).
+  bool log_warnings = false;
 };
 
 /// One run's outcome: the exit code before the SLO gate (0, 1 when writing failed, 130 when

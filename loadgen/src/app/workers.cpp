@@ -12,8 +12,10 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -106,13 +108,21 @@ ReadyState wait_ready(Workers& workers, int& forwarded, bool quiet) {
   return ReadyState::kTimedOut;
 }
 
-// The workers are quiet, but what their setup warns of (the server's model list) is the same in
-// each: worker 0's warnings, from its log, shown once (printed before it said it was ready).
-void show_setup_warnings(const WorkerProcess& first) {
-  std::ifstream in(first.log_path());
+// The workers are quiet, but print their warnings to their logs (RunHooks::log_warnings): each
+// different line, from the logs' warning lines not shown before, is shown once.
+std::vector<std::string> log_warnings(const WorkerProcess& w) {
+  std::vector<std::string> lines;
+  std::ifstream in(w.log_path());
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("llmload: warning: ", 0) == 0) fmt::print(stderr, "{}\n", line);
+    if (line.rfind("llmload: warning: ", 0) == 0) lines.push_back(line);
+  }
+  return lines;
+}
+
+void show_warnings(const std::vector<std::string>& lines, std::set<std::string>& shown) {
+  for (const auto& l : lines) {
+    if (shown.insert(l).second) fmt::print(stderr, "{}\n", l);
   }
 }
 
@@ -327,6 +337,7 @@ int run_workers(int n, const std::string& requested, const ScenarioConfig& cfg_i
     return kExitFailure;  // the destructors kill and reap the others
   }
   int forwarded = 0;
+  std::set<std::string> warnings_shown;
   const ReadyState ready = wait_ready(workers, forwarded, cfg.quiet);
   bool stopped_by_parent = false;
   WorkerProgress progress(
@@ -340,7 +351,8 @@ int run_workers(int n, const std::string& requested, const ScenarioConfig& cfg_i
     const WallTime t = cfg.shard.start_at ? *cfg.shard.start_at
                                           : std::chrono::time_point_cast<std::chrono::nanoseconds>(
                                                 std::chrono::system_clock::now() + kWorkersStartLead);
-    if (!cfg.quiet) show_setup_warnings(*workers.front());
+    // What the setup warns of (the server's model list) is the same in each: worker 0's.
+    if (!cfg.quiet) show_warnings(log_warnings(*workers.front()), warnings_shown);
     for (auto& w : workers) w->send_start(t);
     if (!cfg.quiet) fmt::print(stderr, "llmload: {} workers ready; common start at {}\n", n, format_rfc3339(t));
     progress.start();
@@ -351,6 +363,9 @@ int run_workers(int n, const std::string& requested, const ScenarioConfig& cfg_i
     for (auto& w : workers) w->signal(SIGTERM);
   }
   wait_all(workers, forwarded, progress, cfg.quiet);
+  if (!cfg.quiet) {
+    for (const auto& wk : workers) show_warnings(log_warnings(*wk), warnings_shown);  // e.g. the records in a tmpfs
+  }
   const int failure = report_failures(workers, n, stopped_by_parent || g_signals > 0);
   const bool interrupted = g_signals > 0 || std::any_of(workers.begin(), workers.end(), [](const auto& w) {
                              return w->exit_code() == kExitInterrupted;

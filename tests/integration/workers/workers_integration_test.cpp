@@ -3,6 +3,10 @@
 // count them, its conditions say how many workers; SIGINT to the parent is passed on and the run
 // ends like an interrupted single run (130, the artifact written); bad combinations exit 2; `auto` is
 // one worker per core the command may run on.
+#include <linux/magic.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <sched.h>
@@ -231,6 +235,25 @@ TEST_F(Workers, TheServersModelListWarningIsSaidOnceBeforeTheLoad) {
   ASSERT_NE(at, std::string::npos) << run.proc.err;
   EXPECT_EQ(run.proc.err.find(warning, at + 1), std::string::npos) << "said once:\n" << run.proc.err;
   EXPECT_LT(at, run.proc.err.find("workers ready")) << run.proc.err;
+}
+
+// A worker's warning at its end (its records spilled into a tmpfs) reached nobody: the workers
+// are quiet. It is said once, by the parent, as a single process says it.
+TEST_F(Workers, AWarningAtTheWorkersEndIsSaidOnce) {
+  struct statfs fs {};
+  if (::statfs("/dev/shm", &fs) != 0 || fs.f_type != TMPFS_MAGIC || ::access("/dev/shm", W_OK) != 0) {
+    GTEST_SKIP() << "no writable tmpfs at /dev/shm";
+  }
+  TempDir dir;
+  // Over 1,024 records a worker: each spills its records (RecordStore's batch) into TMPDIR.
+  const auto run = run_llmload(dir, args({"--scenario", "concurrency", "--concurrency", "8", "--num-requests", "2200",
+                                          "--workers", "2"}),
+                               {"TMPDIR=/dev/shm"}, 120s);
+  ASSERT_EQ(run.proc.exit_code, 0) << run.proc.err;
+  const std::string warning = "llmload: warning: the run's records were kept in a temporary file in /dev/shm";
+  const auto at = run.proc.err.find(warning);
+  ASSERT_NE(at, std::string::npos) << run.proc.err;
+  EXPECT_EQ(run.proc.err.find(warning, at + 1), std::string::npos) << "said once:\n" << run.proc.err;
 }
 
 }  // namespace llmload::testing::workers_test
