@@ -435,6 +435,7 @@ json shard_breakdown(const std::vector<Shard>& shards, double len, std::vector<s
         {"late_fraction", json_path::at_path(r, "schedule_lag.late_fraction")},
         {"valid", json_path::at_path(r, "validity.valid")},
         {"interrupted", r.value("interrupted", json())},
+        {"client_core_share", json_path::at_path(r, "client_cpu.core_share")},
         {"last_completion_s", s.measured ? json(last_done[i]) : json(nullptr)},
         {"drain_s", s.measured ? json(drain[i]) : json(nullptr)},
         {"straggler", !flags.empty()},
@@ -532,6 +533,35 @@ json merged_conditions(const std::vector<Shard>& shards, const json& ref, double
   return cond;
 }
 
+// The shards' client CPU: their processes' sums, the longest wall time, and as `core_share` the
+// busiest shard's (near 1: that process was the bottleneck, as for a single run); `cores_used`
+// is all of it over the wall time. Null when no shard measured it.
+json merged_client_cpu(const std::vector<Shard>& shards, std::int64_t requests) {
+  double user = 0;
+  double system = 0;
+  double wall = 0;
+  double busiest = 0;
+  bool any = false;
+  for (const auto& s : shards) {
+    const json c = json_path::at_path(s.artifact->result, "client_cpu");
+    if (!c.is_object() || !c.value("user_s", json()).is_number() || !c.value("system_s", json()).is_number()) continue;
+    any = true;
+    user += c["user_s"].get<double>();
+    system += c["system_s"].get<double>();
+    if (c.value("wall_s", json()).is_number()) wall = std::max(wall, c["wall_s"].get<double>());
+    if (c.value("core_share", json()).is_number()) busiest = std::max(busiest, c["core_share"].get<double>());
+  }
+  if (!any) return nullptr;
+  return {{"user_s", user},
+          {"system_s", system},
+          {"wall_s", wall},
+          {"core_share", busiest},
+          {"cores_used", wall > 0 ? json((user + system) / wall) : json(nullptr)},
+          {"per_request_us", requests > 0 ? json((user + system) / static_cast<double>(requests) * 1e6) : json(nullptr)},
+          {"covers", "the shards' processes (each from its first release to its last response): user_s and system_s "
+                     "their sums, wall_s the longest, core_share the busiest shard's, cores_used all of it over wall_s"}};
+}
+
 // The merged result.json.
 json merged_result(const RunMetrics& m, const std::vector<Shard>& shards, const json& ref, const Window& window,
                    const json& breakdown, double start_epoch_s, const std::vector<std::string>& notes) {
@@ -551,6 +581,7 @@ json merged_result(const RunMetrics& m, const std::vector<Shard>& shards, const 
     connections += int_at(s.artifact->result, "connections_opened");
   }
   res["interrupted"] = interrupted;
+  res["client_cpu"] = merged_client_cpu(shards, m.requests);
   res["max_in_flight"] = max_in_flight;
   res["max_in_flight_note"] = "the sum of the shards' maxima (an upper bound of the run's)";
   res["connections_opened"] = connections;
@@ -600,6 +631,10 @@ std::string merged_console(const RunMetrics& m, const json& ref, const std::vect
   }
   for (const auto& note : notes) o += "NOTE: " + note + "\n";
   o += std::string(78, '=') + "\n";
+  const bool interrupted = std::any_of(shards.begin(), shards.end(), [](const Shard& s) {
+    return json_path::at_path(s.artifact->result, "interrupted") == true;
+  });
+  if (interrupted) o += "RUN INTERRUPTED: results cover only what was measured before the signal\n";
   return o;
 }
 
@@ -613,6 +648,13 @@ MergedArtifact merge_artifacts(const std::vector<ShardArtifact>& artifacts) {
   const json& ref = shards.front().artifact->result;
   const Window window = merged_window(shards);
   RunMetrics m = merged_metrics(shards, window, merge_latency(shards));
+  // A shard stopped early (--max-duration, an early stop): so was the run, said as one run says it.
+  for (const auto& s : shards) {
+    const json stop = json_path::at_path(s.artifact->result, "stopped_early");
+    if (!m.stopped_early && stop.is_object() && stop.value("reason", json()).is_string()) {
+      m.stopped_early = fmt::format("shard {}: {}", s.index, stop["reason"].get<std::string>());
+    }
+  }
   MergedArtifact out;
   const json breakdown = shard_breakdown(shards, to_seconds(window.length()), out.notes);
   note_harmless_differences(shards, ref, out.notes);

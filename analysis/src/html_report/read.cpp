@@ -335,6 +335,16 @@ void read_subdirectories(const fs::path& root, const std::string& dir, ReportInp
   }
   if (ec) throw ReportError(fmt::format("'{}': cannot list the directory: {}", dir, ec.message()));
   if (subdirs.empty()) {
+    // `llmload run --workers` whose parent ended before it merged (killed outright): the workers'
+    // artifacts are there, to be merged.
+    std::error_code ec2;
+    if (fs::exists(root / "workers" / "worker-0", ec2)) {
+      throw ReportError(fmt::format("'{}' holds the workers of a `llmload run --workers` that did not merge them (it "
+                                    "was stopped before): merge them first with `llmload merge {}/workers/worker-* "
+                                    "--output {}` (a worker that did not finish: `llmload report` its directory "
+                                    "first), then report",
+                                    dir, dir, dir));
+    }
     throw ReportError(fmt::format("'{}' holds no llmload artifact: no result.json or requests.jsonl, no sweep.json, and no "
                                   "subdirectory holding a result.json",
                                   dir));

@@ -72,13 +72,6 @@ bool on_command_line(int argc, char** argv, const std::string& flag) {
   return false;
 }
 
-// Where a value came from, for error messages: "--num-requests" or "$LLMLOAD_NUM_REQUESTS".
-std::string origin_of(int argc, char** argv, const std::string& name) {
-  const std::string flag = "--" + name;
-  if (on_command_line(argc, argv, flag)) return flag;
-  return fmt::format("{} (from ${})", flag, env_name(name));
-}
-
 bool is_secret(const std::string& name) { return name == "api-key" || name == "header"; }
 
 // The boolean settings that may be given bare (--insecure means --insecure true).
@@ -90,6 +83,13 @@ bool is_switch(const std::string& name) {
 }
 
 }  // namespace
+
+// Where a value came from, for error messages: "--num-requests" or "$LLMLOAD_NUM_REQUESTS".
+std::string origin_of(int argc, char** argv, const std::string& name) {
+  const std::string flag = "--" + name;
+  if (on_command_line(argc, argv, flag)) return flag;
+  return fmt::format("{} (from ${})", flag, env_name(name));
+}
 
 void add_run_options(CLI::App& run, RunOptions& o) {
   o.scenario_file_opt = run.add_option("--scenario-file", o.scenario_file,

@@ -48,4 +48,8 @@ nlohmann::json environment_settings(const RunOptions& o, int argc, char** argv);
 /// The command line as it will be stored: secrets redacted.
 std::vector<std::string> redacted_argv(int argc, char** argv);
 
+/// Where option `name` ("num-requests") came from, for error messages: "--num-requests", or
+/// "--num-requests (from $LLMLOAD_NUM_REQUESTS)" when its environment variable gave it.
+std::string origin_of(int argc, char** argv, const std::string& name);
+
 }  // namespace llmload::app

@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   app::RunOptions options;
   app::add_run_options(*run, options);
   std::string workers_arg;  // --workers N|auto (app/workers.hpp)
-  run->add_option("--workers", workers_arg,
+  auto* workers_opt = run->add_option("--workers", workers_arg,
                   "split the run across N client processes on this machine (auto: one per CPU core this process may use; default 1): "
                   "each issues its shard of the same schedule, all start together, and their artifacts are merged "
                   "into --output as one run (each worker's own in OUTPUT/workers/worker-<i>); use it when one "
@@ -160,7 +160,16 @@ See docs/statistics.md ("Comparing two runs").)HELP");
     if (const auto role = app::worker_role_from_env()) {  // a worker of `llmload run --workers N`
       return app::run_as_worker(*role, cfg, app::redacted_argv(argc, argv), app::environment_settings(options, argc, argv));
     }
-    if (const int n = app::parse_workers(workers_arg, "--workers"); n > 1) {
+    const std::string workers_origin = app::origin_of(argc, argv, "workers");
+    if (workers_opt->count() > 0 && workers_arg.empty()) {
+      throw ConfigError(workers_origin + " was given an empty value: give a number of processes or auto, or leave "
+                                         "the flag out for one");
+    }
+    const int n_workers = app::parse_workers(workers_arg, workers_origin);
+    if (workers_arg == "auto" && n_workers == 1 && !cfg.quiet) {
+      fmt::print(stderr, "llmload: note: --workers auto: this process may use one CPU core, so the run is one process\n");
+    }
+    if (const int n = n_workers; n > 1) {
       return app::run_workers(n, workers_arg, cfg, std::vector<std::string>(argv, argv + argc),
                               app::redacted_argv(argc, argv), app::environment_settings(options, argc, argv));
     }

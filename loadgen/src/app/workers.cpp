@@ -284,7 +284,15 @@ void check_workers_config(const ScenarioConfig& cfg_in, int n) {
     try {
       check_before_contact(cfg);
     } catch (const ConfigError& e) {
-      throw ConfigError(fmt::format("--workers {} splits the run into {} shards, one per process: {}", n, n, e.what()));
+      // The shards' advice, said in the flag the user gave.
+      std::string why = e.what();
+      for (const std::string from : {"use fewer shards (--shard-count)", "fewer shards (--shard-count)"}) {
+        if (const auto at = why.find(from); at != std::string::npos) {
+          why.replace(at, from.size(), "use fewer --workers");
+          break;
+        }
+      }
+      throw ConfigError(fmt::format("--workers {} splits the run into {} shards, one per process: {}", n, n, why));
     }
   }
 }

@@ -136,6 +136,26 @@ TEST_F(Workers, SigintIsPassedOnAndTheMergedRunIsWritten) {
   EXPECT_GT(r["completed"].get<std::int64_t>(), 0);
   EXPECT_EQ(read_lines(dir.file("requests.jsonl")).size(),
             static_cast<std::size_t>(r["completed"].get<std::int64_t>() + r["failed"].get<std::int64_t>()));
+  // Said as a single run says it, and the client's CPU kept (the busiest worker's share).
+  EXPECT_NE(p.out().find("RUN INTERRUPTED"), std::string::npos) << p.out();
+  ASSERT_TRUE(r["client_cpu"].is_object()) << r.dump(1);
+  EXPECT_GT(r["client_cpu"]["core_share"].get<double>(), 0.0);
+  EXPECT_GE(r["client_cpu"]["cores_used"].get<double>(), r["client_cpu"]["core_share"].get<double>() - 1e-9);
+  EXPECT_TRUE(r["shards"][0]["client_core_share"].is_number());
+}
+
+// --max-duration cutting a worker's requests stops the merged run early, said as for one process
+// (it was null in the merged result and missing from its report).
+TEST_F(Workers, AMaxDurationCutIsTheMergedRunsEarlyStop) {
+  TempDir dir;
+  // Every request's first byte 5 s late (the mock's fault header): the bound cuts them all.
+  const auto run = run_llmload(dir, args({"--scenario", "server", "--request-rate", "20", "--duration", "2s",
+                                          "--max-duration", "3s", "--header", "X-Llmload-Fault: slow-first-byte=5s",
+                                          "--workers", "2"}));
+  ASSERT_TRUE(run.result.is_object()) << run.proc.err;
+  ASSERT_TRUE(run.result["stopped_early"].is_object()) << run.result.dump(1);
+  EXPECT_NE(run.result["stopped_early"]["reason"].get<std::string>().find("--max-duration"), std::string::npos);
+  EXPECT_NE(run.proc.out.find("Stopped early: shard "), std::string::npos) << run.proc.out;
 }
 
 /// Pins the calling thread (whose affinity a forked child inherits) to the first `n` CPUs it may
@@ -196,6 +216,7 @@ TEST_F(Workers, CombinationsThatCannotWorkExit2BeforeAnythingStarts) {
       {"--workers", "2", "--trials", "2", "--concurrency", "4", "--num-requests", "8"},
       {"--workers", "2", "--scenario", "single-stream", "--num-requests", "8"},
       {"--workers", "many", "--concurrency", "4", "--num-requests", "8"},
+      {"--workers", "", "--concurrency", "4", "--num-requests", "8"},
       {"--workers", "2", "--scenario", "concurrency", "--concurrency", "4", "--min-requests", "8"},
   };
   for (const auto& extra : bad) {
@@ -204,6 +225,17 @@ TEST_F(Workers, CombinationsThatCannotWorkExit2BeforeAnythingStarts) {
     EXPECT_EQ(run.proc.exit_code, 2) << extra[2] << ": " << run.proc.err;
     EXPECT_NE(run.proc.err.find("llmload: error:"), std::string::npos) << run.proc.err;
     EXPECT_FALSE(std::filesystem::exists(dir.file("workers"))) << extra[2];
+  }
+  // The advice names the flag given, and a bad value from the environment says so.
+  {
+    TempDir dir;
+    const auto many = run_llmload(dir, args({"--workers", "8", "--concurrency", "4", "--num-requests", "8"}));
+    EXPECT_EQ(many.proc.exit_code, 2);
+    EXPECT_NE(many.proc.err.find("use fewer --workers"), std::string::npos) << many.proc.err;
+    EXPECT_EQ(many.proc.err.find("--shard-count)"), std::string::npos) << many.proc.err;
+    const auto env = run_llmload(dir, args({"--concurrency", "4", "--num-requests", "8"}), {"LLMLOAD_WORKERS=abc"});
+    EXPECT_EQ(env.proc.exit_code, 2);
+    EXPECT_NE(env.proc.err.find("bad --workers (from $LLMLOAD_WORKERS) 'abc'"), std::string::npos) << env.proc.err;
   }
   // A sweep is told that --workers is run's, not CLI11's "arguments were not expected".
   const auto sweep = run({binary_path("llmload"), "sweep", "--workers", "2", "--base-url", server_->base_url,
@@ -254,6 +286,27 @@ TEST_F(Workers, AWarningAtTheWorkersEndIsSaidOnce) {
   const auto at = run.proc.err.find(warning);
   ASSERT_NE(at, std::string::npos) << run.proc.err;
   EXPECT_EQ(run.proc.err.find(warning, at + 1), std::string::npos) << "said once:\n" << run.proc.err;
+}
+
+// A single run --overwrite into a --workers run's directory takes the workers' artifacts away
+// with the merged ones (left, they read as this run's); a report of a directory whose parent never
+// merged (killed outright) says how to merge it.
+TEST_F(Workers, WhatIsLeftOfAWorkersRunIsReplacedOrNamed) {
+  TempDir dir;
+  const auto two = run_llmload(dir, args({"--scenario", "concurrency", "--concurrency", "2", "--num-requests", "8",
+                                          "--workers", "2"}));
+  ASSERT_EQ(two.proc.exit_code, 0) << two.proc.err;
+  ASSERT_TRUE(std::filesystem::exists(dir.file("workers/worker-0")));
+  const auto one = run_llmload(dir, args({"--scenario", "concurrency", "--concurrency", "2", "--num-requests", "8",
+                                          "--overwrite"}));
+  ASSERT_EQ(one.proc.exit_code, 0) << one.proc.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("workers")));
+
+  TempDir unmerged;
+  std::filesystem::create_directories(unmerged.file("workers/worker-0"));
+  const auto report = run({binary_path("llmload"), "report", unmerged.path()}, 30s);
+  EXPECT_EQ(report.exit_code, 2) << report.err;
+  EXPECT_NE(report.err.find("llmload merge " + unmerged.path() + "/workers/worker-*"), std::string::npos) << report.err;
 }
 
 }  // namespace llmload::testing::workers_test
