@@ -535,7 +535,7 @@ json merged_conditions(const std::vector<Shard>& shards, const json& ref, double
 
 // The shards' client CPU: their processes' sums, the longest wall time, and as `core_share` the
 // busiest shard's (near 1: that process was the bottleneck, as for a single run); `cores_used`
-// is all of it over the wall time. Null when no shard measured it.
+// is all of it over the wall time. Null unless every shard measured it.
 json merged_client_cpu(const std::vector<Shard>& shards, std::int64_t requests) {
   double user = 0;
   double system = 0;
@@ -544,7 +544,10 @@ json merged_client_cpu(const std::vector<Shard>& shards, std::int64_t requests) 
   bool any = false;
   for (const auto& s : shards) {
     const json c = json_path::at_path(s.artifact->result, "client_cpu");
-    if (!c.is_object() || !c.value("user_s", json()).is_number() || !c.value("system_s", json()).is_number()) continue;
+    // Only the whole of it: a shard without it (rebuilt after a kill) leaves the sum unknown.
+    if (!c.is_object() || !c.value("user_s", json()).is_number() || !c.value("system_s", json()).is_number()) {
+      return nullptr;
+    }
     any = true;
     user += c["user_s"].get<double>();
     system += c["system_s"].get<double>();

@@ -192,6 +192,9 @@ std::vector<MetricVerdict> judge_slo_metrics(const SloSpec& slo, LatencyView vie
   HdrHistogram e2e_h(1, kHighestUs, 3);
   for (const auto& r : records) {
     if (r.warmup || !r.in_window || (include && !include(r))) continue;
+    const SloJudgement j = judge_request(r, slo, view);
+    // Canceled with no bound passed: not in `n` (evaluate_slo's measured) nor here.
+    if (r.error == ErrorClass::kStoppedEarly && !j.over.any()) continue;
     const auto ttft = rt ? r.ttft_rt() : r.ttft();
     const auto ttfo = rt ? r.ttfo_rt() : r.ttfo();
     const auto tpot = r.tpot();
@@ -202,7 +205,6 @@ std::vector<MetricVerdict> judge_slo_metrics(const SloSpec& slo, LatencyView vie
       if (tpot) tpot_h.record(to_us(*tpot));
       if (e2e) e2e_h.record(to_us(*e2e));
     }
-    const SloJudgement j = judge_request(r, slo, view);
     ex_ttft += j.over.ttft ? 1 : 0;
     ex_ttfo += j.over.ttfo ? 1 : 0;
     ex_tpot += j.over.tpot ? 1 : 0;
@@ -301,6 +303,8 @@ SloResult evaluate_slo(const SloSpec& slo, LatencyView view, const Window& windo
   std::int64_t good_tokens = 0;
   for (const auto& r : records) {
     if (include && !include(r)) continue;
+    // Canceled by a stop with no bound passed yet: no outcome, in no population (judge_request).
+    if (r.error == ErrorClass::kStoppedEarly && !judge_request(r, slo, view).over.any()) continue;
     const bool good = meets_slo(r, slo, view);
     if (good && r.t_done && *r.t_done >= window.start && *r.t_done <= window.end) {
       ++good_completing;

@@ -37,7 +37,7 @@ bool SequentialSlo::on_complete(std::int64_t ordinal, const RequestRecord& r) {
   const auto i = static_cast<std::size_t>(ordinal);
   if (flags_.size() <= i) flags_.resize(i + 1, 0);
   if ((flags_[i] & kDone) != 0) return false;  // counted once
-  const SloExceedance x = slo_exceedance(r, slo_, view_);
+  const SloExceedance x = judge_request(r, slo_, view_).over;  // a canceled request: only bounds passed
   flags_[i] = static_cast<std::uint8_t>(kDone | (x.ttft ? kOver[0] : 0) | (x.ttfo ? kOver[1] : 0) |
                                         (x.tpot ? kOver[2] : 0) | (x.e2e ? kOver[3] : 0));
   if (ordinal < look_n_) ++done_in_look_;

@@ -113,14 +113,16 @@ bool RunController::poll(std::size_t max_starts) {
     rec.session = rel->session;
     rec.turn = rel->turn;
     rec.stage = rel->stage;
-    // The whole run's request (a shard's local index mapped): its item, model and tools.
+    // The whole run's request (a shard's local index mapped) names the item; a request alone is
+    // dealt its model and tools by that item (so a consistency reference, which offsets the
+    // items, deals them as the run did). A session stays on one model (its adapter holds the
+    // conversation) and one set of tools, dealt by its id (numbered per shard: a sharded session
+    // run does not deal as one process would).
     const std::uint64_t request = shard_plan_ != nullptr ? shard_plan_->global(rel->index) : rel->index;
     rec.item = request + cfg_.item_offset;
-    // A session stays on one model (its adapter holds the conversation) and one set of tools; a
-    // request is dealt alone.
     const std::uint64_t deal_key =
         rel->session >= 0 ? (std::uint64_t{1} << 63) | static_cast<std::uint64_t>(rel->session) : rec.item;
-    if (models_) rec.model = models_->pick(rel->session >= 0 ? deal_key : request);
+    if (models_) rec.model = models_->pick(deal_key);
     WorkItem item = builder_.item(rec.item);
     if (!item.structured && structured_) item.structured = structured_->pick(deal_key);
     if (item.structured) rec.structured = structured_kind(*item.structured);

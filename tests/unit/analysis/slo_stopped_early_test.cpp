@@ -92,13 +92,17 @@ TEST(SloStoppedEarly, CanceledRequestsDoNotFailAFastRunButAStalledOneFails) {
   const SloResult pass = evaluate_slo(slo, LatencyView::kService, w, fast);
   ASSERT_EQ(pass.metrics.size(), 1u);
   EXPECT_EQ(pass.metrics[0].exceedances, 0);
+  EXPECT_EQ(pass.metrics[0].n, 600) << "the canceled ones are in no population";
   EXPECT_EQ(pass.verdict, Verdict::kPass) << pass.metrics[0].explanation;
+  EXPECT_DOUBLE_EQ(pass.attainment, 1.0) << "nor in attainment's";
 
   // The same run where the canceled ones had waited 3 s with no first token: a stalled server.
   std::vector<RequestRecord> stalled(fast.begin(), fast.begin() + 600);
   for (int i = 0; i < 7; ++i) stalled.push_back(canceled(6s + i * 1ms, 3s));
   const SloResult fail = evaluate_slo(slo, LatencyView::kService, w, stalled);
   EXPECT_EQ(fail.metrics[0].exceedances, 7);
+  EXPECT_EQ(fail.metrics[0].n, 607);
+  EXPECT_NEAR(fail.attainment, 600.0 / 607.0, 1e-12);
   EXPECT_EQ(fail.verdict, Verdict::kFail) << fail.metrics[0].explanation;
 }
 

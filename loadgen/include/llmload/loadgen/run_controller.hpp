@@ -85,8 +85,8 @@ class RunController {
   /// a response without usage, and a client count beside the server's where there is usage.
   void set_tokenizer(const tokenizer::Tokenizer* t) { tokenizer_ = t; }
   /// A shard's plan: its local request k is the whole run's request plan->global(k), whose
-  /// workload item, model and tools it gets and whose item its record names, as in a single
-  /// process. Unset: the identity. The plan must outlive the controller.
+  /// workload item (and, outside sessions, model and tools) it gets and whose item its record
+  /// names. Unset: the identity. The plan must outlive the controller.
   void set_shard_plan(const ShardPlan* plan) { shard_plan_ = plan; }
   /// --probe-rate: probes go out beside the load during its measurement window, each on its own
   /// connection slot (never one of the load's), and complete into `probes`, never into the run's
