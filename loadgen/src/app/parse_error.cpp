@@ -41,6 +41,49 @@ std::vector<std::string> long_names(const CLI::App* app) {
   return names;
 }
 
+// The top app's commands, as a user types them.
+std::vector<std::string> command_names(const CLI::App* app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app->get_subcommands([](const CLI::App*) { return true; })) {
+    names.push_back(sub->get_name());
+  }
+  return names;
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// No command was entered: none typed, or a word that is none of them ("llmload runn").
+std::string command_error(const CLI::App* app) {
+  const std::vector<std::string> commands = command_names(app);
+  std::string typed;
+  std::string option;
+  for (const auto& arg : app->remaining(true)) {
+    if (!arg.empty() && arg[0] != '-') {
+      typed = arg;
+      break;
+    }
+    if (option.empty()) option = arg;
+  }
+  if (!option.empty()) {  // "llmload --concurrency 2": its value is not a command
+    return fmt::format("llmload: error: unknown option '{}' before a command; a command's options come after it: "
+                       "llmload <command> {}\nThe commands are {}; run `llmload --help` for what each does.\n",
+                       option, option, join(commands));
+  }
+  if (typed.empty()) {
+    return fmt::format("llmload: error: a command is required: {}\nRun `llmload --help` for what each does.\n",
+                       join(commands));
+  }
+  const std::string near = nearest_option(typed, commands);
+  const std::string hint = near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near.substr(2));
+  return fmt::format("llmload: error: unknown command '{}'{}; the commands are {}\nRun `llmload --help` for what "
+                     "each does.\n",
+                     typed, hint, join(commands));
+}
+
 }  // namespace
 
 std::string nearest_option(const std::string& typed, const std::vector<std::string>& known) {
@@ -64,6 +107,10 @@ std::string nearest_option(const std::string& typed, const std::vector<std::stri
 
 std::string parse_error_message(const CLI::App* app, const CLI::Error& e) {
   const std::string help = "Run with --help for more information.\n";
+  if (app->get_parent() == nullptr && app->get_subcommands().empty() &&
+      dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
+    return command_error(app);
+  }
   if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr) {
     // CLI11 says "--concurrency: 1 required  missing" for a flag at the end without its value.
     const std::string what = e.what();
@@ -81,8 +128,14 @@ std::string parse_error_message(const CLI::App* app, const CLI::Error& e) {
   for (const auto& arg : app->remaining(true)) {
     if (arg.size() > 1 && arg[0] == '-') {
       const std::string near = nearest_option(arg, known);
-      lines.push_back(near.empty() ? fmt::format("unknown option '{}'", arg)
-                                   : fmt::format("unknown option '{}' (did you mean '{}'?)", arg, near));
+      if (!near.empty() && arg.rfind(near, 0) == 0 && (arg.size() == near.size() || arg[near.size()] == '=')) {
+        // The command's own option, typed before the command ("llmload --concurrency 2 run").
+        lines.push_back(fmt::format("option '{}' comes after the command: llmload{} {} ...", near,
+                                    command == app ? "" : " " + command->get_name(), near));
+      } else {
+        lines.push_back(near.empty() ? fmt::format("unknown option '{}'", arg)
+                                     : fmt::format("unknown option '{}' (did you mean '{}'?)", arg, near));
+      }
       after_unknown_option = true;
     } else if (!after_unknown_option) {
       lines.push_back(fmt::format("unexpected argument '{}'", arg));

@@ -573,11 +573,18 @@ TEST(CommandLine, EveryParseErrorExitsTwoAndNamesTheFlag) {
       {{llmload, "run", "stray"}, {"llmload run: error: unexpected argument 'stray'"}, ""},
       {{llmload, "sweep", "--worker", "2", "--concurrency", "1,2"}, {"unknown option '--worker'\n"}, "did you mean"},
       {{llmload, "run", "--concurrency"}, {"llmload: error: --concurrency needs a value"}, "required"},
+      // A mistyped or missing command is named with the commands there are (CLI11 said only "A
+      // subcommand is required").
+      {{llmload, "runn"}, {"llmload: error: unknown command 'runn' (did you mean 'run'?)", "merge, report"}, "subcommand"},
+      {{llmload, "xyzzy"}, {"unknown command 'xyzzy'; the commands are run, "}, "did you mean"},
+      {{llmload}, {"llmload: error: a command is required: run, merge"}, "subcommand"},
+      {{llmload, "--concurrency", "2"}, {"unknown option '--concurrency' before a command"}, "subcommand"},
+      {{llmload, "--concurrency", "2", "run"}, {"option '--concurrency' comes after the command: llmload run"}, "did you mean"},
       {{llmload, "report", "/nonexistent", "--interval", "abc"}, {"--interval: 'abc' is not a number of seconds"}, "179769"},
   };
   for (const auto& c : cases) {
     auto r = run(c.argv, 30s);
-    EXPECT_EQ(r.exit_code, 2) << c.argv[1] << " " << c.argv[2] << ": " << r.err;
+    EXPECT_EQ(r.exit_code, 2) << (c.argv.size() > 1 ? c.argv[1] : "") << ": " << r.err;
     for (const auto& s : c.said) EXPECT_NE(r.err.find(s), std::string::npos) << s << " in:\n" << r.err;
     if (!c.not_said.empty()) {
       EXPECT_EQ(r.err.find(c.not_said), std::string::npos) << c.not_said << " in:\n" << r.err;
