@@ -414,14 +414,13 @@ void warn_of_unlisted_models(const ScenarioConfig& cfg, const net::ModelsInfo& l
 
 // The server's models (and the model, when none was given), the prompt calibration, the
 // workload, and the settings only the workload knows (trace replay); then the final validation.
-Prepared prepare(ScenarioConfig& cfg, boost::asio::io_context& ioc, Transport& transport, const BaseUrl& url,
-                 bool model_warnings) {
+Prepared prepare(ScenarioConfig& cfg, boost::asio::io_context& ioc, Transport& transport, const BaseUrl& url) {
   Prepared p;
   try {
     const auto [bearer, headers] = key_and_headers(cfg);
     p.models = net::probe_models(ioc, transport, url.to_string(), url.path, url.host_header(), bearer, headers,
                                  !cfg.model.empty());
-    if (!p.models.problem.empty() && model_warnings) {
+    if (!p.models.problem.empty()) {
       fmt::print(stderr, "llmload: warning: {}; going on with --model {} as given\n",
                  cfg.secrets().for_output(p.models.problem), printable(cfg.model));
     }
@@ -436,7 +435,7 @@ Prepared prepare(ScenarioConfig& cfg, boost::asio::io_context& ioc, Transport& t
                                       url.to_string(), printable(cfg.model)));
       }
     }
-    if (model_warnings) warn_of_unlisted_models(cfg, p.models, url);
+    warn_of_unlisted_models(cfg, p.models, url);
     if (!cfg.tokenizer.empty()) p.tokenizer = load_model_tokenizer(cfg.tokenizer);
     p.calibration = calibrate(cfg, ioc, transport, url, p.tokenizer.get());
   } catch (const ConfigError& e) {
@@ -546,7 +545,9 @@ MonitorOptions monitor_options(const ScenarioConfig& cfg, const ScenarioConfig& 
   m.warmup_requests = local.warmup.requests;
   if (local.min_requests) m.min_requests = *local.min_requests + local.warmup.requests;
   if (local.duration) m.planned_duration = *local.duration + local.warmup.duration;
-  if (!cfg.quiet) {
+  // A warning is said even when quiet (--quiet drops progress and notes); a worker's would reach
+  // the parent only at the end, from its log, so it leaves the live ones out.
+  if (hooks.live_warnings) {
     m.warn = [](const std::string& what) { fmt::print(stderr, "llmload: warning: {}\n", what); };
   }
   m.label = hooks.label;
@@ -586,7 +587,7 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
     fmt::print(stderr, "llmload: warning: shard {} of {} has no --start-at: it starts as soon as it is ready, not "
                        "together with the other shards\n", cfg.shard.index, cfg.shard.count);
   }
-  if (const auto w = temp_dir_warning(); w && !cfg.quiet) fmt::print(stderr, "llmload: warning: {}\n", *w);
+  if (const auto w = temp_dir_warning()) fmt::print(stderr, "llmload: warning: {}\n", *w);
   // The output directory is claimed (created, its writability probed) before anything is sent;
   // a run refused before its load leaves no empty directory behind (issue 16).
   EmptyDirGuard dir_guard(cfg.output_dir);
@@ -596,8 +597,7 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   boost::asio::io_context ioc;
   SteadyClock clock;
   net::AsioTransport transport(ioc, clock, url, transport_options(cfg));
-  const bool warn = !cfg.quiet || hooks.log_warnings;
-  Prepared prep = prepare(cfg, ioc, transport, url, warn);
+  Prepared prep = prepare(cfg, ioc, transport, url);
   // This shard's part: `cfg` stays the whole run (recorded in the artifact), `local` is what this
   // process issues.
   const ScenarioConfig local = shard_config(cfg);
@@ -637,7 +637,7 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   const json conditions = run_conditions(cfg, local, url, builder, prep.models, argv, env_settings, prep.calibration,
                                          *prep.workload, wall_start);
   RunJournal journal(cfg.output_dir, in_progress(conditions, cfg, local, controller),
-                     [&](const analysis::RequestRecord& r) { return request_line(r, local, plan); }, cfg.quiet);
+                     [&](const analysis::RequestRecord& r) { return request_line(r, local, plan); });
   dir_guard.keep();  // the load starts: the directory holds the run from here on
   std::optional<net::MetricsScraper> scraper;
   start_scraper(scraper, cfg, url, prep.models.raw);
@@ -670,9 +670,9 @@ RunOutcome run_once(const ScenarioConfig& cfg_in, const std::vector<std::string>
   net::drive(ioc, controller, dopts);
   install_stop_handler();  // Asio put the default action back
   journal.close();
-  if (const auto& e = controller.record_spill_error(); e && warn) {
+  if (const auto& e = controller.record_spill_error()) {
     fmt::print(stderr, "llmload: warning: {}: they were kept in memory instead\n", *e);
-  } else if (const auto& dir = controller.record_spill_memory_dir(); dir && warn) {
+  } else if (const auto& dir = controller.record_spill_memory_dir()) {
     fmt::print(stderr,
                "llmload: warning: the run's records were kept in a temporary file in {}, which is held in "
                "memory (tmpfs): set TMPDIR to a directory on disk to keep a long run's memory flat\n",

@@ -49,10 +49,10 @@ struct RunHooks {
   /// run_command: exit kExitNothingMeasured when no measured request succeeded. llmload-mpi turns
   /// it off in its ranks and judges the merged run instead.
   bool gate_nothing_measured = true;
-  /// Print the warnings of the server's model list (a failed probe, a --model it does not list)
-  /// and of the records' temporary file even when quiet: a worker's stderr is its log, from which
-  /// the parent shows them (workers.cpp).
-  bool log_warnings = false;
+  /// Warn during the load (the server not keeping up). A worker's stderr is its log, from which
+  /// the parent shows the warnings only at the end (workers.cpp): it leaves these out. Every other
+  /// warning is said, even when quiet.
+  bool live_warnings = true;
 };
 
 /// One run's outcome: the exit code before the SLO gate (0, 1 when writing failed, 130 when

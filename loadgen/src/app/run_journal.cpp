@@ -22,8 +22,8 @@ std::string request_line(const analysis::RequestRecord& r, const ScenarioConfig&
   return analysis::record_line(r, shard);
 }
 
-RunJournal::RunJournal(std::string dir, const json& in_progress, LineFn line, bool quiet, std::size_t max_pending)
-    : dir_(std::move(dir)), line_(std::move(line)), quiet_(quiet), max_pending_(max_pending) {
+RunJournal::RunJournal(std::string dir, const json& in_progress, LineFn line, std::size_t max_pending)
+    : dir_(std::move(dir)), line_(std::move(line)), max_pending_(max_pending) {
   if (dir_.empty()) return;
   const std::filesystem::path root(dir_);
   // A result.json of an earlier run in this directory (--overwrite) must never be taken for this
@@ -32,7 +32,7 @@ RunJournal::RunJournal(std::string dir, const json& in_progress, LineFn line, bo
   std::filesystem::remove(root / "result.json", ec);
   if (auto e = write_file_atomically(root / kInProgressFile,
                                      in_progress.dump(2, ' ', false, json::error_handler_t::replace) + "\n")) {
-    if (!quiet_) fmt::print(stderr, "llmload: warning: {} not written: {}\n", kInProgressFile, *e);
+    fmt::print(stderr, "llmload: warning: {} not written: {}\n", kInProgressFile, *e);
   }
   errno = 0;
   const int fd = ::open((root / "requests.jsonl").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
@@ -68,7 +68,7 @@ void RunJournal::close() {
   const int err = file_->close();
   waits_ = file_->waits();
   file_.reset();
-  if (waits_ > 0 && !quiet_) {
+  if (waits_ > 0) {
     const std::string behind = max_pending_ >= (std::size_t{1} << 20) ? fmt::format("{} MiB", max_pending_ >> 20)
                                                                         : fmt::format("{} KiB", max_pending_ >> 10);
     fmt::print(stderr,
@@ -95,12 +95,10 @@ void RunJournal::fail(int err) {
   failed_ = true;
   if (warned_) return;
   warned_ = true;
-  if (!quiet_) {
-    fmt::print(stderr,
-               "llmload: warning: requests.jsonl can no longer be written as the run goes ({}): the run goes on, and "
-               "its results are written when it ends\n",
-               write_failure_reason(err != 0 ? err : EIO));
-  }
+  fmt::print(stderr,
+             "llmload: warning: requests.jsonl can no longer be written as the run goes ({}): the run goes on, and "
+             "its results are written when it ends\n",
+             write_failure_reason(err != 0 ? err : EIO));
 }
 
 }  // namespace llmload::app

@@ -45,7 +45,7 @@ class RunJournal {
   /// write either is a warning (the run goes on; the artifact is written at the end as always).
   /// `max_pending`: how far the disk may fall behind before append() waits for it (tests make it
   /// small; the run uses the appender's default, 16 MiB).
-  RunJournal(std::string dir, const nlohmann::json& in_progress, LineFn line, bool quiet,
+  RunJournal(std::string dir, const nlohmann::json& in_progress, LineFn line,
              std::size_t max_pending = BackgroundAppender::kDefaultMaxPending);
   ~RunJournal();
   RunJournal(const RunJournal&) = delete;
@@ -57,7 +57,7 @@ class RunJournal {
   /// writer thread writes by itself at least every kJournalFlushInterval).
   void tick();
   /// Writes what is queued and closes requests.jsonl. If an append had to wait for the disk, says
-  /// so once (unless quiet): how often, and that result.json's schedule lag shows whether any
+  /// so once (even when quiet: a warning): how often, and that result.json's schedule lag shows whether any
   /// request went out late.
   void close();
   /// result.json is written: removes run-in-progress.json.
@@ -76,7 +76,6 @@ class RunJournal {
 
   std::string dir_;
   LineFn line_;
-  bool quiet_ = false;
   std::size_t max_pending_;
   std::unique_ptr<BackgroundAppender> file_;
   bool failed_ = false;

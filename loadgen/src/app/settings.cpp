@@ -368,7 +368,7 @@ const std::vector<SettingInfo>& settings() {
                  "metrics are the median across trials with min-max and a 95% interval"},
       {"trial-pause", "pause between trials, e.g. 5s (default 0)"},
       {"fail-on-slo", "exit status 3 when the SLO verdict is FAIL, 4 when INCONCLUSIVE (for CI gates)"},
-      {"quiet", "print only the final report (no progress line, no notes)"},
+      {"quiet", "print only the final report and warnings (no progress line, no notes)"},
       {"verbose", "print more: per-trial results, server-metric cross-checks, window choice"},
       {"devices", "devices (GPUs or replicas) serving the endpoint: recorded for `llmload scaling` and cost"},
       {"price-per-hour", "price of one device-hour (any currency): the result gets the cost per 1M output tokens"},

@@ -87,7 +87,7 @@ RunHooks worker_hooks(const WorkerRole& role) {
   RunHooks hooks;
   hooks.print_report = false;
   hooks.gate_nothing_measured = false;  // the parent judges the merged run
-  hooks.log_warnings = true;            // into the log: the parent shows them
+  hooks.live_warnings = false;          // its setup's and end's warnings go to the log: the parent shows them
   hooks.ready = [role](std::optional<WallTime>) -> std::optional<WallTime> {
     const char byte = 'R';
     const bool told = ::write(role.ready_fd, &byte, 1) == 1;

@@ -108,7 +108,7 @@ ReadyState wait_ready(Workers& workers, int& forwarded, bool quiet) {
   return ReadyState::kTimedOut;
 }
 
-// The workers are quiet, but print their warnings to their logs (RunHooks::log_warnings): each
+// The workers are quiet, but print their warnings to their logs, as any run does: each
 // different line, from the logs' warning lines not shown before, is shown once.
 std::vector<std::string> log_warnings(const WorkerProcess& w) {
   std::vector<std::string> lines;
@@ -327,7 +327,7 @@ int run_workers(int n, const std::string& requested, const ScenarioConfig& cfg_i
   if (ec) throw ConfigError(fmt::format("cannot create '{}': {}", (root / "workers").string(), ec.message()));
   install_parent_handler();
   // The workers are quiet; the merge of their records keeps them in temporary files too.
-  if (const auto w = temp_dir_warning(); w && !cfg.quiet) fmt::print(stderr, "llmload: warning: {}\n", *w);
+  if (const auto w = temp_dir_warning()) fmt::print(stderr, "llmload: warning: {}\n", *w);
   if (!cfg.quiet) {
     fmt::print(stderr, "llmload {}: {} against {} split across {} worker processes (shard i of {} each); preparing\n",
                kVersion, scenario_summary(cfg), cfg.base_url, n, n);
@@ -360,7 +360,7 @@ int run_workers(int n, const std::string& requested, const ScenarioConfig& cfg_i
                                           : std::chrono::time_point_cast<std::chrono::nanoseconds>(
                                                 std::chrono::system_clock::now() + kWorkersStartLead);
     // What the setup warns of (the server's model list) is the same in each: worker 0's.
-    if (!cfg.quiet) show_warnings(log_warnings(*workers.front()), warnings_shown);
+    show_warnings(log_warnings(*workers.front()), warnings_shown);
     for (auto& w : workers) w->send_start(t);
     if (!cfg.quiet) fmt::print(stderr, "llmload: {} workers ready; common start at {}\n", n, format_rfc3339(t));
     progress.start();
@@ -371,9 +371,7 @@ int run_workers(int n, const std::string& requested, const ScenarioConfig& cfg_i
     for (auto& w : workers) w->signal(SIGTERM);
   }
   wait_all(workers, forwarded, progress, cfg.quiet);
-  if (!cfg.quiet) {
-    for (const auto& wk : workers) show_warnings(log_warnings(*wk), warnings_shown);  // e.g. the records in a tmpfs
-  }
+  for (const auto& wk : workers) show_warnings(log_warnings(*wk), warnings_shown);  // e.g. the records in a tmpfs
   const int failure = report_failures(workers, n, stopped_by_parent || g_signals > 0);
   const bool interrupted = g_signals > 0 || std::any_of(workers.begin(), workers.end(), [](const auto& w) {
                              return w->exit_code() == kExitInterrupted;

@@ -396,6 +396,13 @@ TEST_F(Fixture, AModelTheServerDoesNotListIsSaidBeforeTheLoad) {
   TempDir listed;
   auto ok = run_llmload(listed, {"--base-url", server_->base_url, "--model", "llmload-mock", "--num-requests", "2"});
   EXPECT_EQ(ok.proc.err.find("does not list"), std::string::npos) << ok.proc.err;
+  // --quiet drops the progress and the notes, not a warning (it used to drop this one too).
+  TempDir quiet;
+  auto q = run_llmload(quiet, {"--base-url", server_->base_url, "--model", "nosuchmodel", "--num-requests", "2",
+                               "--quiet"});
+  EXPECT_EQ(q.proc.exit_code, 6) << q.proc.err;
+  EXPECT_NE(q.proc.err.find("does not list --model nosuchmodel"), std::string::npos) << q.proc.err;
+  EXPECT_EQ(q.proc.err.find("preparing"), std::string::npos) << "a note, under --quiet:\n" << q.proc.err;
 }
 
 // With --model the models probe is not a gate (docs/wire.md): a warning, then the run, whose

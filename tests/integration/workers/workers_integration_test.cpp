@@ -267,6 +267,15 @@ TEST_F(Workers, TheServersModelListWarningIsSaidOnceBeforeTheLoad) {
   ASSERT_NE(at, std::string::npos) << run.proc.err;
   EXPECT_EQ(run.proc.err.find(warning, at + 1), std::string::npos) << "said once:\n" << run.proc.err;
   EXPECT_LT(at, run.proc.err.find("workers ready")) << run.proc.err;
+  // --quiet drops the notes ("workers ready"), not the warning.
+  TempDir quiet;
+  const auto q = run_llmload(quiet, args({"--scenario", "concurrency", "--concurrency", "2", "--num-requests", "4",
+                                          "--model", "nosuchmodel", "--workers", "2", "--quiet"}));
+  EXPECT_EQ(q.proc.exit_code, 6) << q.proc.err;
+  const auto q_at = q.proc.err.find(warning);
+  ASSERT_NE(q_at, std::string::npos) << q.proc.err;
+  EXPECT_EQ(q.proc.err.find(warning, q_at + 1), std::string::npos) << "said once:\n" << q.proc.err;
+  EXPECT_EQ(q.proc.err.find("workers ready"), std::string::npos) << q.proc.err;
 }
 
 // A worker's warning at its end (its records spilled into a tmpfs) reached nobody: the workers

@@ -66,7 +66,7 @@ struct BehindRun {
 
 // requests.jsonl is a FIFO that nobody reads until the appends stop getting anywhere (a pipe takes
 // 64 KiB, the journal's queue here 4 KiB): the disk falls behind and the run waits for it.
-BehindRun run_into_a_disk_that_falls_behind(const fs::path& dir, bool quiet) {
+BehindRun run_into_a_disk_that_falls_behind(const fs::path& dir) {
   BehindRun out;
   const fs::path fifo = dir / "requests.jsonl";
   if (::mkfifo(fifo.c_str(), 0600) != 0) return out;
@@ -104,7 +104,7 @@ BehindRun run_into_a_disk_that_falls_behind(const fs::path& dir, bool quiet) {
   });
   ::testing::internal::CaptureStderr();
   {
-    RunJournal journal(dir.string(), nlohmann::json::object(), kibibyte_lines(), quiet, 4096);
+    RunJournal journal(dir.string(), nlohmann::json::object(), kibibyte_lines(), 4096);
     for (int i = 0; i < kLines; ++i) {
       analysis::RequestRecord r;
       r.index = i;
@@ -126,7 +126,7 @@ BehindRun run_into_a_disk_that_falls_behind(const fs::path& dir, bool quiet) {
 // or reordered.
 TEST(RunJournal, ADiskThatFellBehindIsNamedWhenTheRunEnds) {
   JournalDir dir;
-  const BehindRun run = run_into_a_disk_that_falls_behind(dir.path, false);
+  const BehindRun run = run_into_a_disk_that_falls_behind(dir.path);
   EXPECT_GT(run.waits, 0u);
   EXPECT_TRUE(run.whole);
   std::smatch m;
@@ -142,23 +142,12 @@ TEST(RunJournal, ADiskThatFellBehindIsNamedWhenTheRunEnds) {
   EXPECT_EQ(line_indexes(run.got), "0..999") << "lines lost or out of order";
 }
 
-// --quiet: the run still waits for the disk, and says nothing.
-TEST(RunJournal, AQuietRunSaysNothingOfADiskThatFellBehind) {
-  JournalDir dir;
-  const BehindRun run = run_into_a_disk_that_falls_behind(dir.path, true);
-  EXPECT_GT(run.waits, 0u);
-  EXPECT_TRUE(run.whole);
-  EXPECT_EQ(run.err, "");
-  EXPECT_EQ(run.got.size(), std::size_t{1000} * 1024);
-  EXPECT_EQ(line_indexes(run.got), "0..999");
-}
-
 // A disk that keeps up (a regular file, the queue at its default): no warning.
 TEST(RunJournal, NoWarningWhenTheDiskKeepsUp) {
   JournalDir dir;
   ::testing::internal::CaptureStderr();
   {
-    RunJournal journal(dir.path.string(), nlohmann::json::object(), kibibyte_lines(), false);
+    RunJournal journal(dir.path.string(), nlohmann::json::object(), kibibyte_lines());
     for (int i = 0; i < 200; ++i) {
       analysis::RequestRecord r;
       r.index = i;
