@@ -216,7 +216,7 @@ std::string log_tail(const std::string& path, std::size_t max_lines) {
   std::vector<std::string> lines;
   std::string line;
   while (std::getline(in, line)) {
-    if (line.empty()) continue;
+    if (line.empty() || line.rfind(kWarningLinePrefix, 0) == 0) continue;
     lines.push_back(line);
     if (lines.size() > max_lines) lines.erase(lines.begin());
   }

@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "llmload/loadgen/shard.hpp"
@@ -74,7 +75,11 @@ class WorkerProcess {
   std::string log_path_;
 };
 
-/// The last `max_lines` lines of a worker's log (its stderr), for an error message.
+/// How a worker's log (its stderr) begins a warning line: the parent shows each one once.
+inline constexpr std::string_view kWarningLinePrefix = "llmload: warning: ";
+
+/// The last `max_lines` lines of a worker's log (its stderr), for an error message, its warning
+/// lines left out (the parent has shown them already).
 std::string log_tail(const std::string& path, std::size_t max_lines = 8);
 
 }  // namespace llmload::app

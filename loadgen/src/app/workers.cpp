@@ -115,7 +115,7 @@ std::vector<std::string> log_warnings(const WorkerProcess& w) {
   std::ifstream in(w.log_path());
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("llmload: warning: ", 0) == 0) lines.push_back(line);
+    if (line.rfind(kWarningLinePrefix, 0) == 0) lines.push_back(line);
   }
   return lines;
 }

@@ -278,6 +278,21 @@ TEST_F(Workers, TheServersModelListWarningIsSaidOnceBeforeTheLoad) {
   EXPECT_EQ(q.proc.err.find("workers ready"), std::string::npos) << q.proc.err;
 }
 
+// A worker that warns and then fails: the warning is said once (the relay), not again in the
+// failed worker's last output.
+TEST_F(Workers, AFailedWorkersWarningIsNotRepeatedInItsLastOutput) {
+  TempDir dir;
+  const auto run = run_llmload(dir, args({"--scenario", "concurrency", "--concurrency", "2", "--num-requests", "4",
+                                          "--model", "nosuchmodel", "--tokenizer", dir.file("none.model"),
+                                          "--workers", "2"}));
+  EXPECT_EQ(run.proc.exit_code, 2) << run.proc.err;
+  const std::string warning = "does not list --model nosuchmodel";
+  const auto at = run.proc.err.find(warning);
+  ASSERT_NE(at, std::string::npos) << run.proc.err;
+  EXPECT_EQ(run.proc.err.find(warning, at + 1), std::string::npos) << "said once:\n" << run.proc.err;
+  EXPECT_NE(run.proc.err.find("its last output:\n    llmload: error: --tokenizer"), std::string::npos) << run.proc.err;
+}
+
 // A worker's warning at its end (its records spilled into a tmpfs) reached nobody: the workers
 // are quiet. It is said once, by the parent, as a single process says it.
 TEST_F(Workers, AWarningAtTheWorkersEndIsSaidOnce) {
