@@ -88,30 +88,6 @@ const json& stats_of(const json& result, Metric m) {
 }
 
 
-// The p-verdict of one bounded metric with the merged histogram (run_metrics.cpp's rule: PASS iff
-// n >= h(t) + t; FAIL when more than (1 - p) of n exceed; else INCONCLUSIVE).
-void rejudge(MetricVerdict& v, const HdrHistogram& h, double percentile) {
-  v.observed_us = h.total_count() > 0 ? h.value_at_percentile(percentile) : 0;
-  const double p = percentile / 100.0;
-  const double bound_ms = static_cast<double>(v.bound.count()) / 1e6;
-  const double observed_ms = static_cast<double>(v.observed_us) / 1e3;
-  if (v.n > 0 && v.n >= v.required) {
-    v.verdict = Verdict::kPass;
-    v.explanation = fmt::format("p{:g} within {:g} ms with 99% confidence ({} of {} over the bound)", percentile,
-                                bound_ms, v.exceedances, v.n);
-  } else if (v.n > 0 && static_cast<double>(v.exceedances) > (1.0 - p) * static_cast<double>(v.n)) {
-    v.verdict = Verdict::kFail;
-    v.explanation = fmt::format(
-        "{} of {} requests ({:.2f}%) over {:g} ms: p{:g} exceeds the bound (observed {:.1f} ms)", v.exceedances, v.n,
-        100.0 * static_cast<double>(v.exceedances) / static_cast<double>(v.n), bound_ms, percentile, observed_ms);
-  } else {
-    v.verdict = Verdict::kInconclusive;
-    v.explanation = fmt::format("too few requests to confirm p{:g} <= {:g} ms: {} of {} over the bound; "
-                                "would need about {} more requests",
-                                percentile, bound_ms, v.exceedances, v.n, std::max<std::int64_t>(0, v.required - v.n));
-  }
-}
-
 struct Shard {
   const ShardArtifact* artifact = nullptr;
   std::int64_t index = 0;
@@ -315,7 +291,7 @@ void rejudge_slo(RunMetrics& m) {
                       : v.metric == "ttft" ? (rt ? Metric::kTtftRt : Metric::kTtft)
                       : v.metric == "ttfo" ? (rt ? Metric::kTtfoRt : Metric::kTtfo)
                                            : (rt ? Metric::kE2eRt : Metric::kE2e);
-    rejudge(v, m.histograms.at(hm), m.slo->spec.percentile);
+    decide_verdict(v, m.histograms.at(hm), m.slo->spec.percentile);
   }
   bool any_fail = false;
   bool all_pass = !m.slo->metrics.empty();

@@ -184,7 +184,7 @@ json metrics_json(const RunMetrics& m) {
                          {"requests", v.n},
                          {"exceedances", v.exceedances},
                          {"required_requests", v.required},
-                         {"observed_ms", ms(v.observed_us)},
+                         {"observed_ms", v.observed_us ? json(ms(*v.observed_us)) : json(nullptr)},
                          {"verdict", to_string(v.verdict)},
                          {"explanation", v.explanation}});
     }

@@ -139,6 +139,41 @@ std::int64_t samples_needed(double percentile) {
   return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(100.0 / (100.0 - percentile) - 1e-9)));
 }
 
+void decide_verdict(MetricVerdict& v, const HdrHistogram& h, double percentile) {
+  const std::int64_t n = v.n;
+  const std::int64_t exceed = v.exceedances;
+  v.observed_us.reset();
+  if (h.total_count() > 0) v.observed_us = h.value_at_percentile(percentile);
+  const double p = percentile / 100.0;
+  v.required = early_stopping_min_requests(exceed, p, 0.99);
+  const double bound_ms = static_cast<double>(v.bound.count()) / 1e6;
+  if (n > 0 && n >= v.required) {
+    v.verdict = Verdict::kPass;
+    v.explanation = fmt::format("p{:g} within {:g} ms with 99% confidence ({} of {} over the bound)", percentile,
+                                bound_ms, exceed, n);
+  } else if (n > 0 && static_cast<double>(exceed) > (1.0 - p) * static_cast<double>(n)) {
+    v.verdict = Verdict::kFail;
+    // The observed percentile is of the successful requests only; failed requests, and those
+    // canceled past the bound, are over it without a value (an empty histogram said "0.0 ms").
+    const std::int64_t answered = h.total_count();
+    const std::string observed =
+        answered == 0 ? "none succeeded: failed requests and those canceled past the bound count as over it"
+        : answered < n
+            ? fmt::format("observed {:.1f} ms over the {} that succeeded; failed requests and those canceled past "
+                          "the bound count as over it",
+                          static_cast<double>(*v.observed_us) / 1e3, answered)
+            : fmt::format("observed {:.1f} ms", static_cast<double>(*v.observed_us) / 1e3);
+    v.explanation = fmt::format("{} of {} requests ({:.2f}%) over {:g} ms: p{:g} exceeds the bound ({})", exceed, n,
+                                100.0 * static_cast<double>(exceed) / static_cast<double>(n), bound_ms, percentile,
+                                observed);
+  } else {
+    v.verdict = Verdict::kInconclusive;
+    v.explanation = fmt::format("too few requests to confirm p{:g} <= {:g} ms: {} of {} over the bound; "
+                                "would need about {} more requests",
+                                percentile, bound_ms, exceed, n, std::max<std::int64_t>(0, v.required - n));
+  }
+}
+
 namespace {
 
 MetricVerdict judge(std::string name, Nanos bound, std::int64_t n, std::int64_t exceed, const HdrHistogram& h,
@@ -148,26 +183,7 @@ MetricVerdict judge(std::string name, Nanos bound, std::int64_t n, std::int64_t 
   v.bound = bound;
   v.n = n;
   v.exceedances = exceed;
-  v.observed_us = h.total_count() > 0 ? h.value_at_percentile(percentile) : 0;
-  const double p = percentile / 100.0;
-  v.required = early_stopping_min_requests(exceed, p, 0.99);
-  const double bound_ms = static_cast<double>(bound.count()) / 1e6;
-  const double observed_ms = static_cast<double>(v.observed_us) / 1e3;
-  if (n > 0 && n >= v.required) {
-    v.verdict = Verdict::kPass;
-    v.explanation = fmt::format("p{:g} within {:g} ms with 99% confidence ({} of {} over the bound)", percentile,
-                                bound_ms, exceed, n);
-  } else if (n > 0 && static_cast<double>(exceed) > (1.0 - p) * static_cast<double>(n)) {
-    v.verdict = Verdict::kFail;
-    v.explanation = fmt::format("{} of {} requests ({:.2f}%) over {:g} ms: p{:g} exceeds the bound (observed {:.1f} ms)",
-                                exceed, n, 100.0 * static_cast<double>(exceed) / static_cast<double>(n), bound_ms,
-                                percentile, observed_ms);
-  } else {
-    v.verdict = Verdict::kInconclusive;
-    v.explanation = fmt::format("too few requests to confirm p{:g} <= {:g} ms: {} of {} over the bound; "
-                                "would need about {} more requests",
-                                percentile, bound_ms, exceed, n, std::max<std::int64_t>(0, v.required - n));
-  }
+  decide_verdict(v, h, percentile);
   return v;
 }
 

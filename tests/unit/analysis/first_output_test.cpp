@@ -248,7 +248,7 @@ TEST(TtfoSlo, VerdictAttainmentAndGoodput) {
     EXPECT_EQ(m.slo->verdict, Verdict::kFail);
     EXPECT_DOUBLE_EQ(m.slo->attainment, 0.8);
     EXPECT_DOUBLE_EQ(m.slo->request_goodput, 40.0);
-    EXPECT_NEAR(static_cast<double>(m.slo->metrics[0].observed_us), 300'000, 300);
+    EXPECT_NEAR(static_cast<double>(m.slo->metrics[0].observed_us.value_or(-1)), 300'000, 300);
   }
   {
     const RunMetrics m = metrics_of(ttfo_load(200, 0), slo);

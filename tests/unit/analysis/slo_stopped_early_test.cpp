@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "llmload/analysis/run_metrics.hpp"
@@ -104,6 +106,28 @@ TEST(SloStoppedEarly, CanceledRequestsDoNotFailAFastRunButAStalledOneFails) {
   EXPECT_EQ(fail.metrics[0].n, 607);
   EXPECT_NEAR(fail.attainment, 600.0 / 607.0, 1e-12);
   EXPECT_EQ(fail.verdict, Verdict::kFail) << fail.metrics[0].explanation;
+  // Its observed p99 is of the 600 that succeeded, and says so: the 7 over the bound have no value.
+  ASSERT_TRUE(fail.metrics[0].observed_us.has_value());
+  EXPECT_NEAR(static_cast<double>(*fail.metrics[0].observed_us), 16'000, 20);
+  EXPECT_NE(fail.metrics[0].explanation.find("observed 16.0 ms over the 600 that succeeded"), std::string::npos)
+      << fail.metrics[0].explanation;
+}
+
+// Every request over the bound and none answered (a server that stalls until --max-duration): the
+// verdict FAILs with no observed value, where an empty histogram said "observed 0.0 ms".
+TEST(SloStoppedEarly, NoObservedValueWhenNoRequestSucceeded) {
+  const SloSpec slo = parse_slo("ttft:500ms");
+  Window w;
+  w.start = 0ns;
+  w.end = 10s;
+  w.method = "test";
+  const std::vector<RequestRecord> stalled = {canceled(0ms, 2s), canceled(1ms, 2s)};
+  const SloResult r = evaluate_slo(slo, LatencyView::kService, w, stalled);
+  ASSERT_EQ(r.metrics.size(), 1u);
+  EXPECT_EQ(r.metrics[0].verdict, Verdict::kFail);
+  EXPECT_FALSE(r.metrics[0].observed_us.has_value());
+  EXPECT_EQ(r.metrics[0].explanation.find("0.0 ms"), std::string::npos) << r.metrics[0].explanation;
+  EXPECT_NE(r.metrics[0].explanation.find("none succeeded"), std::string::npos) << r.metrics[0].explanation;
 }
 
 }  // namespace

@@ -84,7 +84,9 @@ struct MetricVerdict {
   std::int64_t n = 0;           // requests in the window
   std::int64_t exceedances = 0; // requests over the bound (failed requests count as over)
   std::int64_t required = 0;    // requests needed to pass with this many exceedances
-  std::int64_t observed_us = 0; // observed percentile among successful requests
+  /// The percentile among the successful requests; none when no request succeeded (failed ones,
+  /// and those canceled past the bound, are over it without a value).
+  std::optional<std::int64_t> observed_us;
   Verdict verdict = Verdict::kNone;
   std::string explanation;
 };
@@ -102,6 +104,12 @@ struct SloResult {
   /// taken out. Equals `verdict` when the SLO is judged in the service view already.
   Verdict service_view_verdict = Verdict::kNone;
 };
+
+/// A bounded metric's percentile verdict from its n, exceedances and bound (set in `v`) and the
+/// successful requests' values `h`: PASS iff n >= early_stopping_min_requests(exceedances) (99%
+/// confidence); FAIL when more than (1 - p) of n exceed; else INCONCLUSIVE. Sets `required`,
+/// `observed_us`, `verdict` and `explanation`. The one rule, for a run and for a merged one.
+void decide_verdict(MetricVerdict& v, const HdrHistogram& h, double percentile);
 
 /// The SLO judged over the window's measured requests that `include` accepts (all when empty):
 /// attainment, goodput (good requests completing in the window), the per-metric early-stopping
