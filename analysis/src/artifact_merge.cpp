@@ -3,6 +3,7 @@
 // verdicts recomputed with the single-run rules over every shard's records (read one at a time:
 // records_from_jsonl.cpp); stragglers flagged in a per-shard breakdown.
 #include "llmload/analysis/artifact_merge.hpp"
+#include "llmload/analysis/client_cpu.hpp"
 #include "json_path.hpp"
 #include "numeric.hpp"
 #include "llmload/common/duration.hpp"
@@ -531,14 +532,13 @@ json merged_client_cpu(const std::vector<Shard>& shards, std::int64_t requests) 
     if (c.value("core_share", json()).is_number()) busiest = std::max(busiest, c["core_share"].get<double>());
   }
   if (!any) return nullptr;
-  return {{"user_s", user},
-          {"system_s", system},
-          {"wall_s", wall},
-          {"core_share", busiest},
-          {"cores_used", wall > 0 ? json((user + system) / wall) : json(nullptr)},
-          {"per_request_us", requests > 0 ? json((user + system) / static_cast<double>(requests) * 1e6) : json(nullptr)},
-          {"covers", "the shards' processes (each from its first release to its last response): user_s and system_s "
-                     "their sums, wall_s the longest, core_share the busiest shard's, cores_used all of it over wall_s"}};
+  json c = client_cpu_json(user, system, wall, requests,
+                           "the shards' processes (each from its first release to its last response): user_s and "
+                           "system_s their sums, wall_s the longest, core_share the busiest shard's, cores_used all "
+                           "of it over wall_s");
+  c["cores_used"] = c["core_share"];  // the whole's share of one core
+  c["core_share"] = busiest;          // what says whether a client process was the bottleneck
+  return c;
 }
 
 // The merged result.json.

@@ -21,6 +21,7 @@
 #include <fmt/ranges.h>
 
 #include "file_write.hpp"
+#include "llmload/analysis/client_cpu.hpp"
 #include "llmload/analysis/compare.hpp"
 #include "llmload/analysis/html_report.hpp"
 #include "llmload/analysis/overload.hpp"
@@ -261,17 +262,6 @@ json overload_check(const json& result, const analysis::RunMetrics& metrics,
   return analysis::to_json(analysis::detect_overload(records, metrics.window.start, metrics.window.end, waiting));
 }
 
-// The client's own CPU while the load ran (getrusage deltas over the load's wall time).
-json client_cpu_json(double user, double system, double wall_s, std::int64_t requests) {
-  return {{"user_s", user},
-          {"system_s", system},
-          {"wall_s", wall_s},
-          {"core_share", wall_s > 0 ? json((user + system) / wall_s) : json(nullptr)},
-          {"per_request_us", requests > 0 ? json((user + system) / static_cast<double>(requests) * 1e6) : json(nullptr)},
-          {"covers", "llmload's process CPU (getrusage) from the first release to the last response: not start-up, "
-                     "not the result files and the report written after"}};
-}
-
 // Cost per 1M output tokens at the run's output throughput, or null without --price-per-hour.
 json cost_json(const ScenarioConfig& cfg, const analysis::RunMetrics& metrics) {
   if (!cfg.price_per_hour) return nullptr;
@@ -360,7 +350,11 @@ json run_result(const ScenarioConfig& cfg, const RunController& controller, cons
   result["sequential"] = controller.sequential() ? analysis::sequential_json(*controller.sequential()) : json(nullptr);
   result["stages"] = stages.empty() ? json(nullptr) : analysis::stages_json(stages);
   result["max_in_flight"] = controller.max_in_flight();
-  result["client_cpu"] = client_cpu_json(cost.user_s, cost.system_s, cost.wall_s, metrics.requests);
+  // The client's own CPU while the load ran (getrusage deltas over the load's wall time).
+  result["client_cpu"] = analysis::client_cpu_json(
+      cost.user_s, cost.system_s, cost.wall_s, metrics.requests,
+      "llmload's process CPU (getrusage) from the first release to the last response: not start-up, not the result "
+      "files and the report written after");
   result["connections_opened"] = connections_opened;
   result["non_streaming_note"] = cfg.stream ? json(nullptr) : json("non-streaming: TTFT equals E2E");
   add_server_metrics(result, scraper, metrics);
