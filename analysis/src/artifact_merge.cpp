@@ -613,7 +613,7 @@ std::string merged_console(const RunMetrics& m, const json& ref, const std::vect
   const bool interrupted = std::any_of(shards.begin(), shards.end(), [](const Shard& s) {
     return json_path::at_path(s.artifact->result, "interrupted") == true;
   });
-  if (interrupted) o += "RUN INTERRUPTED: results cover only what was measured before the signal\n";
+  if (interrupted) o += kRunInterruptedLine;
   return o;
 }
 

@@ -401,7 +401,7 @@ void print_console_report(const ScenarioConfig& cfg, const analysis::RunMetrics&
                                 "--num-requests/--duration\n",
                                 sequential->summary(), bound);
   }
-  if (interrupted) report += "RUN INTERRUPTED: results cover only what was measured before the signal\n";
+  if (interrupted) report += analysis::kRunInterruptedLine;
   fmt::print("{}", report);
   std::fflush(stdout);
 }

@@ -44,6 +44,10 @@ struct ConsoleOptions {
   std::vector<std::string> metrics;
 };
 
+/// The console report's last line of a run a signal stopped (one run, or a merged one).
+inline constexpr const char* kRunInterruptedLine =
+    "RUN INTERRUPTED: results cover only what was measured before the signal\n";
+
 /// The console summary: counts, throughput, goodput, verdict, and for each metric mean, the
 /// percentiles and max.
 std::string console_report(const RunMetrics& m, const std::string& title, const ConsoleOptions& options = {});
