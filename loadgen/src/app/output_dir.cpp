@@ -97,15 +97,19 @@ void check_output_dir_unused(const std::string& dir, bool overwrite) {
   }
 }
 
+void remove_earlier_workers(const std::string& dir) {
+  const auto workers = std::filesystem::path(dir) / "workers";
+  std::error_code ec;
+  if (std::filesystem::exists(workers / "worker-0", ec) || std::filesystem::exists(workers / "worker-0.log", ec)) {
+    std::filesystem::remove_all(workers, ec);
+  }
+}
+
 void claim_output_dir(const std::string& dir, bool overwrite) {
   if (dir.empty()) return;
   check_output_dir_unused(dir, overwrite);
   std::error_code ec;
-  // --overwrite of a `llmload run --workers` directory by a single process: the workers' own
-  // artifacts go with the merged ones they made (left, they read as part of this run).
-  if (overwrite && std::filesystem::exists(std::filesystem::path(dir) / "workers" / "worker-0", ec)) {
-    std::filesystem::remove_all(std::filesystem::path(dir) / "workers", ec);
-  }
+  if (overwrite) remove_earlier_workers(dir);
   std::filesystem::create_directories(dir, ec);
   if (ec) throw ConfigError(fmt::format("cannot create --output directory '{}': {}", dir, ec.message()));
   const auto probe = std::filesystem::path(dir) / kWriteProbe;

@@ -28,6 +28,11 @@ void resolve_output_dir(ScenarioConfig& cfg, std::time_t now);
 /// that then fails its configuration leaves no directory behind).
 void check_output_dir_unused(const std::string& dir, bool overwrite);
 
+/// --overwrite of a directory an earlier `llmload run --workers` wrote: takes its `workers/` (the
+/// workers' artifacts and logs) away, so that nothing of the earlier run reads as this one's. A
+/// `workers/` that holds no worker-0 or worker-0.log is not llmload's and stays.
+void remove_earlier_workers(const std::string& dir);
+
 /// Creates `dir` and checks it is writable; refuses (ConfigError) an existing directory that is
 /// not empty unless `overwrite` (--overwrite), so a run never silently replaces another's files.
 void claim_output_dir(const std::string& dir, bool overwrite);

@@ -322,7 +322,7 @@ int run_workers(int n, const std::string& requested, const ScenarioConfig& cfg_i
   const fs::path root = fs::absolute(cfg.output_dir);
   std::error_code ec;
   const bool created_root = !fs::exists(root, ec);
-  if (cfg.overwrite) fs::remove_all(root / "workers", ec);
+  if (cfg.overwrite) remove_earlier_workers(root.string());
   fs::create_directories(root / "workers", ec);
   if (ec) throw ConfigError(fmt::format("cannot create '{}': {}", (root / "workers").string(), ec.message()));
   install_parent_handler();

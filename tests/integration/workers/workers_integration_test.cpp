@@ -321,6 +321,13 @@ TEST_F(Workers, WhatIsLeftOfAWorkersRunIsReplacedOrNamed) {
                                           "--workers", "2"}));
   ASSERT_EQ(two.proc.exit_code, 0) << two.proc.err;
   ASSERT_TRUE(std::filesystem::exists(dir.file("workers/worker-0")));
+  // A --workers run over it (fewer workers, an earlier one's third left): only its own workers stay.
+  std::filesystem::create_directories(dir.file("workers/worker-2"));
+  const auto again = run_llmload(dir, args({"--scenario", "concurrency", "--concurrency", "2", "--num-requests", "8",
+                                            "--workers", "2", "--overwrite"}));
+  ASSERT_EQ(again.proc.exit_code, 0) << again.proc.err;
+  EXPECT_TRUE(std::filesystem::exists(dir.file("workers/worker-1")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("workers/worker-2")));
   const auto one = run_llmload(dir, args({"--scenario", "concurrency", "--concurrency", "2", "--num-requests", "8",
                                           "--overwrite"}));
   ASSERT_EQ(one.proc.exit_code, 0) << one.proc.err;
