@@ -281,18 +281,11 @@ void check_workers_config(const ScenarioConfig& cfg_in, int n) {
   for (int i = 0; i < n; ++i) {
     cfg.shard.index = i;
     cfg.shard.count = n;
+    cfg.shard.by_workers = true;
     try {
       check_before_contact(cfg);
     } catch (const ConfigError& e) {
-      // The shards' advice, said in the flag the user gave.
-      std::string why = e.what();
-      for (const std::string from : {"use fewer shards (--shard-count)", "fewer shards (--shard-count)"}) {
-        if (const auto at = why.find(from); at != std::string::npos) {
-          why.replace(at, from.size(), "use fewer --workers");
-          break;
-        }
-      }
-      throw ConfigError(fmt::format("--workers {} splits the run into {} shards, one per process: {}", n, n, why));
+      throw ConfigError(fmt::format("--workers {} splits the run into {} shards, one per process: {}", n, n, e.what()));
     }
   }
 }
@@ -301,6 +294,7 @@ int run_as_worker(const WorkerRole& role, ScenarioConfig cfg, const std::vector<
                   const json& env_settings) {
   cfg.shard.index = role.index;
   cfg.shard.count = role.count;
+  cfg.shard.by_workers = true;
   cfg.shard.index_given = cfg.shard.count_given = true;
   cfg.output_dir = role.output_dir;
   cfg.save_result = false;

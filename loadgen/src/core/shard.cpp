@@ -172,8 +172,8 @@ namespace {
 std::int64_t split_at_least_one(std::int64_t value, const ShardSpec& s, std::string_view flag, std::string_view what) {
   if (value < s.count) {
     throw ConfigError(fmt::format("{} {} cannot be split over {} shards: every shard needs at least one {}; give {} {} "
-                                  "or more, or use fewer shards (--shard-count)",
-                                  flag, value, s.count, what, flag, s.count));
+                                  "or more, or {}",
+                                  flag, value, s.count, what, flag, s.count, s.fewer_advice()));
   }
   return shard_share(value, s.index, s.count);
 }

@@ -225,7 +225,13 @@ TEST(ShardConfig, WhatCannotBeSplitIsAnErrorNamingTheFlagAndTheFix) {
   conc.validate();
   e = config_error([&] { shard_config(with_shard(conc, 2, 3)); });
   EXPECT_NE(e.find("--concurrency 2 cannot be split over 3 shards"), std::string::npos) << e;
-  EXPECT_NE(e.find("--concurrency 3 or more"), std::string::npos) << e;
+  EXPECT_NE(e.find("--concurrency 3 or more, or use fewer shards (--shard-count)"), std::string::npos) << e;
+  // The shards of --workers: the advice names the flag the user gave.
+  ScenarioConfig by_workers = with_shard(conc, 2, 3);
+  by_workers.shard.by_workers = true;
+  e = config_error([&] { shard_config(by_workers); });
+  EXPECT_NE(e.find("or use fewer --workers"), std::string::npos) << e;
+  EXPECT_EQ(e.find("--shard-count"), std::string::npos) << e;
   conc.concurrency = 3;
   conc.num_requests = 2;
   e = config_error([&] { shard_config(with_shard(conc, 2, 3)); });

@@ -25,8 +25,12 @@ struct ShardSpec {
   /// the app fills the index from JOB_COMPLETION_INDEX when only the count was given).
   bool index_given = false;
   bool count_given = false;
+  /// The shards are `llmload run --workers`'s processes: advice names --workers, not --shard-count.
+  bool by_workers = false;
 
   bool sharded() const { return count > 1; }
+  /// The advice for a run split too finely, in the flag the user gave.
+  const char* fewer_advice() const { return by_workers ? "use fewer --workers" : "use fewer shards (--shard-count)"; }
 };
 
 /// Shard `index`'s part of `total` things split over `count` shards: floor(total / count), plus one
