@@ -35,6 +35,16 @@ bool informational(const std::string& key) {
          key.rfind("server_metrics", 0) == 0 || key.rfind("trials.seeds", 0) == 0;
 }
 
+// A setting a run records as null where it did not use it (a trace's prompts and timestamps
+// instead of --input-tokens/--output-tokens/--request-rate), against the number an artifact from
+// before that rule recorded, or a run that used it: not itself a difference of conditions; what
+// the run used instead (its workload, its arrivals) is compared as a condition of its own.
+bool unused_by_one(const std::string& key, const std::string& va, const std::string& vb) {
+  const bool settable = key == "scenario.input_tokens" || key == "scenario.output_tokens" ||
+                        key == "scenario.request_rate";
+  return settable && (va == "null") != (vb == "null");
+}
+
 const HdrHistogram* histogram(const CompareArtifact& r, const std::string& tag) {
   if (!r.hlog) return nullptr;
   for (const auto& i : r.hlog->intervals) {
@@ -265,7 +275,7 @@ RunComparison compare_runs(const CompareArtifact& a, const CompareArtifact& b, c
     const std::string va = ia == fa.end() ? "(absent)" : ia->second;
     const std::string vb = ib == fb.end() ? "(absent)" : ib->second;
     if (va == vb) continue;
-    ConditionDiff d{k, va, vb, !informational(k)};
+    ConditionDiff d{k, va, vb, !informational(k) && !unused_by_one(k, va, vb)};
     c.same_conditions = c.same_conditions && !d.material;
     c.conditions.push_back(std::move(d));
   }

@@ -83,6 +83,30 @@ TEST(run_compare, AMaterialDifferenceLabelsTheComparison) {
   EXPECT_NE(text.find("comparison across different conditions"), std::string::npos) << text;
 }
 
+// A trace replay recorded --input-tokens/--output-tokens/--request-rate it did not use; a newer
+// one records them as null. Against each other: no difference of conditions. A run that used a
+// rate against one that did not still differs, in its arrivals.
+TEST(run_compare, ASettingOneRunDidNotUseIsNoDifferenceOfItsOwn) {
+  CompareArtifact old_trace{"a", result(10, 1000, "http://h:1"), std::nullopt};
+  old_trace.result["conditions"]["scenario"]["input_tokens"] = 128;
+  old_trace.result["conditions"]["scenario"]["arrival_process"] = "timestamps";
+  CompareArtifact new_trace{"b", result(10, 1000, "http://h:1"), std::nullopt};
+  new_trace.result["conditions"]["scenario"]["request_rate"] = nullptr;
+  new_trace.result["conditions"]["scenario"]["input_tokens"] = nullptr;
+  new_trace.result["conditions"]["scenario"]["arrival_process"] = "timestamps";
+  const RunComparison same = compare_runs(old_trace, new_trace);
+  EXPECT_TRUE(same.same_conditions);
+  EXPECT_EQ(same.conditions.size(), 2u) << "still listed, as informational";
+  // Another input length that both used is a difference.
+  CompareArtifact longer = old_trace;
+  longer.result["conditions"]["scenario"]["input_tokens"] = 1024;
+  EXPECT_FALSE(compare_runs(old_trace, longer).same_conditions);
+  // A Poisson run against the replay: its arrivals differ.
+  CompareArtifact poisson = old_trace;
+  poisson.result["conditions"]["scenario"]["arrival_process"] = "poisson";
+  EXPECT_FALSE(compare_runs(poisson, new_trace).same_conditions);
+}
+
 TEST(run_compare, PercentilesUseTheHistogramsIntervals) {
   auto hlog_with = [](std::int64_t base_us) {
     HlogFile f;
