@@ -110,18 +110,17 @@ bool RunController::poll(std::size_t max_starts) {
     rec.warmup = rel->warmup;
     rec.in_window = !rel->warmup;
     rec.t_intended = rel->intended - start_;
-    rec.session = rel->session;
+    rec.session = shard_plan_ != nullptr ? shard_plan_->global_session(rel->session) : rel->session;
     rec.turn = rel->turn;
     rec.stage = rel->stage;
     // The whole run's request (a shard's local index mapped) names the item; a request alone is
     // dealt its model and tools by that item (so a consistency reference, which offsets the
     // items, deals them as the run did). A session stays on one model (its adapter holds the
-    // conversation) and one set of tools, dealt by its id (numbered per shard: a sharded session
-    // run does not deal as one process would).
+    // conversation) and one set of tools, dealt by its id (the whole run's: ShardPlan::global_session).
     const std::uint64_t request = shard_plan_ != nullptr ? shard_plan_->global(rel->index) : rel->index;
     rec.item = request + cfg_.item_offset;
     const std::uint64_t deal_key =
-        rel->session >= 0 ? (std::uint64_t{1} << 63) | static_cast<std::uint64_t>(rel->session) : rec.item;
+        rec.session >= 0 ? (std::uint64_t{1} << 63) | static_cast<std::uint64_t>(rec.session) : rec.item;
     if (models_) rec.model = models_->pick(deal_key);
     WorkItem item = builder_.item(rec.item);
     if (!item.structured && structured_) item.structured = structured_->pick(deal_key);
@@ -131,8 +130,8 @@ bool RunController::poll(std::size_t max_starts) {
     note_grading(rec, item);
     const std::vector<Turn>* history = &no_history_;
     std::int64_t new_input_tokens = item.input_tokens;
-    if (rel->session >= 0) {
-      auto& conv = sessions_[rel->session];
+    if (rec.session >= 0) {
+      auto& conv = sessions_[rec.session];
       // The conversation so far travels with the new turn; its tokens count as requested input
       // (earlier prompts as requested, earlier answers as received).
       rec.requested_input_tokens = 0;

@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -253,6 +254,25 @@ TEST_F(Workers, AnUnreachableServerIsReportedOnceWithTheWorkersError) {
   EXPECT_NE(run.proc.err.find(" of 2 failed (exit 2)"), std::string::npos) << run.proc.err;
   EXPECT_NE(run.proc.err.find("cannot reach the endpoint"), std::string::npos) << run.proc.err;
   EXPECT_FALSE(std::filesystem::exists(dir.file("workers")));
+}
+
+// Multi-turn sessions split across workers: each session has the whole run's own id (they were
+// numbered per worker, so the merged records named every session once per worker and each worker
+// dealt its sessions the same models and tools).
+TEST_F(Workers, SessionsHaveTheWholeRunsIds) {
+  TempDir dir;
+  const auto run = run_llmload(dir, args({"--scenario", "concurrency", "--concurrency", "4", "--num-requests", "16",
+                                          "--turns", "2", "--workers", "2"}));
+  ASSERT_EQ(run.proc.exit_code, 0) << run.proc.err;
+  ASSERT_EQ(run.records.size(), 16u);
+  std::set<std::pair<std::int64_t, std::int64_t>> turns;
+  std::set<std::int64_t> sessions;
+  for (const auto& rec : run.records) {
+    turns.insert({rec["session"].get<std::int64_t>(), rec["turn"].get<std::int64_t>()});
+    sessions.insert(rec["session"].get<std::int64_t>());
+  }
+  EXPECT_EQ(turns.size(), 16u) << "a (session, turn) twice";
+  EXPECT_EQ(sessions.size(), 8u) << "8 sessions of 2 turns";
 }
 
 // The workers are quiet, but what the server's model list warns of reached nobody with --workers:

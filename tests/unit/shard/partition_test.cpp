@@ -343,6 +343,11 @@ TEST(ShardPlan, GlobalIsTheWholeRunsRequest) {
   // Not sharded: the identity.
   const ShardPlan p3 = plan_shard(open);
   EXPECT_EQ(p3.global(4), 4u);
+  EXPECT_EQ(p3.global_session(4), 4);
+  // Sessions: each shard's own ids, none shared with another shard's.
+  EXPECT_EQ(plan.global_session(0), 1);
+  EXPECT_EQ(plan.global_session(2), 7);
+  EXPECT_EQ(plan.global_session(-1), -1) << "no session";
 }
 
 TEST(DescribeShard, RecordsRuleAndShares) {

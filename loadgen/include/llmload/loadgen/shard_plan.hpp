@@ -69,6 +69,10 @@ struct ShardPlan {
   /// The global request (workload item) of local request `k`: global_index[k] when partitioned,
   /// else k * count + index (k when not sharded).
   std::uint64_t global(std::uint64_t k) const;
+  /// The whole run's id of local session `s`: s * count + index (s when not sharded), so that no
+  /// two shards' sessions share an id (in the merged requests.jsonl) or the deal of models and
+  /// tools keyed by it. Sessions start in each shard's own order: not the ids one process gives.
+  std::int64_t global_session(std::int64_t s) const { return s < 0 ? s : s * count + index; }
 };
 
 /// The pacer for `local` (= shard_config(global), or any unsharded config) with `timed_arrivals`
