@@ -139,8 +139,9 @@ json metrics_json(const RunMetrics& m) {
   j["schedule_lag"] = stats_json(m.latency.at(Metric::kScheduleLag));
   j["schedule_lag"]["late_over_1ms"] = m.late_over_1ms;
   j["schedule_lag"]["late_fraction"] = m.late_fraction;
-  j["load"] = {{"achieved_send_rate", m.achieved_send_rate},
-               {"intended_send_rate", m.intended_send_rate},
+  const auto rate_or_null = [](double r) { return r > 0 ? json(r) : json(nullptr); };
+  j["load"] = {{"achieved_send_rate", rate_or_null(m.achieved_send_rate)},
+               {"intended_send_rate", rate_or_null(m.intended_send_rate)},
                {"realized_interarrival_cv", m.realized_interarrival_cv},
                {"measured_from", "t_send (achieved) and t_intended (intended) of the measured requests, over their "
                                  "sending span (first to last send)"}};

@@ -267,6 +267,10 @@ struct Sends {
       if (n < 2 || last <= first) return 0.0;
       return static_cast<double>(n - 1) / to_seconds(last - first);
     };
+    // Requests all released at one instant (a closed loop's initial fill cut short, offline's
+    // batch) were sent as one burst by design: their span measures the client's send loop, not a
+    // rate (a closed loop stopped at once reported thousands a second). No rate, no spread of gaps.
+    if (times.size() >= 2 && first_intended == last_intended) return;
     if (!times.empty()) {
       m.achieved_send_rate = rate(times.size(), times.front(), times.back());
       m.intended_send_rate = rate(times.size(), *first_intended, *last_intended);

@@ -477,6 +477,26 @@ TEST(Throughput, AchievedAndIntendedSendRatesAreEachOverTheirOwnSpan) {
   EXPECT_NEAR(m.realized_interarrival_cv, 0.0, 1e-9);
 }
 
+// Requests all released at one instant (a closed loop stopped before any completed, offline's
+// batch) were one burst by design: no send rate (it said 9,600/s for 16 sends within 1.6 ms), and
+// result.json says null.
+TEST(Throughput, ABurstReleasedAtOneInstantHasNoSendRate) {
+  MetricsAccumulator acc;
+  std::vector<RequestRecord> records;
+  for (int i = 0; i < 16; ++i) {
+    auto r = rec(0ms, i * 100us, 50ms, 250ms, 5);
+    acc.add(r, std::vector<ChunkArrival>{{50ms, 5}});
+    records.push_back(r);
+  }
+  auto m = acc.finalize(Window{0ms, 1000ms, "test"}, true, std::nullopt, LatencyView::kResponse, records);
+  EXPECT_EQ(m.achieved_send_rate, 0.0);
+  EXPECT_EQ(m.intended_send_rate, 0.0);
+  EXPECT_EQ(m.realized_interarrival_cv, 0.0);
+  const auto j = metrics_json(m);
+  EXPECT_TRUE(j["load"]["achieved_send_rate"].is_null()) << j["load"].dump();
+  EXPECT_TRUE(j["load"]["intended_send_rate"].is_null()) << j["load"].dump();
+}
+
 // The token-arrival series stays bounded however long the run (issue 16's soak: memory flat): past
 // kMaxTokenBins bins its width doubles, and the window's token count is still exact up to its two
 // edge bins.

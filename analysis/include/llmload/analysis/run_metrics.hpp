@@ -233,7 +233,8 @@ struct RunMetrics {
   // Poisson arrivals, 0 for a constant rate).
   // Both rates are taken over the sending span (first to last send of the measured requests), not
   // the window: a drain after the last send does not dilute them. intended_send_rate is the
-  // schedule's rate over the same requests' intended times.
+  // schedule's rate over the same requests' intended times. 0: no rate (fewer than two sends, or
+  // all released at one instant: a burst by design); result.json says null.
   double achieved_send_rate = 0;
   double intended_send_rate = 0;
   double realized_interarrival_cv = 0;
