@@ -1,8 +1,10 @@
 // The shared pieces of the progress displays: see progress_line.hpp.
 #include "progress_line.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -25,6 +27,35 @@ double RateWindow::rate() const {
   const auto& a = samples_.front();
   const auto& b = samples_.back();
   return b.first > a.first ? static_cast<double>(b.second - a.second) / (b.first - a.first) : 0;
+}
+
+void CompletionRate::add(double t_done_s) {
+  const auto bin = static_cast<std::int64_t>(std::floor(std::max(0.0, t_done_s) / bucket_s_));
+  first_bin_ = first_bin_ ? std::min(*first_bin_, bin) : bin;
+  // Lines arrive nearly in completion order: find the bin from the back.
+  auto it = bins_.end();
+  while (it != bins_.begin() && std::prev(it)->first > bin) --it;
+  if (it != bins_.begin() && std::prev(it)->first == bin) {
+    ++std::prev(it)->second;
+  } else {
+    bins_.insert(it, {bin, 1});
+  }
+  const auto keep_from = bins_.back().first - static_cast<std::int64_t>(std::ceil(60.0 / bucket_s_));
+  while (!bins_.empty() && bins_.front().first < keep_from) bins_.pop_front();
+}
+
+double CompletionRate::rate(double now_s) const {
+  if (bins_.empty() && !first_bin_) return 0;
+  const auto last = static_cast<std::int64_t>(std::floor((now_s - lag_s_) / bucket_s_));  // exclusive
+  // From the first completion on: the time before it (requests under way) is not a rate of zero.
+  const auto first = std::max(*first_bin_, last - static_cast<std::int64_t>(std::llround(span_s_ / bucket_s_)));
+  if (static_cast<double>(last - first) * bucket_s_ < std::min(1.0, span_s_)) return 0;  // too short to say
+  std::int64_t n = 0;
+  for (const auto& [bin, count] : bins_) {
+    if (bin >= first && bin < last) n += count;
+  }
+  const double covered = static_cast<double>(last - first) * bucket_s_;
+  return covered > 0 ? static_cast<double>(n) / covered : 0;
 }
 
 void ProgressPrinter::show(const std::string& text, double elapsed_s) {

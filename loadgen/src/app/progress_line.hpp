@@ -29,6 +29,28 @@ class RateWindow {
   std::deque<std::pair<double, std::int64_t>> samples_;
 };
 
+/// Completions per second from their own completion times (seconds from the run's start), over
+/// the `span` that ended `lag` ago. `llmload run --workers` reads the workers' completions from
+/// their requests.jsonl, which reach it up to a flush (a second) late: counted as they were read,
+/// the rate jumped with each flush; by their times, every completion of the span is in. Counts are
+/// kept in `bucket` wide bins for the last minute only (memory does not grow with the run).
+class CompletionRate {
+ public:
+  explicit CompletionRate(double span_s = 5, double lag_s = 1.5, double bucket_s = 0.1)
+      : span_s_(span_s), lag_s_(lag_s), bucket_s_(bucket_s) {}
+  void add(double t_done_s);
+  /// The rate at `now_s`: over the span, or from the first completion when that is later (0 until
+  /// a second, or the span if shorter, has passed since it).
+  double rate(double now_s) const;
+
+ private:
+  double span_s_;
+  double lag_s_;
+  double bucket_s_;
+  std::deque<std::pair<std::int64_t, std::int64_t>> bins_;  // (bin, completions), bins ascending
+  std::optional<std::int64_t> first_bin_;                   // the first completion's
+};
+
 /// Shows a progress text: redrawn in place on a terminal (`line`), else one log line every
 /// `log_interval` (none: nothing shown).
 class ProgressPrinter {

@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <string_view>
 #include <filesystem>
 #include <fstream>
 
@@ -25,9 +27,25 @@ WorkerProgress::WorkerProgress(std::vector<std::string> journals, WorkerProgress
 
 WorkerProgress::~WorkerProgress() { finish(); }
 
-void WorkerProgress::start() { start_ = std::chrono::steady_clock::now(); }
+void WorkerProgress::start(std::chrono::steady_clock::time_point common_start) { start_ = common_start; }
 
-void WorkerProgress::read_new() {
+namespace {
+
+// A record line's completion time in seconds from the run's start (its t_done_ms), if it has one.
+std::optional<double> done_at(const std::string& line) {
+  static constexpr std::string_view kKey = "\"t_done_ms\":";
+  const auto at = line.find(kKey);
+  if (at == std::string::npos) return std::nullopt;
+  const char* p = line.c_str() + at + kKey.size();
+  char* end = nullptr;
+  const double ms = std::strtod(p, &end);
+  if (end == p) return std::nullopt;  // null
+  return ms / 1e3;
+}
+
+}  // namespace
+
+void WorkerProgress::read_new(double elapsed) {
   for (std::size_t i = 0; i < journals_.size(); ++i) {
     std::error_code ec;
     const auto size = std::filesystem::file_size(journals_[i], ec);
@@ -48,13 +66,14 @@ void WorkerProgress::read_new() {
       }
       ++done_;
       if (line.find("\"ok\":false") != std::string::npos) ++errors_;
+      rate_.add(done_at(line).value_or(elapsed));
       line.clear();
     }
   }
 }
 
 std::string WorkerProgress::text(double elapsed) const {
-  const double rate = rate_.rate();
+  const double rate = rate_.rate(elapsed);
   double eta = std::nan("");
   if (options_.planned_requests && rate > 0) {
     eta = static_cast<double>(std::max<std::int64_t>(*options_.planned_requests - done_, 0)) / rate;
@@ -69,9 +88,8 @@ std::string WorkerProgress::text(double elapsed) const {
 
 void WorkerProgress::tick() {
   if (!start_ || !printer_.shows_anything()) return;
-  read_new();
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - *start_).count();
-  rate_.add(elapsed, done_);
+  read_new(elapsed);
   printer_.show(text(elapsed), elapsed);
 }
 

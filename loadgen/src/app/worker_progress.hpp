@@ -29,15 +29,15 @@ class WorkerProgress {
   WorkerProgress(const WorkerProgress&) = delete;
   WorkerProgress& operator=(const WorkerProgress&) = delete;
 
-  /// Marks the common start (elapsed time and rates count from it).
-  void start();
+  /// Marks the workers' common start (elapsed time and the completions' times count from it).
+  void start(std::chrono::steady_clock::time_point common_start);
   /// Reads what the workers appended and prints the line when due.
   void tick();
   /// Clears a drawn line.
   void finish();
 
  private:
-  void read_new();
+  void read_new(double elapsed);
   std::string text(double elapsed) const;
 
   std::vector<std::string> journals_;
@@ -48,7 +48,7 @@ class WorkerProgress {
   std::int64_t done_ = 0;
   std::int64_t errors_ = 0;
   ProgressPrinter printer_;
-  RateWindow rate_;
+  CompletionRate rate_;  // by the completions' own times (t_done_ms): a line is read up to a flush late
 };
 
 }  // namespace llmload::app

@@ -357,7 +357,9 @@ int run_workers(int n, const std::string& requested, const ScenarioConfig& cfg_i
     show_warnings(log_warnings(*workers.front()), warnings_shown);
     for (auto& w : workers) w->send_start(t);
     if (!cfg.quiet) fmt::print(stderr, "llmload: {} workers ready; common start at {}\n", n, format_rfc3339(t));
-    progress.start();
+    // The workers' common start on this process's steady clock (their records' times count from it).
+    progress.start(std::chrono::steady_clock::now() +
+                   std::chrono::duration_cast<std::chrono::steady_clock::duration>(t - std::chrono::system_clock::now()));
   } else if (ready != ReadyState::kSignaled) {
     // One worker could not get ready (or none in time): the others never start their load.
     if (ready == ReadyState::kTimedOut) fmt::print(stderr, "llmload: error: the workers were not ready in 30 min\n");
