@@ -119,6 +119,13 @@ std::string parse_error_message(const CLI::App* app, const CLI::Error& e) {
         what.find("missing", colon) != std::string::npos) {
       return fmt::format("llmload: error: {} needs a value\n{}", what.substr(0, colon), help);
     }
+    // "--concurrency: At Most 1 required but received 2": a flag given twice.
+    const auto received = what.find("received ");
+    if (colon != std::string::npos && what.find("At Most 1 required", colon) != std::string::npos &&
+        received != std::string::npos) {
+      return fmt::format("llmload: error: {} was given {} times: give it once\n{}", what.substr(0, colon),
+                         what.substr(received + 9), help);
+    }
   }
   if (dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr) return fmt::format("llmload: error: {}\n{}", e.what(), help);
   const CLI::App* command = parsed_command(app);

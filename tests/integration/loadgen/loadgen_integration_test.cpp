@@ -580,6 +580,8 @@ TEST(CommandLine, EveryParseErrorExitsTwoAndNamesTheFlag) {
       {{llmload, "run", "stray"}, {"llmload run: error: unexpected argument 'stray'"}, ""},
       {{llmload, "sweep", "--worker", "2", "--concurrency", "1,2"}, {"unknown option '--worker'\n"}, "did you mean"},
       {{llmload, "run", "--concurrency"}, {"llmload: error: --concurrency needs a value"}, "required"},
+      {{llmload, "run", "--concurrency", "2", "--concurrency", "3"},
+       {"llmload: error: --concurrency was given 2 times: give it once"}, "At Most"},
       // A mistyped or missing command is named with the commands there are (CLI11 said only "A
       // subcommand is required").
       {{llmload, "runn"}, {"llmload: error: unknown command 'runn' (did you mean 'run'?)", "merge, report"}, "subcommand"},
