@@ -153,15 +153,19 @@ void decide_verdict(MetricVerdict& v, const HdrHistogram& h, double percentile) 
                                 bound_ms, exceed, n);
   } else if (n > 0 && static_cast<double>(exceed) > (1.0 - p) * static_cast<double>(n)) {
     v.verdict = Verdict::kFail;
-    // The observed percentile is of the successful requests only; failed requests, and those
-    // canceled past the bound, are over it without a value (an empty histogram said "0.0 ms").
-    const std::int64_t answered = h.total_count();
+    // The observed percentile is of the requests with a value; failed requests, those canceled
+    // past the bound, and answers without the metric's token are over it without one (an empty
+    // histogram said "0.0 ms").
+    const std::int64_t with_value = h.total_count();
+    const std::string without = v.metric == "ttfo"   ? ", and answers with no output token (reasoning only)"
+                                : v.metric == "ttft" ? ", and answers with no token"
+                                                     : "";
+    const std::string why = fmt::format("failed requests, those canceled past the bound{} count as over it", without);
     const std::string observed =
-        answered == 0 ? "none succeeded: failed requests and those canceled past the bound count as over it"
-        : answered < n
-            ? fmt::format("observed {:.1f} ms over the {} that succeeded; failed requests and those canceled past "
-                          "the bound count as over it",
-                          static_cast<double>(*v.observed_us) / 1e3, answered)
+        with_value == 0 ? fmt::format("no request had a value: {}", why)
+        : with_value < n
+            ? fmt::format("observed {:.1f} ms over the {} with a value; {}", static_cast<double>(*v.observed_us) / 1e3,
+                          with_value, why)
             : fmt::format("observed {:.1f} ms", static_cast<double>(*v.observed_us) / 1e3);
     v.explanation = fmt::format("{} of {} requests ({:.2f}%) over {:g} ms: p{:g} exceeds the bound ({})", exceed, n,
                                 100.0 * static_cast<double>(exceed) / static_cast<double>(n), bound_ms, percentile,

@@ -109,7 +109,7 @@ TEST(SloStoppedEarly, CanceledRequestsDoNotFailAFastRunButAStalledOneFails) {
   // Its observed p99 is of the 600 that succeeded, and says so: the 7 over the bound have no value.
   ASSERT_TRUE(fail.metrics[0].observed_us.has_value());
   EXPECT_NEAR(static_cast<double>(*fail.metrics[0].observed_us), 16'000, 20);
-  EXPECT_NE(fail.metrics[0].explanation.find("observed 16.0 ms over the 600 that succeeded"), std::string::npos)
+  EXPECT_NE(fail.metrics[0].explanation.find("observed 16.0 ms over the 600 with a value"), std::string::npos)
       << fail.metrics[0].explanation;
 }
 
@@ -127,7 +127,21 @@ TEST(SloStoppedEarly, NoObservedValueWhenNoRequestSucceeded) {
   EXPECT_EQ(r.metrics[0].verdict, Verdict::kFail);
   EXPECT_FALSE(r.metrics[0].observed_us.has_value());
   EXPECT_EQ(r.metrics[0].explanation.find("0.0 ms"), std::string::npos) << r.metrics[0].explanation;
-  EXPECT_NE(r.metrics[0].explanation.find("none succeeded"), std::string::npos) << r.metrics[0].explanation;
+  EXPECT_NE(r.metrics[0].explanation.find("no request had a value"), std::string::npos) << r.metrics[0].explanation;
+
+  // Answers that reasoned and never gave an output token: they succeeded, and are over a TTFO
+  // bound without a value; said so, not "none succeeded".
+  std::vector<RequestRecord> reasoned;
+  for (int i = 0; i < 3; ++i) {
+    RequestRecord a = completed(i * 10ms, 16ms, 40ms);
+    a.t_first_output.reset();
+    reasoned.push_back(a);
+  }
+  const SloResult t = evaluate_slo(parse_slo("ttfo:1000ms"), LatencyView::kService, w, reasoned);
+  ASSERT_EQ(t.metrics.size(), 1u);
+  EXPECT_EQ(t.metrics[0].verdict, Verdict::kFail);
+  EXPECT_NE(t.metrics[0].explanation.find("answers with no output token (reasoning only)"), std::string::npos)
+      << t.metrics[0].explanation;
 }
 
 }  // namespace
