@@ -40,7 +40,7 @@ std::map<std::string, ModelResult> model_breakdown(RecordRange records, const Wi
     double tokens = 0;
     for (const auto& r : records) {
       if (r.model != model) continue;
-      if (r.ok() && r.t_done && *r.t_done >= window.start && *r.t_done <= window.end) ++completing;
+      if (r.ok() && r.t_done && window.holds_completion(*r.t_done)) ++completing;
       tokens += output_tokens_in(r, window);
       if (r.warmup || !r.in_window) continue;
       ++m.requests;

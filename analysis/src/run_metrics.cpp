@@ -330,7 +330,7 @@ SloResult evaluate_slo(const SloSpec& slo, LatencyView view, const Window& windo
     // Canceled by a stop with no bound passed yet: no outcome, in no population (judge_request).
     if (r.error == ErrorClass::kStoppedEarly && !judge_request(r, slo, view).over.any()) continue;
     const bool good = meets_slo(r, slo, view);
-    if (good && r.t_done && *r.t_done >= window.start && *r.t_done <= window.end) {
+    if (good && r.t_done && window.holds_completion(*r.t_done)) {
       ++good_completing;
       good_tokens += r.output_tokens;
     }
@@ -364,7 +364,7 @@ RunMetrics MetricsAccumulator::finalize(const Window& window, bool open_loop, co
   // request's tokens.
   std::int64_t input_tokens_completing = 0;
   auto completes_in_window = [&](const RequestRecord& r) {
-    return r.ok() && r.t_done && *r.t_done >= window.start && *r.t_done <= window.end;
+    return r.ok() && r.t_done && window.holds_completion(*r.t_done);
   };
   // The records may have been spilled to disk (RecordStore): each pass reads them back. This
   // one also gathers the sends and notes which optional summaries have anything to summarize.

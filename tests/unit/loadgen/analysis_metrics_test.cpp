@@ -455,6 +455,27 @@ TEST(Throughput, WarmupStartedCompletionsCountAndTheSendRateIgnoresTheDrain) {
   EXPECT_NEAR(m.intended_send_rate, 10.0, 1e-9);
 }
 
+// A closed loop's window starts at the release a completion made: that completion is before the
+// window, not in it. One slot, 100 ms requests back to back, 2 of warmup: the server completes 10
+// a second, and the window [200 ms, 900 ms] says so (it said 8 in 0.7 s: 11.4 a second).
+TEST(Throughput, AClosedLoopsWindowHoldsTheRateItsServerDelivers) {
+  MetricsAccumulator acc;
+  std::vector<RequestRecord> records;
+  for (int i = 0; i < 10; ++i) {
+    const Nanos t = i * 100ms;
+    auto r = rec(t, t, t + 50ms, t + 100ms, 5);
+    r.warmup = i < 2;
+    r.in_window = !r.warmup;
+    r.tokens_from_usage = true;
+    acc.add(r, std::vector<ChunkArrival>{{t + 50ms, 1}, {t + 100ms, 4}});
+    records.push_back(r);
+  }
+  auto m = acc.finalize(Window{200ms, 900ms, "test"}, false, parse_slo("ttft:100ms"), LatencyView::kService, records);
+  EXPECT_EQ(m.completing_in_window, 7);
+  EXPECT_NEAR(m.request_throughput, 10.0, 1e-9);
+  EXPECT_NEAR(m.slo->request_goodput, 10.0, 1e-9);
+}
+
 // The achieved rate is over the sends, the intended one over the schedule, whatever order the
 // requests completed in; only the measured requests count.
 TEST(Throughput, AchievedAndIntendedSendRatesAreEachOverTheirOwnSpan) {

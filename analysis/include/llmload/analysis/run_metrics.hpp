@@ -52,6 +52,11 @@ struct Window {
   /// docs/statistics.md): its end is the last completion of a measured request.
   std::optional<Nanos> drain_end{};
   Nanos length() const { return end - start; }
+  /// Whether a completion at `t` counts in the window's throughput and goodput: (start, end].
+  /// Half open: a closed loop's window starts at the release a completion made, so that
+  /// completion is the one before the window, not the first in it (counted, the window held one
+  /// completion more than its length: the n - 1 of a rate between two events).
+  bool holds_completion(Nanos t) const { return t > start && t <= end; }
 };
 
 /// Summary of one latency distribution. Values in microseconds.
