@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "file_write.hpp"
+#include "run_result.hpp"
 #include "llmload/analysis/artifact_merge.hpp"
 #include "llmload/analysis/html_report.hpp"
 #include "llmload/analysis/jsonl_records.hpp"
@@ -253,7 +254,7 @@ std::optional<RebuildOutcome> rebuild_unfinished_run(const std::string& dir) {
   }
   const json& scenario = result["conditions"].value("scenario", json::object());
   result["non_streaming_note"] =
-      scenario.value("stream", true) ? json(nullptr) : json("non-streaming: TTFT equals E2E");
+      scenario.value("stream", true) ? json(nullptr) : json(kNonStreamingNote);
   result["rebuilt"] = {
       {"from", json::array({"requests.jsonl", kInProgressFile})},
       {"reason", "the run did not finish (killed, crashed, or its machine was lost): result.json was rebuilt from the "

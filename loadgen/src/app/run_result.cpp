@@ -356,7 +356,8 @@ json run_result(const ScenarioConfig& cfg, const RunController& controller, cons
       "llmload's process CPU (getrusage) from the first release to the last response: not start-up, not the result "
       "files and the report written after");
   result["connections_opened"] = connections_opened;
-  result["non_streaming_note"] = cfg.stream ? json(nullptr) : json("non-streaming: TTFT equals E2E");
+  result["non_streaming_note"] =
+      cfg.stream ? json(nullptr) : json(kNonStreamingNote);
   add_server_metrics(result, scraper, metrics);
   result["overload"] = cfg.open_loop() ? overload_check(result, metrics, controller.records()) : json(nullptr);
   result["cost"] = cost_json(cfg, metrics);
@@ -374,6 +375,7 @@ void print_console_report(const ScenarioConfig& cfg, const analysis::RunMetrics&
   analysis::ConsoleOptions copts{cfg.metric_percentiles, cfg.percentile_metrics};
   std::string report = analysis::console_report(metrics, title, copts);
   report += analysis::stages_console(stages);
+  if (!cfg.stream) report += fmt::format("NOTE: {}\n", kNonStreamingNote);
   if (tokens["ended_early"].get<std::int64_t>() > 0) {
     report += fmt::format("NOTE: {} requests ended with fewer output tokens than requested (see ended_early in "
                           "requests.jsonl){}\n",
@@ -383,7 +385,7 @@ void print_console_report(const ScenarioConfig& cfg, const analysis::RunMetrics&
   if (load_wall_s > 1.0 && cpu_busy_s / load_wall_s > 0.85) {
     report += fmt::format("NOTE: the client used {:.0f}% of a core while the load ran (its event loop is one "
                           "thread): it may have limited the load; see client_cpu in result.json, or split the "
-                          "load over shards (docs/distributed.md)\n",
+                          "load over client processes with --workers (docs/distributed.md)\n",
                           100.0 * cpu_busy_s / load_wall_s);
   }
   if (sequential && sequential->conclusive()) {

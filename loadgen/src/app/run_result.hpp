@@ -26,6 +26,9 @@
 
 namespace llmload::app {
 
+/// result.json `non_streaming_note` of a run without streaming (null with it).
+inline constexpr const char* kNonStreamingNote = "non-streaming: TTFT equals E2E, and TPOT and ITL are not measured";
+
 /// What the load cost the client: the whole process's CPU (the event loop, and the metrics
 /// scraper's thread when there is one) over the load's wall time.
 struct ClientCost {

@@ -302,6 +302,12 @@ void ScenarioConfig::validate() {
          fmt::format("--ramp {} needs --ramp-duration, e.g. --ramp {} --ramp-duration 60s", arrivals.ramp, arrivals.ramp));
   }
 
+  // Without streaming every token arrives in one body: no time between tokens is observed, and a
+  // TPOT of 0 met any bound (a 1 ms bound PASSed against a 10 ms-per-token server).
+  need(stream || !slo || !slo->tpot,
+       "a TPOT bound needs streaming: with --no-stream (--stream false) every token arrives at once and TPOT is not "
+       "measured; drop tpot from --slo, or stream");
+
   // Multi-turn sessions.
   need(turns >= 1, fmt::format("bad --turns {}: must be at least 1 (1: no sessions), e.g. --turns 4", turns));
   need(think_time.count() >= 0, "bad --think-time: must be zero or positive, e.g. --think-time 2s");

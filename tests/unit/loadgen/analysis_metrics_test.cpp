@@ -92,6 +92,18 @@ TEST(Slo, SingleTokenRequestPassesTpotBound) {
   EXPECT_TRUE(meets_slo(r, parse_slo("tpot:1ms"), LatencyView::kService));
 }
 
+// All output in one event (a non-streaming body): no time between tokens was observed, so no
+// TPOT (it was 0); over several events, the mean gap.
+TEST(Slo, OutputInOneEventHasNoTpot) {
+  auto whole = rec(0ms, 0ms, 100ms, 100ms, 40);
+  whole.output_events = 1;
+  EXPECT_FALSE(whole.tpot());
+  auto streamed = rec(0ms, 0ms, 10ms, 400ms, 40);
+  streamed.output_events = 40;
+  ASSERT_TRUE(streamed.tpot());
+  EXPECT_EQ(*streamed.tpot(), 10ms);
+}
+
 TEST(Report, JsonHasVllmKeysAndNestedData) {
   MetricsAccumulator acc;
   std::vector<RequestRecord> records;

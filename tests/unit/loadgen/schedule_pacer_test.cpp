@@ -195,6 +195,18 @@ TEST(Scenario, ValidationNamesTheFieldAndTheFix) {
   EXPECT_EQ(with_slo.sequential_cap, 64 * *with_slo.num_requests);
   EXPECT_EQ(with_slo.max_duration, kSequentialMaxDuration);
   EXPECT_EQ(run_limits(with_slo).min_requests, with_slo.sequential_cap);
+  // A TPOT bound without streaming: no time between tokens is observed (TPOT 0 met any bound).
+  ScenarioConfig no_stream;
+  no_stream.stream = false;
+  no_stream.slo = analysis::parse_slo("ttft:500ms,tpot:50ms");
+  try {
+    no_stream.validate();
+    FAIL() << "a TPOT bound without streaming was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("a TPOT bound needs streaming"), std::string::npos) << e.what();
+  }
+  no_stream.slo = analysis::parse_slo("ttft:500ms");
+  EXPECT_NO_THROW(no_stream.validate());
   // --warmup auto: the measured requests are known only after the run, so no look can count
   // them: the fixed SLO size.
   ScenarioConfig auto_warmup;

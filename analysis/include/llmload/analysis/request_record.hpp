@@ -130,7 +130,7 @@ struct RequestRecord {
   // Derived latencies (nullopt when the moments they need are missing).
   std::optional<Nanos> ttft() const;      // t_first - t_send
   std::optional<Nanos> e2e() const;       // t_last - t_send
-  std::optional<Nanos> tpot() const;      // (E2E - TTFT) / (n_out - 1), n_out >= 2
+  std::optional<Nanos> tpot() const;      // (E2E - TTFT) / (n_out - 1), n_out >= 2, over more than one event
   std::optional<Nanos> ttft_rt() const;   // t_first - t_intended
   std::optional<Nanos> e2e_rt() const;    // t_last - t_intended
   std::optional<Nanos> schedule_lag() const;  // t_send - t_intended
