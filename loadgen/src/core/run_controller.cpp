@@ -248,9 +248,12 @@ void RunController::complete(std::uint64_t index, TimePoint t) {
   }
   if (rec.session >= 0) {
     auto& conv = sessions_[rec.session];
+    // The answer goes back in the history, not the reasoning before it: only its tokens are the
+    // next turn's input (counting the reasoning made requested input 24% over the server's count).
     conv.turns.push_back(SessionTurn{Turn{std::move(it->second->prompt()), tracker.output_text(), tracker.tool_calls(),
                                           tracker.response_id()},
-                                     it->second->prompt_tokens(), rec.output_tokens});
+                                     it->second->prompt_tokens(),
+                                     std::max<std::int64_t>(0, rec.output_tokens - rec.reasoning_tokens)});
     if (rec.turn + 1 >= cfg_.turns) sessions_.erase(rec.session);
   }
   if (!rec.warmup) {

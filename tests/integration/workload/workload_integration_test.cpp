@@ -226,6 +226,23 @@ TEST(Workloads, MultiTurnSessionsCarryTheConversation) {
   }
 }
 
+// A reasoning model's earlier answers go back without their reasoning: the requested input counts
+// the answers' tokens only (it counted the reasoning too, 24% over the server's count).
+TEST(Workloads, MultiTurnInputCountsTheAnswersNotTheirReasoning) {
+  auto server = fast_server({"--reasoning-tokens", "4"});
+  TempDir dir;
+  auto r = run_at(dir, server,
+                  {"--backend", "openai-chat", "--turns", "3", "--concurrency", "2", "--num-requests", "12",
+                   "--input-tokens", "10", "--output-tokens", "9"});
+  ASSERT_EQ(r.proc.exit_code, 0) << r.proc.err;
+  int later_turns = 0;
+  for (const auto& rec : measured(r)) {
+    EXPECT_EQ(rec["input_tokens"], rec["requested_input_tokens"]) << rec.dump();
+    later_turns += rec["turn"].get<int>() > 0 ? 1 : 0;
+  }
+  EXPECT_GE(later_turns, 6);
+}
+
 TEST(Datasets, ShareGptAndCustomJsonl) {
   auto server = fast_server();
   TempDir dir;
