@@ -417,4 +417,27 @@ TrialOutcome judge_trial(const TrialEvidence& e, const ProbeSizing& z) {
   return o;
 }
 
+VerdictBracket bracket_from_verdicts(const std::vector<double>& loads, const std::vector<std::string>& verdicts) {
+  VerdictBracket b;
+  const std::size_t n = std::min(loads.size(), verdicts.size());
+  bool conclusive = false;
+  for (std::size_t i = 0; i < n; ++i) conclusive = conclusive || verdicts[i] == "PASS" || verdicts[i] == "FAIL";
+  if (!conclusive) return b;
+  for (std::size_t i = 0; i < n; ++i) {
+    if ((verdicts[i] == "FAIL" || verdicts[i] == "INCONCLUSIVE") && std::isfinite(loads[i]) &&
+        (!b.lowest_fail || loads[i] < *b.lowest_fail)) {
+      b.lowest_fail = loads[i];
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (verdicts[i] != "PASS" || !std::isfinite(loads[i])) continue;
+    if (b.lowest_fail && loads[i] >= *b.lowest_fail) continue;
+    if (!b.highest_pass || loads[i] > *b.highest_pass) {
+      b.highest_pass = loads[i];
+      b.pass_index = i;
+    }
+  }
+  return b;
+}
+
 }  // namespace llmload::analysis

@@ -1,5 +1,7 @@
 #include "llmload/analysis/run_compare.hpp"
 
+#include "llmload/analysis/capacity.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -447,7 +449,7 @@ std::string load_unit(const std::string& kind) {
 }
 
 std::string bracket_text(const SweepCapacity& c, const std::string& unit) {
-  if (c.source.empty()) return "none (no SLO verdicts and no capacity in sweep.json)";
+  if (c.source.empty()) return "unknown (no point has a conclusive SLO verdict, PASS or FAIL, and sweep.json has none)";
   std::string o;
   if (c.highest_pass) {
     o = fmt::format("{:g}{}", *c.highest_pass, unit);
@@ -484,25 +486,18 @@ SweepCapacity sweep_capacity(const SweepArtifact& s) {
       return c;
     }
   }
-  // From the points' verdicts: the lowest failing (or inconclusive) load, and the highest pass below it.
-  bool any = false;
+  // From the points' verdicts (the report's rule): unknown unless some point is conclusive.
+  std::vector<double> loads;
+  std::vector<std::string> verdicts;
   for (const auto& p : s.points) {
-    const std::string v = point_verdict(p);
-    if (v == "FAIL" || v == "INCONCLUSIVE") {
-      any = true;
-      if (!c.lowest_fail || p.offered < *c.lowest_fail) c.lowest_fail = p.offered;
-    } else if (v == "PASS") {
-      any = true;
-    }
+    loads.push_back(p.offered);
+    verdicts.push_back(point_verdict(p));
   }
-  if (!any) return c;
-  for (const auto& p : s.points) {
-    if (point_verdict(p) == "PASS" && (!c.lowest_fail || p.offered < *c.lowest_fail) &&
-        (!c.highest_pass || p.offered > *c.highest_pass)) {
-      c.highest_pass = p.offered;
-      c.goodput_at_capacity = number_at(p.run.result, {"request_goodput"});
-    }
-  }
+  const VerdictBracket b = bracket_from_verdicts(loads, verdicts);
+  if (!b.highest_pass && !b.lowest_fail) return c;
+  c.highest_pass = b.highest_pass;
+  c.lowest_fail = b.lowest_fail;
+  if (b.pass_index) c.goodput_at_capacity = number_at(s.points[*b.pass_index].run.result, {"request_goodput"});
   c.source = "the points' SLO verdicts";
   return c;
 }
@@ -568,7 +563,8 @@ SweepComparison compare_sweeps(const SweepArtifact& a, const SweepArtifact& b, c
   const SweepCapacity& cb = c.capacity_b;
   const std::string unit = load_unit(c.load_kind);
   if (ca.source.empty() || cb.source.empty()) {
-    c.capacity_explanation = fmt::format("capacity not compared: {} (no SLO verdicts, no capacity in sweep.json)",
+    c.capacity_explanation = fmt::format("capacity not compared: {} (no conclusive SLO verdict, no capacity in "
+                                         "sweep.json)",
                                          ca.source.empty() && cb.source.empty() ? "neither sweep has a capacity"
                                          : ca.source.empty()                    ? "A has no capacity"
                                                                                 : "B has no capacity");

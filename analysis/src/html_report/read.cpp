@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "llmload/analysis/artifact_merge.hpp"
+#include "llmload/analysis/capacity.hpp"
 #include "llmload/analysis/compare.hpp"
 #include "llmload/analysis/hdr_codec.hpp"
 #include "llmload/analysis/hdr_log.hpp"
@@ -375,22 +376,10 @@ void capacity_from_verdicts(ReportInput& in) {
                        "more requests (a p99 verdict needs at least 459 in the window)");
   }
   if (in.sweep && !in.highest_pass && !in.lowest_fail && conclusive) {
-    std::optional<double> lowest_fail;
-    for (std::size_t i = 0; i < in.runs.size(); ++i) {
-      const std::string& v = verdicts[i];
-      if ((v == "FAIL" || v == "INCONCLUSIVE") && std::isfinite(in.offered[i])) {
-        if (!lowest_fail || in.offered[i] < *lowest_fail) lowest_fail = in.offered[i];
-      }
-    }
-    std::optional<double> highest_pass;
-    for (std::size_t i = 0; i < in.runs.size(); ++i) {
-      if (verdicts[i] != "PASS" || !std::isfinite(in.offered[i])) continue;
-      if (lowest_fail && in.offered[i] >= *lowest_fail) continue;
-      if (!highest_pass || in.offered[i] > *highest_pass) highest_pass = in.offered[i];
-    }
-    in.highest_pass = highest_pass;
-    in.lowest_fail = lowest_fail;
-    if (highest_pass || lowest_fail) in.capacity_source = "slo verdicts";
+    const VerdictBracket b = bracket_from_verdicts(in.offered, verdicts);
+    in.highest_pass = b.highest_pass;
+    in.lowest_fail = b.lowest_fail;
+    if (b.highest_pass || b.lowest_fail) in.capacity_source = "slo verdicts";
   }
 }
 

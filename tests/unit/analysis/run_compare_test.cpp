@@ -392,9 +392,22 @@ TEST(run_compare, SweepsCompareCurvesAndCapacities) {
   write_sweep(n, {10, 20}, nullptr);
   const SweepArtifact sn = load_compare_sweep(n.string());
   EXPECT_EQ(compare_sweeps(sn, sn).capacity_explanation,
-            "capacity not compared: neither sweep has a capacity (no SLO verdicts, no capacity in sweep.json)");
+            "capacity not compared: neither sweep has a capacity (no conclusive SLO verdict, no capacity in sweep.json)");
   EXPECT_NE(compare_sweeps(sn, sa).capacity_explanation.find(": A has no capacity ("), std::string::npos);
   EXPECT_NE(compare_sweeps(sa, sn).capacity_explanation.find(": B has no capacity ("), std::string::npos);
+
+  // Every point INCONCLUSIVE (too few requests to tell), none failed: the capacity is unknown, as
+  // `llmload report` says, not "below every load tried".
+  const fs::path u = t.path / "inconclusive";
+  write_point(u / "rate-10", 10, 10.0, 20'000, "INCONCLUSIVE", true);
+  write_point(u / "rate-20", 20, 20.0, 40'000, "INCONCLUSIVE", true);
+  write_sweep(u, {10, 20}, nullptr);
+  const SweepArtifact su = load_compare_sweep(u.string());
+  EXPECT_FALSE(sweep_capacity(su).lowest_fail.has_value());
+  EXPECT_TRUE(sweep_capacity(su).source.empty());
+  EXPECT_NE(compare_sweeps(su, su).capacity_explanation.find("neither sweep has a capacity"), std::string::npos);
+  EXPECT_EQ(format_sweep_comparison(compare_sweeps(su, su), "A", "B").find("below every load tried"),
+            std::string::npos);
 }
 
 TEST(run_compare, BadInputNamesTheFile) {

@@ -211,4 +211,16 @@ struct TrialEvidence {
 /// INCONCLUSIVE verdict with over half the allowed exceedances is near_bound.
 TrialOutcome judge_trial(const TrialEvidence& evidence, const ProbeSizing& sizing);
 
+/// A plain sweep's capacity bracket from its points' SLO verdicts ("PASS", "FAIL", "INCONCLUSIVE",
+/// or "" for none), one per load: the lowest load that did not pass (FAIL, or INCONCLUSIVE: not
+/// shown to meet it), and the highest PASS below it (`pass_index` its point). Both empty unless
+/// some point is conclusive (PASS or FAIL): then the capacity is unknown, not "below every load".
+/// The one rule for `llmload report` and `llmload compare`.
+struct VerdictBracket {
+  std::optional<double> highest_pass;
+  std::optional<double> lowest_fail;
+  std::optional<std::size_t> pass_index;
+};
+VerdictBracket bracket_from_verdicts(const std::vector<double>& loads, const std::vector<std::string>& verdicts);
+
 }  // namespace llmload::analysis
