@@ -96,6 +96,15 @@ int compare_command(const CompareCommandOptions& options) {
     if (ka == analysis::CompareArtifactKind::kSweep) {
       const auto sa = analysis::load_compare_sweep(options.a);
       const auto sb = analysis::load_compare_sweep(options.b);
+      if (!sa.load_kind.empty() && !sb.load_kind.empty() && sa.load_kind != sb.load_kind) {
+        // A concurrency of 4 is no rate of 4 req/s: every line would pair or label loads wrongly.
+        fmt::print(stderr,
+                   "llmload compare: error: A ('{}') sweeps {} and B ('{}') sweeps {}: no offered load of one is a "
+                   "load of the other; compare sweeps of the same kind, or two points as runs (their directories, "
+                   "e.g. SWEEP/rate-10)\n",
+                   options.a, sa.load_kind, options.b, sb.load_kind);
+        return 2;
+      }
       const auto c = analysis::compare_sweeps(sa, sb, settings);
       text = analysis::format_sweep_comparison(c, options.a, options.b);
       out = analysis::to_json(c);

@@ -234,6 +234,15 @@ TEST(LoadgenCompare, FindsTheSignificantDifferenceAndTheDifferingCondition) {
   auto bad = run({binary_path("llmload"), "compare", a.path(), out.file("missing")}, 60s);
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("missing"), std::string::npos) << bad.err;
+  // A rate sweep against a concurrency sweep: refused (a concurrency of 4 is no rate of 4 req/s;
+  // the loads were paired and labelled as A's kind).
+  std::filesystem::create_directories(out.file("rate"));
+  std::filesystem::create_directories(out.file("conc"));
+  std::ofstream(out.file("rate/sweep.json")) << R"({"artifact":"sweep","load_kind":"rate","slo":null,"points":[]})";
+  std::ofstream(out.file("conc/sweep.json")) << R"({"artifact":"sweep","load_kind":"concurrency","slo":null,"points":[]})";
+  auto kinds = run({binary_path("llmload"), "compare", out.file("rate"), out.file("conc")}, 60s);
+  EXPECT_EQ(kinds.exit_code, 2) << kinds.out;
+  EXPECT_NE(kinds.err.find("sweeps rate and B"), std::string::npos) << kinds.err;
 }
 
 // Two identical short runs against the same fixed-latency server: nothing is significant (the
