@@ -224,6 +224,25 @@ TEST(capacity, StoppingReasons) {
   EXPECT_EQ(*c.highest_pass, 32);
   EXPECT_EQ(*c.lowest_fail, 48);
   EXPECT_DOUBLE_EQ(c.relative_width, 0.5);
+
+  // Cut just before the first confirming probe: the bracket is narrow enough, an end is not yet
+  // confirmed; said so (it read "still 2.63% wide (tolerance 5.00%)").
+  CapacitySearch whole(o);
+  const CapacityResult full = drive(whole, threshold(37.3));
+  std::size_t first_confirm = 0;
+  while (first_confirm < full.history.size() && full.history[first_confirm].probe.why.rfind("confirm", 0) != 0) {
+    ++first_confirm;
+  }
+  ASSERT_LT(first_confirm, full.history.size()) << "the full search confirms its ends";
+  CapacityOptions unconfirmed = o;
+  unconfirmed.max_points = first_confirm;
+  CapacitySearch short_search(unconfirmed);
+  const CapacityResult u = drive(short_search, threshold(37.3));
+  EXPECT_EQ(u.stop, CapacityStop::kMaxPoints);
+  EXPECT_NE(u.explanation.find("within the tolerance"), std::string::npos) << u.explanation;
+  EXPECT_NE(u.explanation.find("but not confirmed: the next probe was to confirm"), std::string::npos)
+      << u.explanation;
+  EXPECT_EQ(u.explanation.find("still"), std::string::npos) << u.explanation;
 }
 
 TEST(capacity, InconclusiveSaturatedAndTiesAreNotPasses) {
