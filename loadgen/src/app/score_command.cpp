@@ -157,6 +157,7 @@ int score_command(const ScoreOptions& o) {
   double window_s = 0;
   if (result.is_object()) window_s = result.value("duration", 0.0);
   json out = {{"dir", o.dir}, {"grader", forced ? json(forced->name()) : json("each request's own")}};
+  if (result.is_object() && result.value("slo", json()).is_object()) out["slo"] = result["slo"];  // what it was judged by
   std::int64_t saved = 0;
   try {
     const RegradedRecords regraded(*file, forced, o.dir);

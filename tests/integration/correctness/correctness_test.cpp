@@ -88,6 +88,8 @@ TEST(Correctness, TheErrorModelsRateIsMeasuredWithinItsInterval) {
   // Far below 0.95 with 400 graded: the accuracy SLO FAILs, and so does the run's verdict.
   EXPECT_EQ(acc["slo"]["verdict"], "FAIL") << acc.dump();
   EXPECT_EQ(run.result["slo"]["verdict"], "FAIL");
+  // An --slo of accuracy only: correct goodput has no latency bound to meet; not "no --slo given".
+  EXPECT_NE(run.proc.out.find("graded correct; the --slo has no latency bound"), std::string::npos) << run.proc.out;
   int wrong = 0;
   for (const auto& r : run.records) wrong += r["grade"] == "incorrect" ? 1 : 0;
   EXPECT_EQ(wrong, acc["incorrect"].get<int>());
@@ -279,7 +281,7 @@ TEST(Correctness, SavedOutputsAreRegradedByScore) {
   auto server = start_server({"--latency-model", "fixed", "--ttft", "2ms", "--itl", "0ms"});
   TempDir out;
   auto run = run_llmload(out, gsm8k_args(server, {"--concurrency", "4", "--num-requests", "100", "--no-ignore-eos",
-                                                  "--save-outputs"}));
+                                                  "--save-outputs", "--slo", "accuracy:0.5"}));
   ASSERT_EQ(run.proc.exit_code, 0) << run.proc.err;
   for (const auto& r : run.records) {
     ASSERT_TRUE(r["output_text"].is_string()) << r.dump();
@@ -290,6 +292,8 @@ TEST(Correctness, SavedOutputsAreRegradedByScore) {
   ASSERT_EQ(same.exit_code, 0) << same.err;
   const json score = json::parse(read_file(out.file("score.json")));
   EXPECT_EQ(score["accuracy"]["correct"], run.result["accuracy"]["correct"]);
+  // The run's --slo was accuracy only: no latency bound to meet (score said "no --slo given").
+  EXPECT_NE(same.out.find("graded correct; the --slo has no latency bound"), std::string::npos) << same.out;
   // Another grader: the whole answer ("The answer is N. #### N") is not exactly the number.
   auto exact = llmload::testing::run({binary_path("llmload"), "score", out.path(), "--grader", "exact", "--output",
                             out.file("exact.json")},
