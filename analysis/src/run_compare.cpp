@@ -34,17 +34,20 @@ void flatten(const json& j, const std::string& prefix, std::map<std::string, std
 bool informational(const std::string& key) {
   return key == "start_time" || key == "start_epoch_s" || key == "command_line" ||
          key.rfind("environment_settings", 0) == 0 || key.rfind("seeds.", 0) == 0 || key.rfind("shard.", 0) == 0 ||
-         key.rfind("server_metrics", 0) == 0 || key.rfind("trials.seeds", 0) == 0;
+         key.rfind("server_metrics", 0) == 0 || key.rfind("trials.seeds", 0) == 0 ||
+         key == "workload.seed";  // derived from --seed, as seeds.* are: another --seed is another sample
 }
 
-// A setting a run records as null where it did not use it (a trace's prompts and timestamps
+// Not a difference of conditions of its own: a setting a run records as null where it did not use it (a trace's prompts and timestamps
 // instead of --input-tokens/--output-tokens/--request-rate), against the number an artifact from
 // before that rule recorded, or a run that used it: not itself a difference of conditions; what
 // the run used instead (its workload, its arrivals) is compared as a condition of its own.
 bool unused_by_one(const std::string& key, const std::string& va, const std::string& vb) {
   const bool settable = key == "scenario.input_tokens" || key == "scenario.output_tokens" ||
                         key == "scenario.request_rate";
-  return settable && (va == "null") != (vb == "null");
+  if (settable && (va == "null") != (vb == "null")) return true;
+  // One trial (a sweep's point) against a plain run, which records no trials: the same one run.
+  return key == "trials.n" && ((va == "1" && vb == "(absent)") || (va == "(absent)" && vb == "1"));
 }
 
 const HdrHistogram* histogram(const CompareArtifact& r, const std::string& tag) {

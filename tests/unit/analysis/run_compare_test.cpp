@@ -46,9 +46,14 @@ TEST(run_compare, OnlyInformationalDifferencesKeepTheConditionsTheSame) {
   CompareArtifact b{"b", result(10.1, 1010, "http://h:1"), std::nullopt};
   b.result["conditions"]["start_time"] = "2026-11-22T01:00:00Z";
   b.result["conditions"]["seeds"]["base"] = 2;
+  // The workload's seed follows --seed (statistics.md: another --seed for an independent B); a
+  // sweep's point records one trial where a plain run records none.
+  a.result["conditions"]["workload"]["seed"] = 1;
+  b.result["conditions"]["workload"]["seed"] = 2;
+  a.result["conditions"]["trials"]["n"] = 1;
   const RunComparison c = compare_runs(a, b);
   EXPECT_TRUE(c.same_conditions);
-  ASSERT_EQ(c.conditions.size(), 2u);
+  ASSERT_EQ(c.conditions.size(), 4u);
   for (const auto& d : c.conditions) EXPECT_FALSE(d.material) << d.key;
   // 1000 vs 1010 completions: Poisson intervals overlap, not significant.
   const auto* t = find(c, "request_throughput");
