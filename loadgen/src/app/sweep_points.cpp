@@ -30,14 +30,17 @@ json median_or_null(std::vector<double> v) {
 }
 
 // A trial's p99 TTFO (only when TTFO differs from TTFT: requests.reasoning_first > 0) and its
-// prefix-cache hit rate, into the point.
-void add_trial_extras(Point& p, const std::filesystem::path& trial_dir) {
+// prefix-cache hit rate, into the point; returns the requests it issued (warmup included; 0 when
+// unknown).
+std::int64_t add_trial_extras(Point& p, const std::filesystem::path& trial_dir) {
   std::ifstream f(trial_dir / "result.json");
-  if (!f) return;
+  if (!f) return 0;
   const json r = json::parse(f, nullptr, false);
-  if (!r.is_object()) return;
+  if (!r.is_object()) return 0;
   p.probe.add(probe_trial_entry(r));
   const json& reqs = r.value("requests", json());
+  const std::int64_t issued =
+      reqs.is_object() && reqs.value("issued", json()).is_number_integer() ? reqs["issued"].get<std::int64_t>() : 0;
   const bool reasoned = reqs.is_object() && reqs.value("reasoning_first", 0) > 0;
   if (reasoned && r.value("p99_ttfo_ms", json()).is_number()) p.p99_ttfo_ms.push_back(r["p99_ttfo_ms"].get<double>());
   const json& pc = r.value("prefix_cache", json());
@@ -49,6 +52,7 @@ void add_trial_extras(Point& p, const std::filesystem::path& trial_dir) {
   if (so.is_object() && so.value("invalid_rate", json()).is_number()) {
     p.structured_invalid_rate.push_back(so["invalid_rate"].get<double>());
   }
+  return issued;
 }
 
 // A point's correctness rate with its interval and count ({"rate", "ci95", "n"}), or null.
@@ -85,6 +89,12 @@ std::vector<json> Sweep::run_point(double load, std::int64_t trials, int* exit_c
   cfg.output_dir = (std::filesystem::path(base_.output_dir) / p.dir).string();
   // --consistency: one concurrency-1 reference for every point (the first point's pass).
   if (cfg.consistency && cfg.consistency_reference.empty()) cfg.consistency_reference = shared_reference_;
+  // Synthesized prompts: each point draws its own (the items after every earlier point's), so a
+  // server's prefix cache does not serve a later point from an earlier one's prompts (a sweep's
+  // hit rate read 0% / 99% / 99%). A dataset's rows, and --consistency's shared reference, stay
+  // the same at every point (the same questions at every load).
+  const bool fresh_prompts = cfg.workload.dataset == "random" && !cfg.consistency;
+  if (fresh_prompts) cfg.item_offset = next_item_;
   if (adjust) adjust(cfg);
   RunHooks hooks;
   hooks.print_report = false;
@@ -97,11 +107,14 @@ std::vector<json> Sweep::run_point(double load, std::int64_t trials, int* exit_c
     if (p.entries.empty()) points_.erase(load);
     return {};
   }
+  std::int64_t issued = 0;  // the most of any trial (each trial has its own seed, so its own prompts)
   for (std::size_t i = before; i < t.entries.size(); ++i) {
     if (t.entries[i].value("dir", json()).is_string()) {
-      add_trial_extras(p, std::filesystem::path(cfg.output_dir) / t.entries[i]["dir"].get<std::string>());
+      issued = std::max(issued, add_trial_extras(p, std::filesystem::path(cfg.output_dir) /
+                                                        t.entries[i]["dir"].get<std::string>()));
     }
   }
+  if (fresh_prompts) next_item_ += static_cast<std::uint64_t>(issued);
   p.entries = t.entries;
   p.aggregate = t.result;
   p.first = t.first;

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <set>
 #include <string>
@@ -214,6 +215,36 @@ TEST_F(Trials, SweepOverConcurrencyWritesEveryPointAndTheCurve) {
   EXPECT_GT(x[2], 1.5 * x[0]);
   EXPECT_TRUE(fs::exists(dir.file("report.html")));
   EXPECT_NE(r.out.find("llmload sweep over concurrency"), std::string::npos) << r.out;
+}
+
+// Each point of a sweep of synthesized prompts draws its own: a server's prefix cache does not
+// serve a later point from an earlier one's prompts (every point after the first read 99% hits).
+TEST(SweepPrompts, EachPointHasItsOwnPromptsAndAColdCache) {
+  auto server = start_server({"--profile", "tiny"});  // the engine model: a prefix cache
+  TempDir dir;
+  auto r = run({binary_path("llmload"), "sweep", "--base-url", server.base_url, "--concurrency", "1,2",
+                "--num-requests", "40", "--output-tokens", "4", "--input-tokens", "64", "--output", dir.path()},
+               120s);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json s = read_json(dir.file("sweep.json"));
+  ASSERT_EQ(s["points"].size(), 2u);
+  std::set<std::int64_t> seen;
+  for (const auto& p : s["points"]) {
+    std::ifstream in(dir.file(p["dir"].get<std::string>() + "/trial-1/requests.jsonl"));
+    std::string line;
+    std::size_t n = 0;
+    while (std::getline(in, line)) {
+      const json rec = json::parse(line);
+      EXPECT_TRUE(seen.insert(rec["item"].get<std::int64_t>()).second) << "an item of an earlier point: " << line;
+      ++n;
+    }
+    EXPECT_EQ(n, 40u);
+    const json res = read_json(dir.file(p["dir"].get<std::string>() + "/trial-1/result.json"));
+    ASSERT_TRUE(res["prefix_cache"].is_object()) << res.dump();
+    const json& rate = res["prefix_cache"]["server_hit_rate"];
+    ASSERT_TRUE(rate.is_number()) << res["prefix_cache"].dump();
+    EXPECT_LT(rate.get<double>(), 0.5) << p["dir"] << ": " << res["prefix_cache"].dump();
+  }
 }
 
 TEST_F(Trials, BadSweepLoadsAreErrors) {
