@@ -123,6 +123,15 @@ bool RunController::poll(std::size_t max_starts) {
         rec.session >= 0 ? (std::uint64_t{1} << 63) | static_cast<std::uint64_t>(rec.session) : rec.item;
     if (models_) rec.model = models_->pick(deal_key);
     WorkItem item = builder_.item(rec.item);
+    if (rec.session >= 0 && rel->turn > 0 && item.prefix_chars > 0) {
+      // The shared prefix opens a conversation, like a system prompt: it travels in the history,
+      // not again in every turn's new message (each turn carried another group's prefix).
+      item.prompt.erase(0, item.prefix_chars);
+      item.input_tokens -= item.prefix_tokens;
+      item.prefix_group.reset();
+      item.prefix_chars = 0;
+      item.prefix_tokens = 0;
+    }
     if (!item.structured && structured_) item.structured = structured_->pick(deal_key);
     if (item.structured) rec.structured = structured_kind(*item.structured);
     rec.requested_input_tokens = item.input_tokens;

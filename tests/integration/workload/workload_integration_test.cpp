@@ -243,6 +243,26 @@ TEST(Workloads, MultiTurnInputCountsTheAnswersNotTheirReasoning) {
   EXPECT_GE(later_turns, 6);
 }
 
+// A shared prefix with sessions opens each conversation once, like a system prompt: later turns
+// carry it in their history, not again (each turn carried another group's prefix in its message).
+TEST(Workloads, ASessionsSharedPrefixOpensItsConversationOnce) {
+  auto server = fast_server();
+  TempDir dir;
+  auto r = run_at(dir, server,
+                  {"--backend", "openai-chat", "--turns", "3", "--concurrency", "2", "--num-requests", "12",
+                   "--input-tokens", "10", "--output-tokens", "5", "--prefix-groups", "2", "--prefix-tokens", "64"});
+  ASSERT_EQ(r.proc.exit_code, 0) << r.proc.err;
+  std::size_t checked = 0;
+  for (const auto& rec : measured(r)) {
+    const int t = rec["turn"].get<int>();
+    // The prefix and the first prompt, then each turn's answer and new prompt: 64 + 10 + t * (5 + 10).
+    EXPECT_EQ(rec["input_tokens"], 64 + 10 + 15 * t) << rec.dump();
+    EXPECT_EQ(rec["input_tokens"], rec["requested_input_tokens"]) << rec.dump();
+    ++checked;
+  }
+  EXPECT_EQ(checked, 12u);
+}
+
 TEST(Datasets, ShareGptAndCustomJsonl) {
   auto server = fast_server();
   TempDir dir;

@@ -2,6 +2,7 @@
 // What each request asks for: prompt text, requested prompt and output lengths, and (for traces
 // and timestamped datasets) its own arrival time. Pure logic: files are read, nothing is sent.
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -48,6 +49,8 @@ struct WorkItem {
   std::int64_t output_tokens = 0;   // requested output tokens (max_tokens)
   std::optional<Nanos> arrival;     // timed workloads: intended offset from the run's start
   std::optional<std::int64_t> prefix_group;  // shared-prefix workloads: the group of the prefix
+  std::size_t prefix_chars = 0;              // ... the prefix's characters at the prompt's start (its space included)
+  std::int64_t prefix_tokens = 0;            // ... and its tokens
   /// A row given as chat messages (custom JSONL "messages"): sent as they are to a chat endpoint;
   /// `prompt` is then their contents joined by newlines (what a completions endpoint gets).
   std::vector<ChatMessage> messages;

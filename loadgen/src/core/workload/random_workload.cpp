@@ -46,6 +46,8 @@ class RandomWorkload final : public Workload {
       const auto group = static_cast<std::int64_t>(index % static_cast<std::uint64_t>(prefix_groups_));
       w.prompt = tokens_.words_text(prefix_tokens_, prefix_seed(group));
       w.prompt.push_back(' ');
+      w.prefix_chars = w.prompt.size();
+      w.prefix_tokens = prefix_tokens_;
       w.prompt += tokens_.words_text(own_words, text_seed);
       w.input_tokens = tokens_.overhead + prefix_tokens_ + own_words;
       w.prefix_group = group;
