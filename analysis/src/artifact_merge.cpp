@@ -609,6 +609,10 @@ std::string merged_console(const RunMetrics& m, const json& ref, const std::vect
                      b["straggler"].get<bool>() ? "  <- see NOTE" : "");
   }
   for (const auto& note : notes) o += "NOTE: " + note + "\n";
+  // The shards' note of a run without streaming (TPOT and ITL not measured), as a single run says.
+  if (const json& ns = json_path::at_path(ref, "non_streaming_note"); ns.is_string()) {
+    o += "NOTE: " + ns.get<std::string>() + "\n";
+  }
   o += std::string(78, '=') + "\n";
   const bool interrupted = std::any_of(shards.begin(), shards.end(), [](const Shard& s) {
     return json_path::at_path(s.artifact->result, "interrupted") == true;

@@ -85,12 +85,16 @@ json metrics_json(const RunMetrics& m) {
       {Metric::kTtft, "ttft"}, {Metric::kTpot, "tpot"}, {Metric::kItl, "itl"}, {Metric::kE2e, "e2el"}};
   for (const auto& [metric, name] : vllm_names) {
     const auto& s = m.latency.at(metric);
-    j[fmt::format("mean_{}_ms", name)] = s.mean_us / 1e3;
-    j[fmt::format("median_{}_ms", name)] = ms(s.percentile(50));
-    j[fmt::format("std_{}_ms", name)] = s.stddev_us / 1e3;
-    j[fmt::format("p90_{}_ms", name)] = ms(s.percentile(90));
-    j[fmt::format("p95_{}_ms", name)] = ms(s.percentile(95));
-    j[fmt::format("p99_{}_ms", name)] = ms(s.percentile(99));
+    // TPOT and ITL without a sample (a run without streaming: no time between tokens observed)
+    // are null, not 0 (which a sweep's table and a compare read as a measured 0 ms).
+    const bool none = s.count == 0 && (metric == Metric::kTpot || metric == Metric::kItl);
+    auto val = [&](double v) { return none ? json(nullptr) : json(v); };
+    j[fmt::format("mean_{}_ms", name)] = val(s.mean_us / 1e3);
+    j[fmt::format("median_{}_ms", name)] = val(ms(s.percentile(50)));
+    j[fmt::format("std_{}_ms", name)] = val(s.stddev_us / 1e3);
+    j[fmt::format("p90_{}_ms", name)] = val(ms(s.percentile(90)));
+    j[fmt::format("p95_{}_ms", name)] = val(ms(s.percentile(95)));
+    j[fmt::format("p99_{}_ms", name)] = val(ms(s.percentile(99)));
   }
   {
     // TTFO (issue 19) in the same style; null without a sample (no request had t_first_output).
@@ -122,8 +126,11 @@ json metrics_json(const RunMetrics& m) {
                                                                             "counted with --tokenizer"
                                                                           : "server usage")}};
   json latency = json::object();
-  for (Metric metric : {Metric::kTtft, Metric::kTpot, Metric::kItl, Metric::kItlEvent, Metric::kE2e}) {
+  for (Metric metric : {Metric::kTtft, Metric::kE2e}) {
     latency[std::string(metric_name(metric))] = stats_json(m.latency.at(metric));
+  }
+  for (Metric metric : {Metric::kTpot, Metric::kItl, Metric::kItlEvent}) {  // null without a sample, as above
+    latency[std::string(metric_name(metric))] = stats_or_null(m.latency.at(metric));
   }
   latency["ttfo"] = stats_or_null(m.latency.at(Metric::kTtfo));
   latency["measured_from"] = "t_send";

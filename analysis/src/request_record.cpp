@@ -45,7 +45,9 @@ std::optional<Nanos> RequestRecord::e2e() const {
 
 std::optional<Nanos> RequestRecord::tpot() const {
   // All output in one event (a non-streaming response): no time between tokens was observed.
-  if (output_tokens < 2 || !t_first || !t_last || output_events == 1) return std::nullopt;
+  // All output in one event (a non-streaming response), or at one instant (a proxy that buffered
+  // the stream): no time between tokens was observed.
+  if (output_tokens < 2 || !t_first || !t_last || output_events == 1 || *t_last <= *t_first) return std::nullopt;
   return (*t_last - *t_first) / (output_tokens - 1);
 }
 
@@ -89,7 +91,7 @@ std::optional<Nanos> RequestRecord::reasoning_duration() const {
 
 std::optional<Nanos> RequestRecord::answer_tpot() const {
   const std::int64_t answer = output_tokens - reasoning_tokens;
-  if (answer < 2 || !t_first_output || !t_last || *t_last < *t_first_output || output_events == 1) return std::nullopt;
+  if (answer < 2 || !t_first_output || !t_last || *t_last <= *t_first_output || output_events == 1) return std::nullopt;
   return (*t_last - *t_first_output) / (answer - 1);
 }
 

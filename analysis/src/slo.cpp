@@ -133,6 +133,9 @@ SloJudgement judge_request(const RequestRecord& r, const SloSpec& slo, LatencyVi
   SloJudgement j;
   if (r.error != ErrorClass::kStoppedEarly) {
     j.over = slo_exceedance(r, slo, view);
+    // An answer of several tokens whose time between them was not observed (they came at once,
+    // through a buffering proxy): no TPOT to judge, so not in its population (it was a pass).
+    if (slo.tpot && r.ok() && r.output_tokens >= 2 && !r.tpot()) j.unknown.tpot = true;
     return j;
   }
   const bool rt = view == LatencyView::kResponse;

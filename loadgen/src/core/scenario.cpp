@@ -306,7 +306,7 @@ void ScenarioConfig::validate() {
   // TPOT of 0 met any bound (a 1 ms bound PASSed against a 10 ms-per-token server).
   need(stream || !slo || !slo->tpot,
        "a TPOT bound needs streaming: with --no-stream (--stream false) every token arrives at once and TPOT is not "
-       "measured; drop tpot from --slo, or stream");
+       "measured; drop tpot from --slo (or --goodput), or stream");
 
   // Multi-turn sessions.
   need(turns >= 1, fmt::format("bad --turns {}: must be at least 1 (1: no sessions), e.g. --turns 4", turns));

@@ -87,7 +87,14 @@ TEST(Backends, EachBackendStreamedAndNotGivesExactTokensAndGroundTruth) {
           EXPECT_EQ(rec["output_events"], 7);
         } else {
           EXPECT_EQ(rec["ttft_ms"], rec["e2e_ms"]) << "non-streaming: TTFT equals E2E";
+          EXPECT_TRUE(rec["tpot_ms"].is_null()) << "no time between tokens observed: " << rec.dump();
         }
+      }
+      if (!stream) {  // null, not a measured 0 ms (a sweep's table and compare read it)
+        EXPECT_TRUE(r.result["p99_tpot_ms"].is_null()) << r.result["p99_tpot_ms"];
+        EXPECT_TRUE(r.result["mean_itl_ms"].is_null()) << r.result["mean_itl_ms"];
+        EXPECT_TRUE(r.result["latency"]["tpot"].is_null()) << r.result["latency"]["tpot"];
+        EXPECT_TRUE(r.result["p99_ttft_ms"].is_number());
       }
       const auto& c = r.result["conditions"];
       EXPECT_EQ(c["scenario"]["backend"], backend);

@@ -102,6 +102,20 @@ TEST(Slo, OutputInOneEventHasNoTpot) {
   streamed.output_events = 40;
   ASSERT_TRUE(streamed.tpot());
   EXPECT_EQ(*streamed.tpot(), 10ms);
+  // Many events at one instant (a proxy that buffered the stream): no TPOT either, and a TPOT
+  // bound leaves such answers out of its population (a TPOT of 0 passed them).
+  auto buffered = rec(0ms, 0ms, 100ms, 100ms, 40);
+  buffered.output_events = 40;
+  EXPECT_FALSE(buffered.tpot());
+  Window w;
+  w.start = 0ns;
+  w.end = 1s;
+  w.method = "test";
+  const std::vector<RequestRecord> all = {buffered, buffered, streamed};
+  const SloResult s = evaluate_slo(parse_slo("tpot:1ms"), LatencyView::kService, w, all);
+  ASSERT_EQ(s.metrics.size(), 1u);
+  EXPECT_EQ(s.metrics[0].n, 1) << "only the streamed answer had a TPOT";
+  EXPECT_EQ(s.metrics[0].exceedances, 1);
 }
 
 TEST(Report, JsonHasVllmKeysAndNestedData) {
