@@ -315,6 +315,8 @@ json run_conditions(const ScenarioConfig& cfg, const ScenarioConfig& local, cons
   c["price_per_hour"] = cfg.price_per_hour ? json(*cfg.price_per_hour) : json(nullptr);
   c["prompts"] = calibration.report;
   c["workload"] = workload.describe();
+  // The run's first workload item when it is not 0 (a sweep's point draws its own prompts).
+  if (cfg.item_offset != 0) c["workload"]["first_item"] = cfg.item_offset;
   if (cfg.shard.sharded() || cfg.shard.count_given || cfg.shard.start_at) c["shard"] = shard_json(cfg, local, wall_start);
   return c;
 }

@@ -4,6 +4,7 @@
 #include "sweep_points.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -29,18 +30,28 @@ json median_or_null(std::vector<double> v) {
   return m ? json(*m) : json(nullptr);
 }
 
+// The first workload item of a sweep's point at `load` (synthesized prompts): a fixed offset per
+// load, 2^32 items apart, so that different loads draw disjoint prompts and the same load draws
+// the same ones in every sweep (compare pairs them). Below 2^63: requests.jsonl's item is signed.
+std::uint64_t first_item_of_load(double load) {
+  std::uint64_t z = 0;
+  static_assert(sizeof z == sizeof load);
+  std::memcpy(&z, &load, sizeof z);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;  // splitmix64's finalizer
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  return (z & 0x7FFFFFFFULL) << 32;
+}
+
 // A trial's p99 TTFO (only when TTFO differs from TTFT: requests.reasoning_first > 0) and its
-// prefix-cache hit rate, into the point; returns the requests it issued (warmup included; 0 when
-// unknown).
-std::int64_t add_trial_extras(Point& p, const std::filesystem::path& trial_dir) {
+// prefix-cache hit rate, into the point.
+void add_trial_extras(Point& p, const std::filesystem::path& trial_dir) {
   std::ifstream f(trial_dir / "result.json");
-  if (!f) return 0;
+  if (!f) return;
   const json r = json::parse(f, nullptr, false);
-  if (!r.is_object()) return 0;
+  if (!r.is_object()) return;
   p.probe.add(probe_trial_entry(r));
   const json& reqs = r.value("requests", json());
-  const std::int64_t issued =
-      reqs.is_object() && reqs.value("issued", json()).is_number_integer() ? reqs["issued"].get<std::int64_t>() : 0;
   const bool reasoned = reqs.is_object() && reqs.value("reasoning_first", 0) > 0;
   if (reasoned && r.value("p99_ttfo_ms", json()).is_number()) p.p99_ttfo_ms.push_back(r["p99_ttfo_ms"].get<double>());
   const json& pc = r.value("prefix_cache", json());
@@ -52,7 +63,6 @@ std::int64_t add_trial_extras(Point& p, const std::filesystem::path& trial_dir) 
   if (so.is_object() && so.value("invalid_rate", json()).is_number()) {
     p.structured_invalid_rate.push_back(so["invalid_rate"].get<double>());
   }
-  return issued;
 }
 
 // A point's correctness rate with its interval and count ({"rate", "ci95", "n"}), or null.
@@ -89,12 +99,11 @@ std::vector<json> Sweep::run_point(double load, std::int64_t trials, int* exit_c
   cfg.output_dir = (std::filesystem::path(base_.output_dir) / p.dir).string();
   // --consistency: one concurrency-1 reference for every point (the first point's pass).
   if (cfg.consistency && cfg.consistency_reference.empty()) cfg.consistency_reference = shared_reference_;
-  // Synthesized prompts: each point draws its own (the items after every earlier point's), so a
-  // server's prefix cache does not serve a later point from an earlier one's prompts (a sweep's
-  // hit rate read 0% / 99% / 99%). A dataset's rows, and --consistency's shared reference, stay
-  // the same at every point (the same questions at every load).
-  const bool fresh_prompts = cfg.workload.dataset == "random" && !cfg.consistency;
-  if (fresh_prompts) cfg.item_offset = next_item_;
+  // Synthesized prompts: each load draws its own (first_item_of_load), so a server's prefix cache
+  // does not serve a later point from an earlier one's prompts (a sweep's hit rate read 0% / 99% /
+  // 99%). A dataset's rows, and --consistency's shared reference, stay the same at every point
+  // (the same questions at every load).
+  if (cfg.workload.dataset == "random" && !cfg.consistency) cfg.item_offset = first_item_of_load(load);
   if (adjust) adjust(cfg);
   RunHooks hooks;
   hooks.print_report = false;
@@ -107,14 +116,11 @@ std::vector<json> Sweep::run_point(double load, std::int64_t trials, int* exit_c
     if (p.entries.empty()) points_.erase(load);
     return {};
   }
-  std::int64_t issued = 0;  // the most of any trial (each trial has its own seed, so its own prompts)
   for (std::size_t i = before; i < t.entries.size(); ++i) {
     if (t.entries[i].value("dir", json()).is_string()) {
-      issued = std::max(issued, add_trial_extras(p, std::filesystem::path(cfg.output_dir) /
-                                                        t.entries[i]["dir"].get<std::string>()));
+      add_trial_extras(p, std::filesystem::path(cfg.output_dir) / t.entries[i]["dir"].get<std::string>());
     }
   }
-  if (fresh_prompts) next_item_ += static_cast<std::uint64_t>(issued);
   p.entries = t.entries;
   p.aggregate = t.result;
   p.first = t.first;

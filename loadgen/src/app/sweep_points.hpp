@@ -60,7 +60,6 @@ class Sweep {
   nlohmann::json env_;
   std::map<double, Point> points_;
   std::string shared_reference_;  // --consistency: the reference pass every point is compared with
-  std::uint64_t next_item_ = 0;   // the workload item the next point starts at (random prompts)
 };
 
 }  // namespace llmload::app
