@@ -186,10 +186,11 @@ std::optional<Probe> CapacitySearch::decide() {
       // Narrow enough, but an end lacks its confirming trials (it read "still 2.63% wide
       // (tolerance 5.00%)", as if too wide).
       explanation_ += fmt::format(
-          " with the bracket [{}, {}] within the tolerance ({:.2f}% wide, tolerance {:.2f}%) but not confirmed: the "
-          "next probe was to {} at {} ({} more trial(s); each end needs {}); raise --max-points",
+          " with the bracket [{}, {}] within the tolerance ({:.2f}% wide, tolerance {:.2f}%{}) but not confirmed: "
+          "the next probe was to {} at {} ({} more trial(s); each end needs {}); raise --max-points",
           load_text(b.pass->load), load_text(b.fail->load), 100 * (b.fail->load - b.pass->load) / b.pass->load,
-          100 * opt_.tolerance, probe->why, load_text(probe->load), probe->trials, opt_.trials_near_boundary);
+          100 * opt_.tolerance, opt_.integer_loads ? ", or adjacent integer loads" : "", probe->why,
+          load_text(probe->load), probe->trials, opt_.trials_near_boundary);
     } else if (b.pass && b.fail) {
       explanation_ += fmt::format(" with the bracket [{}, {}] still {:.2f}% wide (tolerance {:.2f}%)",
                                   load_text(b.pass->load), load_text(b.fail->load),

@@ -47,7 +47,9 @@ bool unused_by_one(const std::string& key, const std::string& va, const std::str
                         key == "scenario.request_rate";
   if (settable && (va == "null") != (vb == "null")) return true;
   // One trial (a sweep's point) against a plain run, which records no trials: the same one run.
-  return key == "trials.n" && ((va == "1" && vb == "(absent)") || (va == "(absent)" && vb == "1"));
+  return key.rfind("trials.", 0) == 0 && key != "trials.n" ? (va == "(absent)") != (vb == "(absent)")
+                                                            : key == "trials.n" && ((va == "1" && vb == "(absent)") ||
+                                                                                    (va == "(absent)" && vb == "1"));
 }
 
 const HdrHistogram* histogram(const CompareArtifact& r, const std::string& tag) {

@@ -143,6 +143,7 @@ int run_rank(int argc, char** argv, int rank, int size) {
     cfg.fail_on_slo = false;
     cfg.shard.index = rank;
     cfg.shard.count = size;
+    cfg.shard.made_by = ShardSpec::MadeBy::kMpiRanks;
     cfg.shard.index_given = cfg.shard.count_given = true;
     cfg.output_dir = fmt::format("{}/shard-{}", output, rank);
 

@@ -281,7 +281,7 @@ void check_workers_config(const ScenarioConfig& cfg_in, int n) {
   for (int i = 0; i < n; ++i) {
     cfg.shard.index = i;
     cfg.shard.count = n;
-    cfg.shard.by_workers = true;
+    cfg.shard.made_by = ShardSpec::MadeBy::kWorkers;
     try {
       check_before_contact(cfg);
     } catch (const ConfigError& e) {
@@ -294,7 +294,7 @@ int run_as_worker(const WorkerRole& role, ScenarioConfig cfg, const std::vector<
                   const json& env_settings) {
   cfg.shard.index = role.index;
   cfg.shard.count = role.count;
-  cfg.shard.by_workers = true;
+  cfg.shard.made_by = ShardSpec::MadeBy::kWorkers;
   cfg.shard.index_given = cfg.shard.count_given = true;
   cfg.output_dir = role.output_dir;
   cfg.save_result = false;

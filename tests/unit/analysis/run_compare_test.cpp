@@ -50,10 +50,10 @@ TEST(run_compare, OnlyInformationalDifferencesKeepTheConditionsTheSame) {
   // sweep's point records one trial where a plain run records none.
   a.result["conditions"]["workload"]["seed"] = 1;
   b.result["conditions"]["workload"]["seed"] = 2;
-  a.result["conditions"]["trials"]["n"] = 1;
+  a.result["conditions"]["trials"] = {{"n", 1}, {"pause_s", 0.0}, {"seeds", {1}}};  // as trials.cpp writes it
   const RunComparison c = compare_runs(a, b);
   EXPECT_TRUE(c.same_conditions);
-  ASSERT_EQ(c.conditions.size(), 4u);
+  ASSERT_EQ(c.conditions.size(), 6u);
   for (const auto& d : c.conditions) EXPECT_FALSE(d.material) << d.key;
   // 1000 vs 1010 completions: Poisson intervals overlap, not significant.
   const auto* t = find(c, "request_throughput");

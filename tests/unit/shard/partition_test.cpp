@@ -228,7 +228,7 @@ TEST(ShardConfig, WhatCannotBeSplitIsAnErrorNamingTheFlagAndTheFix) {
   EXPECT_NE(e.find("--concurrency 3 or more, or use fewer shards (--shard-count)"), std::string::npos) << e;
   // The shards of --workers: the advice names the flag the user gave.
   ScenarioConfig by_workers = with_shard(conc, 2, 3);
-  by_workers.shard.by_workers = true;
+  by_workers.shard.made_by = ShardSpec::MadeBy::kWorkers;
   e = config_error([&] { shard_config(by_workers); });
   EXPECT_NE(e.find("or use fewer --workers"), std::string::npos) << e;
   EXPECT_EQ(e.find("--shard-count"), std::string::npos) << e;

@@ -25,12 +25,21 @@ struct ShardSpec {
   /// the app fills the index from JOB_COMPLETION_INDEX when only the count was given).
   bool index_given = false;
   bool count_given = false;
-  /// The shards are `llmload run --workers`'s processes: advice names --workers, not --shard-count.
-  bool by_workers = false;
+  /// What made the shards, for advice in the user's terms: --shard-count, `llmload run --workers`'s
+  /// processes, or llmload-mpi's ranks.
+  enum class MadeBy { kShardFlags, kWorkers, kMpiRanks };
+  MadeBy made_by = MadeBy::kShardFlags;
 
   bool sharded() const { return count > 1; }
   /// The advice for a run split too finely, in the flag the user gave.
-  const char* fewer_advice() const { return by_workers ? "use fewer --workers" : "use fewer shards (--shard-count)"; }
+  const char* fewer_advice() const {
+    switch (made_by) {
+      case MadeBy::kWorkers: return "use fewer --workers";
+      case MadeBy::kMpiRanks: return "use fewer ranks (mpirun -np)";
+      case MadeBy::kShardFlags: break;
+    }
+    return "use fewer shards (--shard-count)";
+  }
 };
 
 /// Shard `index`'s part of `total` things split over `count` shards: floor(total / count), plus one
