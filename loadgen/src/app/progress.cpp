@@ -45,6 +45,16 @@ void RunMonitor::observe(const analysis::RequestRecord& r) {
 }
 
 void RunMonitor::check_saturation() {
+  const Nanos elapsed = clock_.now() - controller_.start_time();
+  bool changed = false;
+  while (next_load_change_ < options_.load_changes.size() && elapsed >= options_.load_changes[next_load_change_]) {
+    ++next_load_change_;
+    changed = true;
+  }
+  if (changed) {  // a new stage: its own ramp, its own series
+    in_flight_series_.clear();
+    ttft_series_.clear();
+  }
   in_flight_series_.push_back(static_cast<double>(controller_.in_flight()));
   ttft_series_.push_back(tick_ttft_n_ > 0 ? tick_ttft_sum_ms_ / static_cast<double>(tick_ttft_n_) : std::nan(""));
   tick_ttft_sum_ms_ = 0;

@@ -38,6 +38,9 @@ struct MonitorOptions {
   std::function<void(const std::string&)> stop;
   /// Where the not-keeping-up warning goes (once per run) when the watch does not stop the run.
   std::function<void(const std::string&)> warn;
+  /// Offsets from the run's start where the plan itself changes the load (stage starts): the
+  /// watch starts over at each, so a planned rise is not taken for a server falling behind.
+  std::vector<Nanos> load_changes;
 };
 
 class RunMonitor {
@@ -70,6 +73,7 @@ class RunMonitor {
   analysis::HdrHistogram ttfo_;  // requests that reasoned first
   RateWindow rate_;  // the current rate over the last few seconds
   // Saturation series, one value per tick.
+  std::size_t next_load_change_ = 0;  // the first of options_.load_changes not yet passed
   std::vector<double> in_flight_series_;
   std::vector<double> ttft_series_;
   double tick_ttft_sum_ms_ = 0;

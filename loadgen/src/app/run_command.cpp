@@ -551,6 +551,11 @@ MonitorOptions monitor_options(const ScenarioConfig& cfg, const ScenarioConfig& 
     m.warn = [](const std::string& what) { fmt::print(stderr, "llmload: warning: {}\n", what); };
   }
   m.label = hooks.label;
+  Nanos stage_start{0};
+  for (const auto& s : local.arrivals.stages) {
+    if (stage_start > Nanos(0)) m.load_changes.push_back(stage_start);
+    stage_start += s.duration;
+  }
   return m;
 }
 

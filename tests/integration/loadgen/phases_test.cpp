@@ -83,6 +83,20 @@ TEST(Phases, WarmupAutoCutsTheRampUpAndRecordsHow) {
   EXPECT_NE(out.proc.out.find("Warmup auto (MSER-5"), std::string::npos) << out.proc.out;
 }
 
+// A stage plan that raises the load (a rate, then 32 in flight) is no server falling behind: the
+// live watch starts over at each stage (it warned "the server is not keeping up" of a VALID, PASS
+// run, taking the planned rise for a growing queue).
+TEST(Phases, APlannedRiseBetweenStagesIsNoWarning) {
+  auto server = start_server({});
+  TempDir dir;
+  auto out = run_llmload(dir, {"--base-url", server.base_url, "--scenario", "stages", "--stages",
+                               "rate:4@5s,concurrency:32@7s", "--input-dist", "lognormal:512,256", "--output-dist",
+                               "uniform:64,256"},
+                         {}, 120s);
+  ASSERT_EQ(out.proc.exit_code, 0) << out.proc.err;
+  EXPECT_EQ(out.proc.err.find("not keeping up"), std::string::npos) << out.proc.err;
+}
+
 TEST(Phases, MinimumsKeepAClosedLoopRunIssuing) {
   auto server = start_server({"--latency-model", "fixed", "--ttft", "10ms", "--itl", "2ms"});
   TempDir dir;
