@@ -35,7 +35,8 @@ bool informational(const std::string& key) {
   return key == "start_time" || key == "start_epoch_s" || key == "command_line" ||
          key.rfind("environment_settings", 0) == 0 || key.rfind("seeds.", 0) == 0 || key.rfind("shard.", 0) == 0 ||
          key.rfind("server_metrics", 0) == 0 || key.rfind("trials.seeds", 0) == 0 ||
-         key == "workload.seed";  // derived from --seed, as seeds.* are: another --seed is another sample
+         key == "workload.seed" ||  // derived from --seed, as seeds.* are: another --seed is another sample
+         key == "workload.first_item";  // a sweep point's, a function of its load (compared on its own)
 }
 
 // Not a difference of conditions of its own: a setting a run records as null where it did not use it (a trace's prompts and timestamps

@@ -51,9 +51,13 @@ TEST(run_compare, OnlyInformationalDifferencesKeepTheConditionsTheSame) {
   a.result["conditions"]["workload"]["seed"] = 1;
   b.result["conditions"]["workload"]["seed"] = 2;
   a.result["conditions"]["trials"] = {{"n", 1}, {"pause_s", 0.0}, {"seeds", {1}}};  // as trials.cpp writes it
+  // A sweep point's first workload item is a function of its load (scaling compares points of
+  // different loads): the load is the condition, compared on its own.
+  a.result["conditions"]["workload"]["first_item"] = 4294967296;
+  b.result["conditions"]["workload"]["first_item"] = 8589934592;
   const RunComparison c = compare_runs(a, b);
   EXPECT_TRUE(c.same_conditions);
-  ASSERT_EQ(c.conditions.size(), 6u);
+  ASSERT_EQ(c.conditions.size(), 7u);
   for (const auto& d : c.conditions) EXPECT_FALSE(d.material) << d.key;
   // 1000 vs 1010 completions: Poisson intervals overlap, not significant.
   const auto* t = find(c, "request_throughput");
